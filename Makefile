@@ -1,0 +1,37 @@
+# Two commands: `make reproduce` runs the whole study, `make test` runs the tests.
+# Both build .venv from the pinned requirements first.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+CORES ?= 8
+export NUMBA_CACHE_DIR := $(CURDIR)/.cache/numba
+export MPLBACKEND := Agg
+
+.PHONY: reproduce test lint bench clean venv
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: requirements.txt pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e .
+	touch $@
+
+reproduce: venv
+	$(BIN)/snakemake --cores $(CORES)
+	$(BIN)/snakemake --report results/report.html
+
+test: venv
+	$(BIN)/pytest -n 2 --dist loadgroup
+
+lint: venv
+	$(BIN)/ruff check src tests benchmarks workflow/scripts
+	$(BIN)/ruff format --check src tests benchmarks workflow/scripts
+	$(BIN)/snakefmt --check Snakefile workflow/rules
+	$(BIN)/snakemake --lint
+
+bench: venv
+	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf results figures .snakemake .cache

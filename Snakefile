@@ -1,0 +1,20 @@
+# evalsim: the whole study. Targets are computed in workflow/rules/common.smk.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/exact.smk"
+include: "workflow/rules/simulate.smk"
+include: "workflow/rules/resample.smk"
+include: "workflow/rules/design.smk"
+include: "workflow/rules/report.smk"
+
+
+rule all:
+    input:
+        all_targets(),

@@ -1,0 +1,130 @@
+"""The study config: load, check against the JSON schema, fill defaults.
+
+The schema (``workflow/schemas/config.schema.yaml``, JSON Schema draft 2020-12) is the single
+description of every key. :func:`check_config` turns the first schema violations into one
+readable :class:`ConfigError` that names the key path and the allowed values or keys, and
+adds the cross-key checks a schema cannot express (a comparison must name configured
+policies; names must be unique). It runs in ``workflow/rules/common.smk`` before any job.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+REPO_SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
+
+
+class ConfigError(ValueError):
+    """The config breaks the schema or a cross-key rule; the message names the key."""
+
+
+def load_schema(path: str | os.PathLike | None = None) -> dict:
+    """Load the config schema (YAML)."""
+    with open(path or REPO_SCHEMA, encoding="utf-8") as fh:
+        return yaml.safe_load(fh)
+
+
+def _key_path(error: jsonschema.ValidationError) -> str:
+    parts = []
+    for part in error.absolute_path:
+        parts.append(f"[{part}]" if isinstance(part, int) else f".{part}")
+    return "".join(parts).lstrip(".") or "<top level>"
+
+
+def _describe(error: jsonschema.ValidationError) -> str:
+    key = _key_path(error)
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    if error.validator == "additionalProperties":
+        allowed = sorted(schema.get("properties", {}))
+        extra = sorted(set(error.instance) - set(allowed))
+        where = f"in '{key}'" if key != "<top level>" else "at the top level"
+        return (
+            f"config: unknown key(s) {', '.join(repr(e) for e in extra)} {where}; "
+            f"allowed keys: {', '.join(allowed)}"
+        )
+    if error.validator == "enum":
+        allowed = ", ".join(repr(v) for v in error.validator_value)
+        return f"config key '{key}': {error.instance!r} is not allowed; allowed values: {allowed}"
+    if error.validator in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
+        lo = schema.get("minimum", schema.get("exclusiveMinimum"))
+        hi = schema.get("maximum", schema.get("exclusiveMaximum"))
+        lo_b = "[" if "minimum" in schema else "("
+        hi_b = "]" if "maximum" in schema else ")"
+        rng = f"{lo_b}{'-inf' if lo is None else lo}, {'inf' if hi is None else hi}{hi_b}"
+        return f"config key '{key}': {error.instance!r} is out of range; allowed: {rng}"
+    if error.validator == "required":
+        return f"config key '{key}': {error.message}"
+    if error.validator == "type":
+        return f"config key '{key}': {error.instance!r} is not of type {error.validator_value}"
+    return f"config key '{key}': {error.message}"
+
+
+def _fill_defaults(instance: Any, schema: dict) -> None:
+    """Fill ``default`` values of object properties in place, recursively."""
+    if isinstance(instance, dict) and schema.get("type") == "object":
+        for name, sub in schema.get("properties", {}).items():
+            if name not in instance and "default" in sub:
+                instance[name] = copy.deepcopy(sub["default"])
+            if name in instance:
+                _fill_defaults(instance[name], sub)
+    elif isinstance(instance, list) and isinstance(schema.get("items"), dict):
+        for item in instance:
+            _fill_defaults(item, schema["items"])
+
+
+def _cross_checks(config: dict) -> None:
+    for list_key in ("policies", "tasks"):
+        names = [item.get("name") for item in config.get(list_key, [])]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ConfigError(f"config key '{list_key}': duplicate name(s) {', '.join(dup)}")
+    policies = [p["name"] for p in config.get("policies", [])]
+    for i, pair in enumerate(config.get("experiment", {}).get("comparisons", [])):
+        for name in pair:
+            if name not in policies:
+                raise ConfigError(
+                    f"config key 'experiment.comparisons[{i}]': unknown policy {name!r}; "
+                    f"configured policies: {', '.join(policies)}"
+                )
+
+
+def check_config(config: dict, schema: dict | None = None) -> dict:
+    """Validate ``config`` and return a copy with defaults filled in.
+
+    Raises
+    ------
+    ConfigError
+        On the first violation (sorted by key path), naming the key and what is allowed.
+    """
+    schema = schema if schema is not None else load_schema()
+    checked = copy.deepcopy(dict(config))
+    _fill_defaults(checked, schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(checked), key=lambda e: (list(map(str, e.absolute_path)),
+                                                                    e.validator))
+    if errors:
+        # The most specific error first: deepest key path.
+        best = max(errors, key=lambda e: len(e.absolute_path))
+        raise ConfigError(_describe(best))
+    _cross_checks(checked)
+    return checked
+
+
+def load_config(path: str | os.PathLike) -> dict:
+    """Read a YAML config file and check it."""
+    with open(path, encoding="utf-8") as fh:
+        return check_config(yaml.safe_load(fh) or {})
+
+
+def config_hash(config: dict) -> str:
+    """SHA-256 of the config's canonical JSON: stamped into Parquet metadata."""
+    blob = json.dumps(config, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()

@@ -1,0 +1,48 @@
+"""Atomic file output: a reader never sees a half-written product.
+
+Every writer in evalsim goes through :func:`atomic_path`, which hands out a temporary path in
+the destination folder and renames it over the destination only when the block finishes
+without an exception. An interrupted run leaves the previous file (or none), never a torso.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike, suffix: str | None = None) -> Iterator[Path]:
+    """Yield a temporary path next to ``path``; rename it to ``path`` on success.
+
+    Parameters
+    ----------
+    path : str or PathLike
+        Final destination. Its parent folder is created if missing.
+    suffix : str, optional
+        Suffix of the temporary file (defaults to the destination's), so writers that infer
+        the format from the extension (matplotlib, pyarrow) keep working.
+    """
+    dest = Path(path)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(
+        prefix=f".{dest.name}.", suffix=suffix if suffix is not None else dest.suffix,
+        dir=dest.parent,
+    )
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        yield tmp_path
+        os.replace(tmp_path, dest)
+    finally:
+        if tmp_path.exists():
+            tmp_path.unlink()
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` (UTF-8, ``\\n`` line ends) to ``path`` atomically."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8", newline="\n")

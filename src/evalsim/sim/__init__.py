@@ -1,0 +1,1 @@
+"""MuJoCo simulation of a scripted pick: scenes, controller, one trial, and the pools."""

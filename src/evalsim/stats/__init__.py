@@ -1,0 +1,1 @@
+"""Exact statistics for binary trials: numba kernels behind validating functions."""

@@ -1,0 +1,81 @@
+"""The config check: bad keys and values fail before any job, naming the key."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+
+from evalsim.config import ConfigError, check_config, config_hash, load_config
+
+
+@pytest.fixture()
+def good(repo):
+    with open(repo / "config" / "config.yaml") as fh:
+        return yaml.safe_load(fh)
+
+
+def test_default_and_smoke_configs_pass(repo):
+    for name in ("config.yaml", "smoke.yaml"):
+        cfg = load_config(repo / "config" / name)
+        assert cfg["policies"]
+
+
+def test_defaults_filled(good):
+    del good["confidence"]
+    assert check_config(good)["confidence"] == 0.95
+
+
+def test_unknown_top_key_names_key_and_allowed(good):
+    good["polices"] = []
+    with pytest.raises(ConfigError, match=r"'polices'.*allowed keys:.*policies"):
+        check_config(good)
+
+
+def test_unknown_nested_key(good):
+    good["scene"]["colour"] = "red"
+    with pytest.raises(ConfigError, match=r"'colour' in 'scene'"):
+        check_config(good)
+
+
+def test_negative_sigma_names_key(good):
+    good["policies"][0]["sigma_mm"] = -1
+    with pytest.raises(ConfigError, match=r"policies\[0\]\.sigma_mm.*-1.*out of range"):
+        check_config(good)
+
+
+def test_probability_out_of_range(good):
+    good["confidence"] = 1.5
+    with pytest.raises(ConfigError, match=r"'confidence'.*1.5"):
+        check_config(good)
+
+
+def test_enum_lists_allowed_values(good):
+    good["scene"]["name"] = "so100"
+    with pytest.raises(ConfigError, match=r"scene.name.*allowed values: 'gripper_table'"):
+        check_config(good)
+
+
+def test_wrong_type(good):
+    good["study_seed"] = "abc"
+    with pytest.raises(ConfigError, match=r"study_seed"):
+        check_config(good)
+
+
+def test_comparison_of_unknown_policy(good):
+    good["experiment"]["comparisons"] = [["A", "Z"]]
+    with pytest.raises(ConfigError, match=r"unknown policy 'Z'.*A, B"):
+        check_config(good)
+
+
+def test_duplicate_policy(good):
+    good["policies"].append(copy.deepcopy(good["policies"][0]))
+    with pytest.raises(ConfigError, match="duplicate"):
+        check_config(good)
+
+
+def test_config_hash_stable(good):
+    assert config_hash(good) == config_hash(copy.deepcopy(good))
+    good["study_seed"] += 1
+    assert config_hash(good) != config_hash(copy.deepcopy(good) | {"study_seed": 0})

@@ -1,0 +1,5 @@
+# Stage 'exact'. Rules append their final products to exact_targets().
+
+
+def exact_targets():
+    return []

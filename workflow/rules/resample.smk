@@ -1,0 +1,5 @@
+# Stage 'resample'. Rules append their final products to resample_targets().
+
+
+def resample_targets():
+    return []

@@ -1,0 +1,27 @@
+"""Build one figure product by calling an evalsim plot builder named in the rule's params.
+
+params.builder: "module:function" under evalsim.products; params.kwargs: plain values from
+the config; named inputs (*.parquet / *.csv) are read into DataFrames and passed by name.
+"""
+
+import importlib
+import logging
+import sys
+
+import pandas as pd
+
+from evalsim.figures import save_figure, set_style
+
+sys.stderr = open(snakemake.log[0], "w")  # noqa: F821
+logging.basicConfig(stream=sys.stderr, level=logging.INFO)
+
+set_style()
+module_name, func_name = snakemake.params.builder.split(":")  # noqa: F821
+builder = getattr(importlib.import_module(f"evalsim.products.{module_name}"), func_name)
+frames = {
+    name: pd.read_parquet(path) if str(path).endswith(".parquet") else pd.read_csv(path)
+    for name, path in snakemake.input.items()  # noqa: F821
+}
+fig = builder(**frames, **dict(snakemake.params.kwargs))  # noqa: F821
+save_figure(fig, snakemake.output.png, snakemake.output.pdf)  # noqa: F821
+logging.info("wrote %s", snakemake.output.png)  # noqa: F821
