@@ -9,9 +9,11 @@ configfile: "config/config.yaml"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/exact.smk"
+include: "workflow/rules/fisher.smk"
 include: "workflow/rules/simulate.smk"
 include: "workflow/rules/resample.smk"
 include: "workflow/rules/design.smk"
+include: "workflow/rules/peeking.smk"
 include: "workflow/rules/report.smk"
 
 

@@ -35,8 +35,10 @@ def all_targets():
     """Every final product of the study, gathered from each stage's ``*_targets()``."""
     return (
         exact_targets()
+        + fisher_targets()
         + simulate_targets()
         + resample_targets()
         + design_targets()
+        + peeking_targets()
         + report_targets()
     )
