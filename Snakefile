@@ -7,6 +7,9 @@ min_version("9.0")
 configfile: "config/config.yaml"
 
 
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/exact.smk"
 include: "workflow/rules/fisher.smk"
