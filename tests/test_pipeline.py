@@ -24,9 +24,7 @@ def _copy_workflow(repo: Path, dest: Path) -> Path:
 
 
 def _snakemake(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True, timeout=1500
-    )
+    return subprocess.run([SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True, timeout=1500)
 
 
 def test_bad_config_fails_before_any_job(repo, tmp_path):

@@ -108,8 +108,9 @@ def check_config(config: dict, schema: dict | None = None) -> dict:
     checked = copy.deepcopy(dict(config))
     _fill_defaults(checked, schema)
     validator = jsonschema.Draft202012Validator(schema)
-    errors = sorted(validator.iter_errors(checked), key=lambda e: (list(map(str, e.absolute_path)),
-                                                                    e.validator))
+    errors = sorted(
+        validator.iter_errors(checked), key=lambda e: (list(map(str, e.absolute_path)), e.validator)
+    )
     if errors:
         # The most specific error first: deepest key path.
         best = max(errors, key=lambda e: len(e.absolute_path))

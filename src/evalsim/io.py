@@ -29,7 +29,8 @@ def atomic_path(path: str | os.PathLike, suffix: str | None = None) -> Iterator[
     dest = Path(path)
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(
-        prefix=f".{dest.name}.", suffix=suffix if suffix is not None else dest.suffix,
+        prefix=f".{dest.name}.",
+        suffix=suffix if suffix is not None else dest.suffix,
         dir=dest.parent,
     )
     os.close(fd)
