@@ -1,0 +1,158 @@
+"""Argument checks shared by every public function in :mod:`evalsim.stats`.
+
+Each check raises ``ValueError`` quoting the offending value (for an array, the first bad
+element and its index) and returns the value in a canonical form: Python ``int``/``float``
+for scalar input, a NumPy ``int64``/``float64`` array for array input. Kernels behind the
+public functions assume these checks have run and do no validation of their own.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__ = [
+    "check_alpha",
+    "check_confidence",
+    "check_counts",
+    "check_n",
+    "check_probability",
+]
+
+
+def _first_bad(arr: np.ndarray, bad: np.ndarray) -> str:
+    """Describe the first element of ``arr`` where ``bad`` is true."""
+    idx = np.unravel_index(int(np.argmax(bad)), arr.shape)
+    idx_s = idx[0] if len(idx) == 1 else idx
+    return f"{arr[idx]!r} at index {idx_s}"
+
+
+def _as_integers(x, name: str):
+    """``x`` as an int (scalar) or int64 array; integral floats are accepted, others refused."""
+    if isinstance(x, bool | np.bool_):
+        raise ValueError(f"{name} must be an integer count, got the boolean {x!r}")
+    if isinstance(x, numbers.Integral):
+        return int(x)
+    if isinstance(x, numbers.Real):
+        xf = float(x)
+        if not np.isfinite(xf) or xf != int(xf):
+            raise ValueError(f"{name} must be an integer count, got {x!r}")
+        return int(xf)
+    arr = np.asarray(x)
+    if arr.dtype == bool:
+        raise ValueError(f"{name} must hold integer counts, got a boolean array")
+    if np.issubdtype(arr.dtype, np.integer):
+        return arr.astype(np.int64)
+    if not np.issubdtype(arr.dtype, np.floating):
+        raise ValueError(f"{name} must be an integer or an array of integers, got {x!r}")
+    bad = ~np.isfinite(arr) | (arr != np.round(arr))
+    if bad.any():
+        raise ValueError(f"{name} must hold integer counts, got {_first_bad(arr, bad)}")
+    return arr.astype(np.int64)
+
+
+def check_n(n, name: str = "n", minimum: int = 1):
+    """Check that ``n`` is an integer count (scalar or array) with every value >= ``minimum``.
+
+    Parameters
+    ----------
+    n : int or array_like of int
+        Number of trials. Integral floats (``10.0``) are accepted.
+    name : str
+        Name used in the error message.
+    minimum : int
+        Smallest allowed value (1 for a sample size, 0 for a count).
+
+    Returns
+    -------
+    int or numpy.ndarray of int64
+    """
+    n = _as_integers(n, name)
+    if isinstance(n, int):
+        if n < minimum:
+            raise ValueError(f"{name} must be an integer >= {minimum}, got {n!r}")
+        return n
+    bad = n < minimum
+    if bad.any():
+        raise ValueError(f"{name} must be integers >= {minimum}, got {_first_bad(n, bad)}")
+    return n
+
+
+def check_counts(k, n):
+    """Check ``k`` successes out of ``n`` trials: integers with 0 <= k <= n and n >= 1.
+
+    ``k`` and ``n`` may be scalars or arrays (broadcast against each other).
+
+    Returns
+    -------
+    (k, n)
+        Python ints for scalar input, else two broadcast ``int64`` arrays.
+
+    Raises
+    ------
+    ValueError
+        For a negative or non-integer value, ``n < 1`` or ``k > n``, quoting the value.
+    """
+    k = _as_integers(k, "k")
+    n = check_n(n, "n")
+    if isinstance(k, int) and isinstance(n, int):
+        if k < 0:
+            raise ValueError(f"k must be a count >= 0, got k={k!r}")
+        if k > n:
+            raise ValueError(f"k must be <= n, got k={k!r} > n={n!r}")
+        return k, n
+    k_arr, n_arr = np.broadcast_arrays(np.asarray(k, dtype=np.int64), np.asarray(n, dtype=np.int64))
+    bad = k_arr < 0
+    if bad.any():
+        raise ValueError(f"k must be counts >= 0, got k={_first_bad(k_arr, bad)}")
+    bad = k_arr > n_arr
+    if bad.any():
+        i = int(np.argmax(bad.ravel()))
+        raise ValueError(
+            f"k must be <= n, got k={k_arr.ravel()[i]!r} > n={n_arr.ravel()[i]!r} at index {i}"
+        )
+    return k_arr.copy(), n_arr.copy()
+
+
+def check_probability(p, name: str = "p"):
+    """Check that ``p`` (scalar or array) is a finite probability in [0, 1].
+
+    Returns
+    -------
+    float or numpy.ndarray of float64
+    """
+    if isinstance(p, bool | np.bool_):
+        raise ValueError(f"{name} must be a probability in [0, 1], got the boolean {p!r}")
+    if isinstance(p, numbers.Real):
+        pf = float(p)
+        if not (0.0 <= pf <= 1.0):  # also refuses NaN
+            raise ValueError(f"{name} must be a probability in [0, 1], got {p!r}")
+        return pf
+    try:
+        arr = np.asarray(p, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a probability in [0, 1], got {p!r}") from None
+    bad = ~((arr >= 0.0) & (arr <= 1.0))
+    if bad.any():
+        raise ValueError(f"{name} must be probabilities in [0, 1], got {_first_bad(arr, bad)}")
+    return arr
+
+
+def _check_open_unit(x, name: str, what: str) -> float:
+    if isinstance(x, bool | np.bool_) or not isinstance(x, numbers.Real):
+        raise ValueError(f"{name} must be a number in (0, 1) ({what}), got {x!r}")
+    xf = float(x)
+    if not (0.0 < xf < 1.0):
+        raise ValueError(f"{name} must be in (0, 1) ({what}), got {x!r}")
+    return xf
+
+
+def check_alpha(alpha) -> float:
+    """Check a significance level: a number in the open interval (0, 1). Returns a float."""
+    return _check_open_unit(alpha, "alpha", "a significance level such as 0.05")
+
+
+def check_confidence(c) -> float:
+    """Check a confidence level: a number in the open interval (0, 1). Returns a float."""
+    return _check_open_unit(c, "confidence", "a confidence level such as 0.95")
