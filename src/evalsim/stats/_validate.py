@@ -25,7 +25,7 @@ def _first_bad(arr: np.ndarray, bad: np.ndarray) -> str:
     """Describe the first element of ``arr`` where ``bad`` is true."""
     idx = np.unravel_index(int(np.argmax(bad)), arr.shape)
     idx_s = idx[0] if len(idx) == 1 else idx
-    return f"{arr[idx]!r} at index {idx_s}"
+    return f"{arr[idx].item()!r} at index {idx_s}"
 
 
 def _as_integers(x, name: str):
@@ -110,7 +110,8 @@ def check_counts(k, n):
     if bad.any():
         i = int(np.argmax(bad.ravel()))
         raise ValueError(
-            f"k must be <= n, got k={k_arr.ravel()[i]!r} > n={n_arr.ravel()[i]!r} at index {i}"
+            f"k must be <= n, got k={k_arr.ravel()[i].item()!r} > n={n_arr.ravel()[i].item()!r} "
+            f"at index {i}"
         )
     return k_arr.copy(), n_arr.copy()
 

@@ -1,0 +1,236 @@
+"""Confidence intervals for a binomial proportion: k successes in n trials.
+
+Five methods, each vectorised over arrays of ``k`` and ``n`` (broadcast together) and valid for
+any confidence level. The conventions are those of
+``statsmodels.stats.proportion.proportion_confint`` (0.15), which the tests check to 1e-10 for
+every k <= n <= 200:
+
+``wald``
+    p_hat -+ z sqrt(p_hat (1 - p_hat) / n), clipped to [0, 1] (statsmodels ``"normal"``; also
+    the document's ``wald``). At k = 0 or k = n it collapses to a point: 10/10 gives [1, 1].
+``wilson``
+    Wilson (1927) score interval, clipped to [0, 1]; here additionally exactly 0 at k = 0 and
+    exactly 1 at k = n (the mathematical values; the closed form can be off by 1e-17).
+``clopper_pearson``
+    Clopper and Pearson (1934), the "exact" interval (statsmodels ``"beta"``, SciPy's
+    ``binomtest(...).proportion_ci(method="exact")``): Beta(k, n - k + 1) quantile alpha/2
+    and Beta(k + 1, n - k) quantile 1 - alpha/2, with 0 at k = 0 and 1 at k = n.
+``jeffreys``
+    Equal-tailed Bayesian interval under the Jeffreys prior: Beta(k + 1/2, n - k + 1/2)
+    quantiles alpha/2 and 1 - alpha/2. As in statsmodels there is NO boundary modification:
+    at k = 0 the lower bound is positive and at k = n the upper bound is below 1, so the
+    interval does not contain k/n there. (Brown, Cai and DasGupta 2001 set them to 0 and 1.)
+``agresti_coull``
+    Agresti and Coull (1998): n~ = n + z^2, p~ = (k + z^2/2) / n~, p~ -+ z sqrt(p~(1-p~)/n~),
+    clipped to [0, 1]. (statsmodels adds z^2, not the "add two successes and two failures"
+    rounding; so does this module.)
+
+``z`` (a normal quantile) overrides ``confidence`` for every method; for the two Beta-quantile
+methods it is converted to the tail probability alpha/2 = Phi(-z). Without ``z`` the
+multiplier is Phi^-1(1 - (1 - confidence)/2) = 1.959964... at 0.95, as in statsmodels and
+SciPy; the lesson's code uses z = 1.96.
+
+Wald, Wilson and Agresti-Coull are numba kernels (:mod:`evalsim.stats._binom_kernels`).
+Clopper-Pearson and Jeffreys need Beta quantiles; they call SciPy's vectorised
+``scipy.special.betaincinv`` / ``betainccinv`` (Boost's inverse incomplete beta, which is what
+statsmodels reaches through ``scipy.stats.beta.ppf`` / ``isf``) rather than a hand-written
+root finder.
+
+Which methods always contain p_hat = k/n: Wald, Wilson, Agresti-Coull (whose interval
+contains Wilson's) and Clopper-Pearson (k is a median of Binomial(n, k/n)). Jeffreys does not
+(k = 0, k = n, and low confidence levels).
+
+References
+----------
+.. [1] E. B. Wilson, "Probable inference, the law of succession, and statistical inference",
+   J. Amer. Statist. Assoc. 22 (158), 209-212, 1927.
+.. [2] C. J. Clopper, E. S. Pearson, "The use of confidence or fiducial limits illustrated in
+   the case of the binomial", Biometrika 26 (4), 404-413, 1934.
+.. [3] A. Agresti, B. A. Coull, "Approximate is better than 'exact' for interval estimation
+   of binomial proportions", The American Statistician 52 (2), 119-126, 1998.
+.. [4] L. D. Brown, T. T. Cai, A. DasGupta, "Interval Estimation for a Binomial Proportion",
+   Statistical Science 16 (2), 101-133, 2001.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import special
+
+from evalsim.stats import _binom_kernels as _K
+from evalsim.stats._validate import check_confidence, check_counts
+
+__all__ = [
+    "METHODS",
+    "Interval",
+    "agresti_coull_interval",
+    "clopper_pearson_interval",
+    "interval",
+    "jeffreys_interval",
+    "wald_interval",
+    "wilson_interval",
+    "z_for_confidence",
+]
+
+METHODS = ("wald", "wilson", "clopper_pearson", "jeffreys", "agresti_coull")
+
+
+@dataclass(frozen=True, eq=False)
+class Interval:
+    """A confidence interval: floats for scalar input, arrays for array input."""
+
+    lower: float | np.ndarray
+    upper: float | np.ndarray
+
+    @property
+    def width(self):
+        """upper - lower."""
+        return self.upper - self.lower
+
+    @property
+    def half_width(self):
+        """(upper - lower) / 2, the lesson's "±" margin."""
+        return (self.upper - self.lower) / 2.0
+
+    def __iter__(self):
+        """Unpack as ``lo, hi = interval``."""
+        return iter((self.lower, self.upper))
+
+    def __repr__(self) -> str:
+        if isinstance(self.lower, float):
+            return f"Interval(lower={self.lower!r}, upper={self.upper!r})"
+        return f"Interval(lower={np.array2string(np.asarray(self.lower), precision=6)}, " + (
+            f"upper={np.array2string(np.asarray(self.upper), precision=6)})"
+        )
+
+
+def z_for_confidence(confidence: float) -> float:
+    """Two-sided normal multiplier Phi^-1(1 - (1 - confidence)/2); 1.959964 at 0.95."""
+    c = check_confidence(confidence)
+    return float(-special.ndtri((1.0 - c) / 2.0))
+
+
+def _resolve(confidence, z) -> tuple[float, float]:
+    """(z, alpha/2) from ``confidence`` or, when given, ``z``."""
+    if z is None:
+        c = check_confidence(confidence)
+        tail = (1.0 - c) / 2.0
+        return float(-special.ndtri(tail)), tail
+    if isinstance(z, bool | np.bool_) or not isinstance(z, numbers.Real):
+        raise ValueError(f"z must be a positive finite number, got {z!r}")
+    zf = float(z)
+    if not (math.isfinite(zf) and zf > 0.0):
+        raise ValueError(f"z must be a positive finite number, got {z!r}")
+    return zf, float(special.ndtr(-zf))
+
+
+def _prepare(k, n):
+    """Validated flat int64 arrays plus the output shape (None for scalars)."""
+    k, n = check_counts(k, n)
+    if isinstance(k, int):
+        return np.array([k], dtype=np.int64), np.array([n], dtype=np.int64), None
+    return k.ravel(), n.ravel(), k.shape
+
+
+def _bounds(method: str, k: np.ndarray, n: np.ndarray, z: float, tail: float):
+    """Interval bounds for flat int64 arrays k, n (validated); returns (lower, upper)."""
+    lower = np.empty(k.shape[0], dtype=np.float64)
+    upper = np.empty(k.shape[0], dtype=np.float64)
+    if method == "wald":
+        _K.wald_bounds(k, n, z, lower, upper)
+    elif method == "wilson":
+        _K.wilson_bounds(k, n, z, lower, upper)
+    elif method == "agresti_coull":
+        _K.agresti_coull_bounds(k, n, z, lower, upper)
+    elif method == "clopper_pearson":
+        kf = k.astype(np.float64)
+        nf = n.astype(np.float64)
+        with np.errstate(invalid="ignore"):
+            lower[:] = special.betaincinv(kf, nf - kf + 1.0, tail)
+            upper[:] = special.betainccinv(kf + 1.0, nf - kf, tail)
+        lower[k == 0] = 0.0
+        upper[k == n] = 1.0
+    elif method == "jeffreys":
+        kf = k.astype(np.float64) + 0.5
+        mf = n.astype(np.float64) - k + 0.5
+        lower[:] = special.betaincinv(kf, mf, tail)
+        upper[:] = special.betainccinv(kf, mf, tail)
+    else:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    return lower, upper
+
+
+def _finish(lower, upper, shape) -> Interval:
+    if shape is None:
+        return Interval(float(lower[0]), float(upper[0]))
+    return Interval(lower.reshape(shape), upper.reshape(shape))
+
+
+def interval(k, n, method: str = "wilson", confidence: float = 0.95, z=None) -> Interval:
+    """Confidence interval for a binomial proportion from ``k`` successes in ``n`` trials.
+
+    Parameters
+    ----------
+    k, n : int or array_like of int
+        Successes and trials, 0 <= k <= n, n >= 1; arrays broadcast together.
+    method : {"wald", "wilson", "clopper_pearson", "jeffreys", "agresti_coull"}
+        See the module docstring for each method's definition and conventions.
+    confidence : float
+        Confidence level in (0, 1). Ignored when ``z`` is given.
+    z : float, optional
+        Normal multiplier (e.g. the lesson's 1.96); overrides ``confidence``.
+
+    Returns
+    -------
+    Interval
+        ``lower`` and ``upper``: floats for scalar input, arrays of the broadcast shape else.
+
+    Raises
+    ------
+    ValueError
+        Unknown method, k > n, negative or non-integer counts, confidence outside (0, 1),
+        z not a positive finite number.
+
+    Examples
+    --------
+    >>> interval(9, 10, z=1.96)  # doctest: +ELLIPSIS
+    Interval(lower=0.5958..., upper=0.9821...)
+    >>> interval(10, 10, "wald")
+    Interval(lower=1.0, upper=1.0)
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    zf, tail = _resolve(confidence, z)
+    kk, nn, shape = _prepare(k, n)
+    lower, upper = _bounds(method, kk, nn, zf, tail)
+    return _finish(lower, upper, shape)
+
+
+def wald_interval(k, n, confidence: float = 0.95, z=None) -> Interval:
+    """Wald (normal-approximation) interval, clipped to [0, 1]; see :func:`interval`."""
+    return interval(k, n, "wald", confidence, z)
+
+
+def wilson_interval(k, n, confidence: float = 0.95, z=None) -> Interval:
+    """Wilson (1927) score interval; see :func:`interval`."""
+    return interval(k, n, "wilson", confidence, z)
+
+
+def clopper_pearson_interval(k, n, confidence: float = 0.95, z=None) -> Interval:
+    """Clopper-Pearson (1934) "exact" interval from Beta quantiles; see :func:`interval`."""
+    return interval(k, n, "clopper_pearson", confidence, z)
+
+
+def jeffreys_interval(k, n, confidence: float = 0.95, z=None) -> Interval:
+    """Jeffreys equal-tailed interval (statsmodels convention, no boundary fix); see
+    :func:`interval`."""
+    return interval(k, n, "jeffreys", confidence, z)
+
+
+def agresti_coull_interval(k, n, confidence: float = 0.95, z=None) -> Interval:
+    """Agresti-Coull (1998) interval, clipped to [0, 1]; see :func:`interval`."""
+    return interval(k, n, "agresti_coull", confidence, z)
