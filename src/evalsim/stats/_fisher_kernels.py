@@ -1,0 +1,335 @@
+"""Numba kernels for Fisher's exact test on a 2x2 table and its exact power.
+
+Kernels only: int64 counts, float64 probabilities, preallocated outputs, no validation and
+no I/O. The public functions in :mod:`evalsim.stats.fisher` and :mod:`evalsim.stats.power`
+validate first.
+
+Notation. Arm 1 has ``k1`` successes of ``n1`` trials, arm 2 ``k2`` of ``n2``; with the margin
+``K = k1 + k2`` fixed, ``x = k1`` is hypergeometric on ``lo..hi``, ``lo = max(0, K - n2)``,
+``hi = min(K, n1)``, with mode ``floor((K + 1)(n1 + 1) / (n1 + n2 + 2))``.
+
+Hypergeometric weights. ``pmf(x) / pmf(mode)`` is built outward from the mode by the ratio
+
+    pmf(x + 1) / pmf(x) = (K - x)(n1 - x) / ((x + 1)(n2 - K + x + 1)),
+
+numerator and denominator exact integer products, one rounded division and one rounded
+product per step (a few ulp of relative error after hundreds of steps, and bitwise
+symmetric ``x <-> K - x`` when ``n1 = n2``, so that tables tied in exact arithmetic tie in
+floating point too). To keep relative accuracy where the pmf is below 1e-308, each weight is
+``w * 2**(-500 * level)`` with ``w`` in ``[2**-500, 1]`` and an integer ``level``; levels are
+ordered, so ``(level, w)`` compares like the value.
+
+Two-sided p-value (SciPy's definition, ``scipy.stats.fisher_exact`` 1.17.1): the total
+probability of the tables with ``pmf(y) < pmf(x) * (1 + 1e-14)``. SciPy 1.17.1 uses a
+relative tolerance of exactly 1e-14 (``epsilon = 1e-14; gamma = 1 + epsilon`` in
+``scipy/stats/_stats_py.py``), not the 1e-7 of lesson 25's hand-written ``fisher_p``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+REL_TOL = 1e-14  # scipy.stats.fisher_exact (1.17.1): epsilon = 1e-14, gamma = 1 + epsilon
+_GAMMA = 1.0 + REL_TOL
+_LEVEL_BITS = 500
+_TINY = 2.0**-500
+_HUGE = 2.0**500
+
+
+@njit(cache=True)
+def margin_weights(n1, n2, kk, w, lev):
+    """Fill ``w[i], lev[i]`` with pmf(lo + i) / pmf(mode) = w * 2**(-500 lev) for margin kk.
+
+    Returns ``(lo, hi, mode)``; ``w`` and ``lev`` need length >= hi - lo + 1.
+    """
+    lo = max(0, kk - n2)
+    hi = min(kk, n1)
+    mode = ((kk + 1) * (n1 + 1)) // (n1 + n2 + 2)
+    mode = min(max(mode, lo), hi)
+    w[mode - lo] = 1.0
+    lev[mode - lo] = 0
+    cur = 1.0
+    cl = 0
+    for x in range(mode, hi):
+        num = (kk - x) * (n1 - x)
+        den = (x + 1) * (n2 - kk + x + 1)
+        cur *= num / den
+        if cur < _TINY:
+            cur *= _HUGE
+            cl += 1
+        w[x + 1 - lo] = cur
+        lev[x + 1 - lo] = cl
+    cur = 1.0
+    cl = 0
+    for x in range(mode, lo, -1):
+        num = x * (n2 - kk + x)
+        den = (kk - x + 1) * (n1 - x + 1)
+        cur *= num / den
+        if cur < _TINY:
+            cur *= _HUGE
+            cl += 1
+        w[x - 1 - lo] = cur
+        lev[x - 1 - lo] = cl
+    return lo, hi, mode
+
+
+@njit(cache=True)
+def _less_tol(w_a, l_a, w_b, l_b):
+    """True when value a < value b * (1 + REL_TOL); values are (w, level) pairs."""
+    if l_a != l_b:
+        return l_a > l_b
+    return w_a < w_b * _GAMMA
+
+
+@njit(cache=True)
+def pvalue_scalar(k1, n1, k2, n2, w, lev):
+    """Two-sided Fisher p-value of one table; ``w``, ``lev`` are work arrays (len >= n1 + 1)."""
+    kk = k1 + k2
+    lo, hi, mode = margin_weights(n1, n2, kk, w, lev)
+    m = hi - lo + 1
+    i1 = k1 - lo
+    w1 = w[i1]
+    l1 = lev[i1]
+    total = 0.0
+    counted = 0.0
+    for i in range(m):
+        total += math.ldexp(w[i], -_LEVEL_BITS * lev[i])
+        if _less_tol(w[i], lev[i], w1, l1):
+            counted += math.ldexp(w[i], -_LEVEL_BITS * (lev[i] - l1))
+    p = math.ldexp(counted / total, -_LEVEL_BITS * l1)
+    return min(p, 1.0)
+
+
+@njit(cache=True)
+def pvalue_array(k1, n1, k2, n2, out):
+    """Element-wise two-sided p-values over equal-length 1-D int64 arrays; fills ``out``."""
+    nmax = 1
+    for i in range(k1.shape[0]):
+        nmax = max(nmax, n1[i] + 1)
+    w = np.empty(nmax, dtype=np.float64)
+    lev = np.empty(nmax, dtype=np.int64)
+    for i in range(k1.shape[0]):
+        out[i] = pvalue_scalar(k1[i], n1[i], k2[i], n2[i], w, lev)
+
+
+@njit(cache=True)
+def _merge_order(lo, hi, mode, w, lev, order):
+    """Indices 0..m-1 (x - lo) sorted by ascending weight, by merging the two monotone sides.
+
+    Left side lo..mode rises, right side hi..mode+1 (read downward) rises, so one merge
+    sorts the margin in O(m).
+    """
+    i = 0  # left pointer: x = lo + i, up to mode
+    j = hi - lo  # right pointer: x = lo + j, down to mode + 1
+    left_end = mode - lo
+    right_end = mode - lo + 1
+    t = 0
+    while i <= left_end and j >= right_end:
+        if lev[i] > lev[j] or (lev[i] == lev[j] and w[i] <= w[j]):
+            order[t] = i
+            i += 1
+        else:
+            order[t] = j
+            j -= 1
+        t += 1
+    while i <= left_end:
+        order[t] = i
+        i += 1
+        t += 1
+    while j >= right_end:
+        order[t] = j
+        j -= 1
+        t += 1
+
+
+@njit(cache=True)
+def _sorted_pvalues(m, w, lev, order, cw, cl, pv):
+    """p-value of every x of one margin, in merged (ascending) order; fills ``pv[t]``.
+
+    ``cw[t] * 2**(-500 cl[t])`` is the cumulative weight of the first t + 1 sorted entries;
+    the p-value of entry t is the cumulative weight up to the last entry within the
+    tolerance of it, over the total.
+    """
+    s = 0.0
+    sl = lev[order[0]]
+    for t in range(m):
+        idx = order[t]
+        li = lev[idx]
+        if li < sl:
+            s = math.ldexp(s, -_LEVEL_BITS * (sl - li))
+            sl = li
+        s += w[idx]
+        cw[t] = s
+        cl[t] = sl
+    total = cw[m - 1]  # level 0: the mode is in it
+    jj = 0
+    for t in range(m):
+        it = order[t]
+        if jj < t:
+            jj = t
+        while jj + 1 < m and _less_tol(w[order[jj + 1]], lev[order[jj + 1]], w[it], lev[it]):
+            jj += 1
+        pv[t] = min(math.ldexp(cw[jj] / total, -_LEVEL_BITS * cl[jj]), 1.0)
+
+
+@njit(cache=True)
+def pvalue_table(n1, n2, out):
+    """Two-sided p-value of every table k1 = 0..n1, k2 = 0..n2; fills ``out[k1, k2]``."""
+    size = min(n1, n2) + 1
+    w = np.empty(size, dtype=np.float64)
+    lev = np.empty(size, dtype=np.int64)
+    order = np.empty(size, dtype=np.int64)
+    cw = np.empty(size, dtype=np.float64)
+    cl = np.empty(size, dtype=np.int64)
+    pv = np.empty(size, dtype=np.float64)
+    for kk in range(n1 + n2 + 1):
+        lo, hi, mode = margin_weights(n1, n2, kk, w, lev)
+        m = hi - lo + 1
+        _merge_order(lo, hi, mode, w, lev, order)
+        _sorted_pvalues(m, w, lev, order, cw, cl, pv)
+        for t in range(m):
+            x = lo + order[t]
+            out[x, kk - x] = pv[t]
+
+
+@njit(cache=True)
+def _window_weights(n1, n2, kk, cut, w):
+    """Plain weights pmf(x)/pmf(mode) for the x of margin kk with weight >= cut.
+
+    Returns ``(a, b, mode)``: ``w[x - a]`` holds the weight for x = a..b. Every x outside
+    a..b has weight < cut (the pmf is unimodal).
+    """
+    lo = max(0, kk - n2)
+    hi = min(kk, n1)
+    mode = ((kk + 1) * (n1 + 1)) // (n1 + n2 + 2)
+    mode = min(max(mode, lo), hi)
+    # First find a, the smallest x with weight >= cut, so that w can be filled from index 0.
+    cur = 1.0
+    a = mode
+    for x in range(mode, lo, -1):
+        cur *= (x * (n2 - kk + x)) / ((kk - x + 1) * (n1 - x + 1))
+        if cur < cut:
+            break
+        a = x - 1
+    cur = 1.0
+    w[mode - a] = 1.0
+    for x in range(mode, a, -1):
+        cur *= (x * (n2 - kk + x)) / ((kk - x + 1) * (n1 - x + 1))
+        w[x - 1 - a] = cur
+    cur = 1.0
+    b = mode
+    for x in range(mode, hi):
+        cur *= ((kk - x) * (n1 - x)) / ((x + 1) * (n2 - kk + x + 1))
+        if cur < cut:
+            break
+        w[x + 1 - a] = cur
+        b = x + 1
+    return a, b, mode
+
+
+@njit(cache=True)
+def _rejection_bounds(n1, n2, kk, alpha, cut, w, order):
+    """Rejection region of margin kk: x <= left or x >= right (p < alpha).
+
+    Works on the window of weights >= ``cut`` (relative to the mode). Its p-values are exact
+    up to the omitted mass (< (n1 + 1) * cut of the total), and every x outside the window
+    has p < (n1 + 1) * cut * (1 + 1e-14) < alpha by the caller's choice of ``cut``.
+    """
+    a, b, mode = _window_weights(n1, n2, kk, cut, w)
+    m = b - a + 1
+    # Merge the rising left side a..mode with the rising right side b..mode+1 (read down).
+    i = 0
+    j = m - 1
+    left_end = mode - a
+    t = 0
+    while i <= left_end and j > left_end:
+        if w[i] <= w[j]:
+            order[t] = i
+            i += 1
+        else:
+            order[t] = j
+            j -= 1
+        t += 1
+    while i <= left_end:
+        order[t] = i
+        i += 1
+        t += 1
+    while j > left_end:
+        order[t] = j
+        j -= 1
+        t += 1
+    total = 0.0
+    for t in range(m):
+        total += w[order[t]]
+    thresh = alpha * total
+    # p of the t-th smallest = cumulative weight through the last entry < its weight * gamma;
+    # p is non-decreasing in t, so the rejected entries are a prefix of the sorted order.
+    s = 0.0
+    jj = -1
+    n_left = 0
+    n_right = 0
+    for t in range(m):
+        v = w[order[t]] * _GAMMA
+        while jj + 1 < m and w[order[jj + 1]] < v:
+            jj += 1
+            s += w[order[jj]]
+        if s >= thresh:
+            break
+        if order[t] <= left_end:
+            n_left += 1
+        else:
+            n_right += 1
+    return a + n_left - 1, b - n_right + 1
+
+
+@njit(cache=True)
+def power_kernel(n1, b1, n2, b2, alpha, cut, w, order):
+    """Exact power sum_{(x, y): p(x, y) < alpha} b1[x] b2[y] of the two-sided Fisher test.
+
+    ``b1``, ``b2`` are the binomial pmf vectors of the two arms; ``w``, ``order`` work
+    arrays of length >= min(n1, n2) + 1. Tables are grouped by margin K = x + y; only pairs with
+    b1[x] b2[y] > 0 are visited.
+    """
+    a1 = 0
+    while b1[a1] == 0.0:
+        a1 += 1
+    z1 = n1
+    while b1[z1] == 0.0:
+        z1 -= 1
+    a2 = 0
+    while b2[a2] == 0.0:
+        a2 += 1
+    z2 = n2
+    while b2[z2] == 0.0:
+        z2 -= 1
+    power = 0.0
+    for kk in range(a1 + a2, z1 + z2 + 1):
+        xlo = max(a1, kk - z2)
+        xhi = min(z1, kk - a2)
+        if xlo > xhi:
+            continue
+        left, right = _rejection_bounds(n1, n2, kk, alpha, cut, w, order)
+        s = 0.0
+        for x in range(xlo, min(xhi, left) + 1):
+            s += b1[x] * b2[kk - x]
+        for x in range(max(xlo, right), xhi + 1):
+            s += b1[x] * b2[kk - x]
+        power += s
+    return power
+
+
+@njit(cache=True)
+def prob_not_better_kernel(na, ba, nb, bb):
+    """P(k_B / n_B <= k_A / n_A) = sum_a ba[a] P(k_B <= floor(a n_B / n_A)) (exact in integers)."""
+    cdf = np.empty(nb + 1, dtype=np.float64)
+    s = 0.0
+    for j in range(nb + 1):
+        s += bb[j]
+        cdf[j] = s
+    out = 0.0
+    for a in range(na + 1):
+        out += ba[a] * min(cdf[(a * nb) // na], 1.0)
+    return out
