@@ -1,5 +1,135 @@
-# Stage 'exact'. Rules append their final products to exact_targets().
+# Stage 'exact': lesson 25's Build it steps 1-3 and part D (T01-T04) and the figure of
+# exact coverage against p. Library: evalsim.stats.{intervals,binomial,coverage,budget};
+# builders: evalsim.products.exact. Pure arithmetic: no pools needed.
+
+EXACT = config["exact"]
 
 
 def exact_targets():
-    return []
+    return [
+        *table("T01_wilson_vs_library").values(),
+        *table("T02_exact_coverage").values(),
+        *table("T03_prob_at_least_9_of_10").values(),
+        *table("T04_trials_for_half_width").values(),
+        *figure("coverage_vs_p").values(),
+    ]
+
+
+rule exact_t01_wilson_vs_library:
+    output:
+        csv=report(
+            table("T01_wilson_vs_library")["csv"],
+            caption="../report/T01_wilson_vs_library.rst",
+            category="exact",
+        ),
+        md=table("T01_wilson_vs_library")["md"],
+    log:
+        "logs/exact/T01_wilson_vs_library.log",
+    params:
+        builder="exact:wilson_vs_library",
+        kwargs={
+            "cases": EXACT["t01"]["cases"],
+            "z": EXACT["z"],
+            "library_z": EXACT["t01"]["library_z"],
+            "confidence": config["confidence"],
+            "max_diff_n": EXACT["t01"]["max_diff_n"],
+            "decimals": EXACT["decimals"],
+            "document_max_diff": EXACT["t01"]["document_max_diff"],
+        },
+    script:
+        "../scripts/make_table.py"
+
+
+rule exact_t02_exact_coverage:
+    output:
+        csv=report(
+            table("T02_exact_coverage")["csv"],
+            caption="../report/T02_exact_coverage.rst",
+            category="exact",
+        ),
+        md=table("T02_exact_coverage")["md"],
+    log:
+        "logs/exact/T02_exact_coverage.log",
+    params:
+        builder="exact:exact_coverage_table",
+        kwargs={
+            "pool_k": EXACT["t02"]["pool_k"],
+            "pool_n": EXACT["t02"]["pool_n"],
+            "n_values": EXACT["t02"]["n_values"],
+            "z": EXACT["z"],
+            "decimals": EXACT["decimals"],
+            "document": EXACT["t02"]["document"],
+        },
+    script:
+        "../scripts/make_table.py"
+
+
+rule exact_t03_prob_at_least:
+    output:
+        csv=report(
+            table("T03_prob_at_least_9_of_10")["csv"],
+            caption="../report/T03_prob_at_least_9_of_10.rst",
+            category="exact",
+        ),
+        md=table("T03_prob_at_least_9_of_10")["md"],
+    log:
+        "logs/exact/T03_prob_at_least_9_of_10.log",
+    params:
+        builder="exact:prob_at_least_table",
+        kwargs={
+            "k": EXACT["t03"]["k"],
+            "n": EXACT["t03"]["n"],
+            "policies": EXACT["t03"]["policies"],
+            "decimals": EXACT["decimals"],
+        },
+    script:
+        "../scripts/make_table.py"
+
+
+rule exact_t04_trials_for_half_width:
+    output:
+        csv=report(
+            table("T04_trials_for_half_width")["csv"],
+            caption="../report/T04_trials_for_half_width.rst",
+            category="exact",
+        ),
+        md=table("T04_trials_for_half_width")["md"],
+    log:
+        "logs/exact/T04_trials_for_half_width.log",
+    params:
+        builder="exact:trials_for_half_width_table",
+        kwargs={
+            "rates": EXACT["t04"]["rates"],
+            "half_widths": EXACT["t04"]["half_widths"],
+            "z": EXACT["z"],
+            "rounding": EXACT["t04"]["rounding"],
+            "document": EXACT["t04"]["document"],
+        },
+    script:
+        "../scripts/make_table.py"
+
+
+rule exact_coverage_vs_p:
+    output:
+        png=report(
+            figure("coverage_vs_p")["png"],
+            caption="../report/coverage_vs_p.rst",
+            category="exact",
+        ),
+        pdf=figure("coverage_vs_p")["pdf"],
+    log:
+        "logs/exact/coverage_vs_p.log",
+    benchmark:
+        "results/benchmarks/exact/coverage_vs_p.tsv"
+    params:
+        builder="exact:coverage_vs_p_figure",
+        kwargs={
+            "n_values": EXACT["coverage_figure"]["n_values"],
+            "confidence": config["confidence"],
+            "p_points": EXACT["coverage_figure"]["p_points"],
+            "p_min": EXACT["coverage_figure"]["p_min"],
+            "p_max": EXACT["coverage_figure"]["p_max"],
+            "y_min": EXACT["coverage_figure"]["y_min"],
+        },
+    script:
+        "../scripts/make_figure.py"
