@@ -1,0 +1,519 @@
+"""Peeking: the false-win rate of testing repeatedly while the trials come in.
+
+Two policies with the same true success rate each get ``n`` trials, one pair at a time. At
+every *look* (after some number of trial pairs) a test is run; the experiment stops at the
+first look whose counts ``(k_A, k_B)`` fall in that look's rejection region and "declares a
+winner". With equal rates every declared winner is a false win.
+
+:func:`sequential_rejection_probability` computes the probability of stopping exactly, by
+dynamic programming over ``(k_A, k_B)`` with rejection absorbing: the joint distribution of
+the counts is propagated trial pair by trial pair and, at each look, the mass inside the
+rejection region moves to the absorbed total. It is general over look schedules and decision
+rules (any boolean region per look: Fisher's test by default, or a sequential boundary), and
+over unequal rates (then the absorbed mass is the power of the sequential design).
+:func:`false_win_rate_exact` is the equal-rates case, :func:`false_win_rate_mc` the Monte
+Carlo check, and :func:`false_win_rate_vs_looks` both over a grid of numbers of looks.
+
+References
+----------
+.. [1] Armitage, McPherson & Rowe (1969), "Repeated significance tests on accumulating
+   data", J. R. Statist. Soc. A 132(2), 235-244.
+.. [2] Document 002, "What it takes to say a policy works", section "Looking early is a
+   decision" (p = 0.7, 40 trials each, 100,000 experiments: 2.8% vs 11.0%).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import numbers
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from evalsim.stats import _peeking_kernels as _k
+from evalsim.stats._validate import check_alpha, check_n, check_probability
+
+__all__ = [
+    "LooksCurve",
+    "PeekingMCResult",
+    "PeekingResult",
+    "false_win_rate_exact",
+    "false_win_rate_mc",
+    "false_win_rate_vs_looks",
+    "fisher_rejection_region",
+    "look_sizes",
+    "sequential_rejection_probability",
+]
+
+#: A decision rule: None (Fisher two-sided p < alpha), a callable ``rule(j, m)`` returning the
+#: boolean region (shape (m+1, m+1), indexed [k_A, k_B]) of look j at m trials per arm, or a
+#: sequence with one such region per look.
+RejectRule = None | Callable[[int, int], np.ndarray] | Sequence[np.ndarray]
+
+
+def look_sizes(n, looks="every") -> np.ndarray:
+    """Trials per arm at each look.
+
+    Parameters
+    ----------
+    n : int
+        Trials per arm at the end of the experiment (>= 1).
+    looks : "every", int or sequence of int
+        ``"every"``: a look after every trial pair, sizes ``1, 2, ..., n``.
+        An int ``K`` in ``1..n``: K equally spaced looks at ``ceil(j * n / K)`` for
+        ``j = 1..K`` (so the last look is at ``n`` and ``K = n`` equals ``"every"``;
+        ``K = 1`` is testing once). A sequence: explicit sizes, strictly increasing, each in
+        ``1..n``.
+
+    Returns
+    -------
+    numpy.ndarray of int64
+
+    Examples
+    --------
+    >>> look_sizes(40, 3).tolist()
+    [14, 27, 40]
+    """
+    n = check_n(n, "n")
+    if isinstance(looks, str):
+        if looks != "every":
+            raise ValueError(f"looks must be 'every', an int or a sequence of ints, got {looks!r}")
+        return np.arange(1, n + 1, dtype=np.int64)
+    if isinstance(looks, numbers.Integral) and not isinstance(looks, bool):
+        k = int(looks)
+        if not 1 <= k <= n:
+            raise ValueError(f"looks must be an int in 1..n={n}, got {looks!r}")
+        j = np.arange(1, k + 1, dtype=np.int64)
+        return (j * n + k - 1) // k  # ceil(j * n / k) in integers
+    try:
+        sizes = np.asarray(looks)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"looks must be 'every', an int or a sequence of ints, got {looks!r}"
+        ) from None
+    if sizes.ndim != 1 or sizes.size == 0 or not np.issubdtype(sizes.dtype, np.integer):
+        raise ValueError(f"looks must be a non-empty sequence of ints, got {looks!r}")
+    sizes = sizes.astype(np.int64)
+    if sizes[0] < 1 or sizes[-1] > n or np.any(np.diff(sizes) <= 0):
+        raise ValueError(
+            f"look sizes must be strictly increasing and within 1..n={n}, got {sizes.tolist()}"
+        )
+    return sizes
+
+
+@functools.lru_cache(maxsize=4096)
+def _fisher_region_cached(m: int, alpha: float) -> np.ndarray:
+    from evalsim.stats.fisher import fisher_pvalue_table
+
+    region = np.asarray(fisher_pvalue_table(m, m)) < alpha
+    region.setflags(write=False)
+    return region
+
+
+def fisher_rejection_region(m, alpha=0.05) -> np.ndarray:
+    """Boolean region ``[k_A, k_B]`` where Fisher's two-sided p < alpha at m trials per arm.
+
+    Uses :func:`evalsim.stats.fisher.fisher_pvalue_table` (equal to
+    ``scipy.stats.fisher_exact``); strict ``p < alpha`` as the documents write it. Regions
+    are cached (they depend only on ``m`` and ``alpha``); the array returned is read-only.
+    """
+    return _fisher_region_cached(check_n(m, "m"), check_alpha(alpha))
+
+
+def _regions_for(sizes: np.ndarray, alpha: float, reject: RejectRule) -> list[np.ndarray]:
+    """One boolean (m+1, m+1) region per look, validated."""
+    if reject is None:
+        regions = [fisher_rejection_region(int(m), alpha) for m in sizes]
+    elif callable(reject):
+        regions = [np.asarray(reject(j, int(m))) for j, m in enumerate(sizes)]
+    else:
+        regions = [np.asarray(r) for r in reject]
+        if len(regions) != len(sizes):
+            raise ValueError(
+                f"reject must give one region per look: {len(sizes)} looks, "
+                f"got {len(regions)} regions"
+            )
+    for j, (m, r) in enumerate(zip(sizes, regions, strict=True)):
+        if r.shape != (m + 1, m + 1) or r.dtype != bool:
+            raise ValueError(
+                f"the region of look {j} (m={m}) must be a boolean array of shape "
+                f"({m + 1}, {m + 1}), got dtype {r.dtype} shape {r.shape}"
+            )
+    return regions
+
+
+def _pack(regions: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Concatenate regions (uint8, row-major) and their start offsets."""
+    flat = [r.astype(np.uint8).ravel() for r in regions]
+    offsets = np.zeros(len(flat), dtype=np.int64)
+    if len(flat) > 1:
+        offsets[1:] = np.cumsum([f.size for f in flat[:-1]])
+    return np.concatenate(flat), offsets
+
+
+def _short_sizes(sizes) -> str:
+    s = list(sizes)
+    if len(s) > 6:
+        return f"({s[0]}, {s[1]}, {s[2]}, ..., {s[-1]}; {len(s)} looks)"
+    return "(" + ", ".join(str(v) for v in s) + ")"
+
+
+@dataclass(frozen=True)
+class PeekingResult:
+    """Exact probability of declaring a winner under a look schedule.
+
+    Attributes
+    ----------
+    n : int
+        Trials per arm at the last look.
+    p_a, p_b : float
+        True success rates (equal for a false-win rate).
+    alpha : float or None
+        Level of the default Fisher rule; None when a custom rule was passed.
+    look_sizes : tuple of int
+        Trials per arm at each look.
+    rejection_by_look : tuple of float
+        P(the first rejection happens at look j).
+    false_win_rate : float
+        P(a rejection at any look) = sum of ``rejection_by_look``; with ``p_a != p_b`` this
+        is the power of the sequential design.
+    fixed_rate : float
+        P(rejection) when testing once, at the last look's size with the last look's region
+        (for the Fisher rule: the size of the fixed-n test).
+    """
+
+    n: int
+    p_a: float
+    p_b: float
+    alpha: float | None
+    look_sizes: tuple[int, ...]
+    rejection_by_look: tuple[float, ...]
+    false_win_rate: float
+    fixed_rate: float
+
+    @property
+    def n_looks(self) -> int:
+        return len(self.look_sizes)
+
+    @property
+    def inflation(self) -> float:
+        """false_win_rate / fixed_rate."""
+        return self.false_win_rate / self.fixed_rate if self.fixed_rate > 0 else math.inf
+
+    def __repr__(self) -> str:
+        rule = "custom rule" if self.alpha is None else f"Fisher p < {self.alpha:g}"
+        return (
+            f"PeekingResult(n={self.n}, p_a={self.p_a:g}, p_b={self.p_b:g}, {rule}, "
+            f"looks={_short_sizes(self.look_sizes)}, false_win_rate={self.false_win_rate:.6f}, "
+            f"fixed_rate={self.fixed_rate:.6f})"
+        )
+
+
+def sequential_rejection_probability(
+    n, p_a, p_b, alpha=0.05, looks="every", reject: RejectRule = None
+) -> PeekingResult:
+    """Exact probability that a looked-at two-arm experiment stops with a rejection.
+
+    Parameters
+    ----------
+    n : int
+        Trials per arm at the end (both arms get one trial per step).
+    p_a, p_b : float
+        True success rates of arms A and B.
+    alpha : float
+        Level of the default rule (Fisher two-sided p < alpha); ignored by a custom rule.
+    looks : "every", int or sequence of int
+        Look schedule, see :func:`look_sizes`.
+    reject : None, callable or sequence of arrays
+        Decision rule, see :data:`RejectRule`.
+
+    Returns
+    -------
+    PeekingResult
+
+    Notes
+    -----
+    Cost O(n^3) for the propagation plus the regions; rejection is absorbing, so a path
+    that crossed at an earlier look never counts again [1]_.
+    """
+    n = check_n(n, "n")
+    p_a = check_probability(p_a, "p_a")
+    p_b = check_probability(p_b, "p_b")
+    alpha = check_alpha(alpha)
+    sizes = look_sizes(n, looks)
+    regions = _regions_for(sizes, alpha, reject)
+    flat, offsets = _pack(regions)
+    by_look = _k.sequential_rejection_dp(p_a, p_b, sizes, flat, offsets)
+    last = regions[-1]
+    fixed = _k.sequential_rejection_dp(
+        p_a, p_b, sizes[-1:], last.astype(np.uint8).ravel(), np.zeros(1, dtype=np.int64)
+    )
+    return PeekingResult(
+        n=n,
+        p_a=p_a,
+        p_b=p_b,
+        alpha=alpha if reject is None else None,
+        look_sizes=tuple(int(m) for m in sizes),
+        rejection_by_look=tuple(float(v) for v in by_look),
+        false_win_rate=float(by_look.sum()),
+        fixed_rate=float(fixed[0]),
+    )
+
+
+def false_win_rate_exact(n=40, p=0.7, alpha=0.05, looks="every", reject: RejectRule = None):
+    """Exact false-win rate for two equal policies (rate ``p``) under a look schedule.
+
+    Parameters
+    ----------
+    n : int
+        Trials per policy (document 002: 40).
+    p : float
+        The common true success rate (document 002: 0.7).
+    alpha : float
+        Level of Fisher's two-sided test (p < alpha).
+    looks : "every", int or sequence of int
+        See :func:`look_sizes`.
+    reject : optional
+        A custom decision rule (see :data:`RejectRule`) instead of Fisher's test.
+
+    Returns
+    -------
+    PeekingResult
+        ``.false_win_rate`` (any look) and ``.fixed_rate`` (testing once at n).
+
+    Examples
+    --------
+    >>> r = false_win_rate_exact(40, 0.7, 0.05, looks=1)
+    >>> r.false_win_rate == r.fixed_rate
+    True
+    """
+    p = check_probability(p, "p")
+    return sequential_rejection_probability(n, p, p, alpha=alpha, looks=looks, reject=reject)
+
+
+def _as_rng(seed) -> tuple[np.random.Generator, int | None]:
+    """A Generator from a non-negative int seed (fresh PCG64) or a Generator passed in."""
+    if isinstance(seed, np.random.Generator):
+        return seed, None
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer or a Generator, got {seed!r}")
+    return np.random.default_rng(int(seed)), int(seed)
+
+
+def _mc_counts(p_a, p_b, n_experiments, rng, schedules) -> list[np.ndarray]:
+    """Run the MC kernel on several ``(sizes, regions)`` schedules with common random numbers.
+
+    Returns, per schedule, the count of experiments whose first rejection is at each look.
+    """
+    regions_at: dict = {}
+    flat_parts: list[np.ndarray] = []
+    cursor = 0
+    l_max = max(len(sizes) for sizes, _ in schedules)
+    sizes_arr = np.full((len(schedules), l_max), -1, dtype=np.int64)
+    offsets = np.zeros((len(schedules), l_max), dtype=np.int64)
+    n_looks = np.array([len(sizes) for sizes, _ in schedules], dtype=np.int64)
+    for s, (sizes, regions) in enumerate(schedules):
+        for j, (m, r) in enumerate(zip(sizes, regions, strict=True)):
+            key = (int(m), r.tobytes())  # identical regions (Fisher at the same m) stored once
+            if key not in regions_at:
+                regions_at[key] = cursor
+                flat_parts.append(r.astype(np.uint8).ravel())
+                cursor += flat_parts[-1].size
+            sizes_arr[s, j] = m
+            offsets[s, j] = regions_at[key]
+    counts = _k.sequential_rejection_mc(
+        p_a,
+        p_b,
+        n_experiments,
+        rng,
+        sizes_arr,
+        n_looks,
+        np.concatenate(flat_parts),
+        offsets,
+    )
+    return [counts[s, : n_looks[s]] for s in range(len(schedules))]
+
+
+@dataclass(frozen=True)
+class PeekingMCResult:
+    """Monte Carlo estimate of the false-win rate, with the fixed-n rate on the same paths.
+
+    Attributes
+    ----------
+    n, p_a, p_b, alpha, look_sizes
+        As in :class:`PeekingResult`.
+    n_experiments : int
+        Simulated experiments.
+    seed : int or None
+        The int seed passed in; None when a Generator was passed.
+    false_wins : int
+        Experiments that rejected at some look.
+    false_win_rate, false_win_se : float
+        ``false_wins / n_experiments`` and its binomial standard error.
+    fixed_wins : int
+        Experiments that reject when tested once at the last look (same paths).
+    fixed_rate, fixed_se : float
+        Its rate and standard error.
+    """
+
+    n: int
+    p_a: float
+    p_b: float
+    alpha: float | None
+    look_sizes: tuple[int, ...]
+    n_experiments: int
+    seed: int | None
+    false_wins: int
+    false_win_rate: float
+    false_win_se: float
+    fixed_wins: int
+    fixed_rate: float
+    fixed_se: float
+
+    def __repr__(self) -> str:
+        return (
+            f"PeekingMCResult(n={self.n}, p_a={self.p_a:g}, p_b={self.p_b:g}, "
+            f"looks={_short_sizes(self.look_sizes)}, n_experiments={self.n_experiments}, "
+            f"false_win_rate={self.false_win_rate:.5f} ± {self.false_win_se:.5f}, "
+            f"fixed_rate={self.fixed_rate:.5f} ± {self.fixed_se:.5f})"
+        )
+
+
+def _se(k: int, n: int) -> float:
+    r = k / n
+    return math.sqrt(r * (1.0 - r) / n)
+
+
+def false_win_rate_mc(
+    n=40,
+    p=0.7,
+    alpha=0.05,
+    looks="every",
+    n_experiments=100_000,
+    seed=0,
+    reject: RejectRule = None,
+    p_b=None,
+) -> PeekingMCResult:
+    """Monte Carlo false-win rate: simulate experiments, stop at the first rejection.
+
+    The plain simulation document 002 describes, in numba: each experiment draws ``n``
+    trial pairs (A then B each step, uniforms from the generator), applies the
+    decision rule at each look and stops at the first rejection. The fixed-n rate (one test
+    at the last look) is counted on the same paths.
+
+    Parameters
+    ----------
+    n, p, alpha, looks, reject
+        As in :func:`false_win_rate_exact`.
+    n_experiments : int
+        Number of simulated experiments (document 002: 100,000).
+    seed : int or numpy.random.Generator
+        A non-negative int (a fresh PCG64 from it) or a Generator, e.g.
+        ``evalsim.seeding.rng_for(study_seed, "peeking", "mc")``; a Generator is advanced.
+    p_b : float, optional
+        Rate of arm B if different from ``p`` (then the "false-win rate" is a power).
+
+    Returns
+    -------
+    PeekingMCResult
+    """
+    n = check_n(n, "n")
+    p = check_probability(p, "p")
+    p_b = p if p_b is None else check_probability(p_b, "p_b")
+    alpha = check_alpha(alpha)
+    n_experiments = check_n(n_experiments, "n_experiments")
+    rng, seed_int = _as_rng(seed)
+    sizes = look_sizes(n, looks)
+    regions = _regions_for(sizes, alpha, reject)
+    seq_counts, fixed_counts = _mc_counts(
+        p, p_b, n_experiments, rng, [(sizes, regions), (sizes[-1:], regions[-1:])]
+    )
+    wins = int(seq_counts.sum())
+    fixed = int(fixed_counts.sum())
+    return PeekingMCResult(
+        n=n,
+        p_a=p,
+        p_b=p_b,
+        alpha=alpha if reject is None else None,
+        look_sizes=tuple(int(m) for m in sizes),
+        n_experiments=n_experiments,
+        seed=seed_int,
+        false_wins=wins,
+        false_win_rate=wins / n_experiments,
+        false_win_se=_se(wins, n_experiments),
+        fixed_wins=fixed,
+        fixed_rate=fixed / n_experiments,
+        fixed_se=_se(fixed, n_experiments),
+    )
+
+
+@dataclass(frozen=True)
+class LooksCurve:
+    """False-win rate against the number of equally spaced looks, exact and Monte Carlo.
+
+    Attributes
+    ----------
+    n, p, alpha, n_experiments, seed
+        The study (seed None when a Generator was passed).
+    n_looks : numpy.ndarray of int64
+        Numbers of looks K (K = 1 is testing once, K = n is after every trial pair).
+    exact : numpy.ndarray of float64
+        Exact false-win rate per K.
+    mc, mc_se : numpy.ndarray of float64
+        Monte Carlo rate per K (common random numbers across K) and its standard error.
+    """
+
+    n: int
+    p: float
+    alpha: float
+    n_experiments: int
+    seed: int | None
+    n_looks: np.ndarray
+    exact: np.ndarray
+    mc: np.ndarray
+    mc_se: np.ndarray
+
+    def __repr__(self) -> str:
+        pairs = ", ".join(
+            f"{k}: {e:.4f}" for k, e in zip(self.n_looks.tolist(), self.exact.tolist(), strict=True)
+        )
+        return f"LooksCurve(n={self.n}, p={self.p:g}, alpha={self.alpha:g}, exact={{{pairs}}})"
+
+
+def false_win_rate_vs_looks(
+    n=40, p=0.7, alpha=0.05, n_looks=(1, 2, 5, 10, 20, 40), n_experiments=100_000, seed=0
+) -> LooksCurve:
+    """Exact and Monte Carlo false-win rate for K equally spaced looks, for each K given.
+
+    All K share the same simulated paths, so differences between K are not noise between
+    independent runs. Rounding of the look sizes: see :func:`look_sizes`.
+    """
+    n = check_n(n, "n")
+    p = check_probability(p, "p")
+    alpha = check_alpha(alpha)
+    n_experiments = check_n(n_experiments, "n_experiments")
+    rng, seed_int = _as_rng(seed)
+    ks = [int(check_n(k, "n_looks")) for k in n_looks]
+    if not ks:
+        raise ValueError("n_looks must name at least one number of looks, got an empty list")
+    exact = np.array([false_win_rate_exact(n, p, alpha, looks=k).false_win_rate for k in ks])
+    schedules = []
+    for k in ks:
+        sizes = look_sizes(n, k)
+        schedules.append((sizes, _regions_for(sizes, alpha, None)))
+    counts = _mc_counts(p, p, n_experiments, rng, schedules)
+    wins = np.array([int(c.sum()) for c in counts], dtype=np.int64)
+    mc = wins / n_experiments
+    return LooksCurve(
+        n=n,
+        p=p,
+        alpha=alpha,
+        n_experiments=n_experiments,
+        seed=seed_int,
+        n_looks=np.array(ks, dtype=np.int64),
+        exact=exact,
+        mc=mc,
+        mc_se=np.sqrt(mc * (1.0 - mc) / n_experiments),
+    )

@@ -1,0 +1,206 @@
+"""Two spreads (ANOVA ICC, design effect) and the hierarchical bootstrap."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from naive_peeking import anova_icc_from_observations
+from scipy.stats import f_oneway
+
+from evalsim.stats.hierarchy import hierarchical_bootstrap, two_spreads
+
+
+def _obs(k, n):
+    return [[1] * a + [0] * (b - a) for a, b in zip(k, n, strict=True)]
+
+
+@pytest.mark.parametrize(
+    ("k", "n"),
+    [
+        ([210, 225, 240], [300, 300, 300]),
+        ([3, 9, 5, 7], [10, 12, 8, 15]),  # unbalanced
+        ([15, 15, 15], [20, 20, 20]),  # identical rates: negative ICC
+        ([0, 20], [20, 20]),  # complete separation: ICC = 1
+    ],
+)
+def test_two_spreads_against_naive_anova_and_scipy(k, n):
+    res = two_spreads(k, n)
+    groups = _obs(k, n)
+    msb, msw, n0, icc = anova_icc_from_observations(groups)
+    assert res.msb == pytest.approx(msb, rel=1e-12, abs=1e-15)
+    assert res.msw == pytest.approx(msw, rel=1e-12, abs=1e-15)
+    assert res.n0 == pytest.approx(n0, rel=1e-12)
+    assert res.icc == pytest.approx(icc, rel=1e-10, abs=1e-15)
+    if msw > 0:
+        f = f_oneway(*[np.array(g, dtype=float) for g in groups]).statistic
+        assert res.msb / res.msw == pytest.approx(f, rel=1e-10)
+    m = sum(n) / len(n)
+    assert res.design_effect == pytest.approx(1 + (m - 1) * max(icc, 0.0))
+    assert res.n_effective == pytest.approx(sum(n) / res.design_effect)
+
+
+def test_two_spreads_hand_example():
+    # p = 0.75; MSB = 300 * (0.05^2 + 0 + 0.05^2) / 2 = 0.75;
+    # MSW = 300 * (0.21 + 0.1875 + 0.16) / 897; ICC = (MSB - MSW) / (MSB + 299 MSW).
+    res = two_spreads([210, 225, 240], [300, 300, 300])
+    msw = 300 * (0.21 + 0.1875 + 0.16) / 897
+    assert res.pooled_rate == 0.75
+    assert res.msb == pytest.approx(0.75)
+    assert res.msw == pytest.approx(msw)
+    assert res.icc == pytest.approx((0.75 - msw) / (0.75 + 299 * msw))
+    assert res.seed_sd == pytest.approx(0.05)
+    assert res.trial_sd == pytest.approx(math.sqrt(0.75 * 0.25 / 300))
+    assert "210/300" in repr(res)
+
+
+def test_identical_seeds_give_no_design_effect():
+    res = two_spreads([15, 15, 15], [20, 20, 20])
+    assert res.icc < 0 and res.between_var < 0
+    assert res.design_effect == 1.0 and res.n_effective == 60.0
+    assert res.homogeneity_pvalue == pytest.approx(1.0)
+
+
+def test_all_successes_are_undefined_not_an_error():
+    res = two_spreads([20, 20], [20, 20])
+    assert math.isnan(res.icc) and math.isnan(res.design_effect)
+
+
+@pytest.mark.parametrize(
+    ("k", "n", "match"),
+    [
+        ([5], [10], "at least 2 clusters"),
+        ([5, 11], [10, 10], "k must be <= n"),
+        ([1, 1], [1, 1], "more trials"),
+    ],
+)
+def test_two_spreads_errors(k, n, match):
+    with pytest.raises(ValueError, match=match):
+        two_spreads(k, n)
+
+
+def _clustered(rates, m, seed=0):
+    rng = np.random.default_rng(seed)
+    vals = np.concatenate([rng.random(m) < r for r in rates]).astype(float)
+    return vals, np.repeat(np.arange(len(rates)), m)
+
+
+def test_bootstrap_is_deterministic_for_a_seed():
+    vals, cl = _clustered([0.6, 0.7, 0.8, 0.9], 50)
+    a = hierarchical_bootstrap(vals, cl, n_reps=500, seed=3)
+    b = hierarchical_bootstrap(vals, cl, n_reps=500, seed=3)
+    c = hierarchical_bootstrap(vals, cl, n_reps=500, seed=4)
+    assert a == b
+    assert a != c
+
+
+def test_bootstrap_basic_properties():
+    vals, cl = _clustered([0.5, 0.7, 0.9, 0.6, 0.8], 60, seed=1)
+    res = hierarchical_bootstrap(vals, cl, n_reps=2000, confidence=0.9, seed=1)
+    assert res.n_clusters == 5 and res.n_episodes == 300
+    assert res.micro == pytest.approx(vals.mean())
+    assert res.macro == pytest.approx(res.micro)  # balanced clusters
+    for lo, est, hi in [
+        (res.macro_lower, res.macro, res.macro_upper),
+        (res.micro_lower, res.micro, res.micro_upper),
+        (res.naive_lower, res.micro, res.naive_upper),
+    ]:
+        assert 0.0 <= lo <= est <= hi <= 1.0
+    # Naive SE is the binomial one; the cluster stage makes the interval wider.
+    p = vals.mean()
+    assert res.naive_se == pytest.approx(math.sqrt(p * (1 - p) / 300), rel=0.1)
+    assert res.width_ratio > 1.5
+
+
+def test_bootstrap_se_matches_two_stage_variance():
+    # Two-stage bootstrap of a balanced design: Var = (1/g) [ S_b^2 + mean r(1-r)/m ], with
+    # S_b^2 the (ddof = 0) variance of the cluster means.
+    vals, cl = _clustered([0.3, 0.5, 0.6, 0.9, 0.8, 0.7], 40, seed=2)
+    r = np.array([vals[cl == c].mean() for c in range(6)])
+    want = math.sqrt((r.var() + np.mean(r * (1 - r)) / 40) / 6)
+    res = hierarchical_bootstrap(vals, cl, n_reps=4000, seed=2)
+    assert res.micro_se == pytest.approx(want, rel=0.08)
+    assert res.macro_se == pytest.approx(want, rel=0.08)
+
+
+def test_singleton_clusters_reduce_to_the_naive_bootstrap():
+    rng = np.random.default_rng(5)
+    vals = (rng.random(400) < 0.7).astype(float)
+    res = hierarchical_bootstrap(vals, np.arange(400), n_reps=3000, seed=5)
+    assert res.width_ratio == pytest.approx(1.0, abs=0.15)
+
+
+def test_unbalanced_macro_differs_from_micro():
+    vals = np.array([1.0] * 10 + [0.0] * 90 + [1.0] * 5 + [0.0] * 5)
+    cl = np.array(["big"] * 100 + ["small"] * 10)
+    res = hierarchical_bootstrap(vals, cl, n_reps=200, seed=0)
+    assert res.micro == pytest.approx(15 / 110)
+    assert res.macro == pytest.approx((0.1 + 0.5) / 2)
+
+
+def test_constant_outcomes_give_zero_width():
+    res = hierarchical_bootstrap(np.ones(30), np.repeat([0, 1, 2], 10), n_reps=100, seed=0)
+    assert res.micro_lower == res.micro_upper == 1.0
+    assert math.isnan(res.width_ratio)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"values": [1.0, 0.0], "clusters": [0]}, "equal length"),
+        ({"values": [1.0, np.nan], "clusters": [0, 1]}, "finite"),
+        ({"n_reps": 1}, "n_reps must be"),
+        ({"confidence": 95}, "confidence must be"),
+        ({"seed": -2}, "seed must be"),
+    ],
+)
+def test_bootstrap_errors(kwargs, match):
+    args = {"values": [1.0, 0.0, 1.0], "clusters": [0, 0, 1], **kwargs}
+    with pytest.raises(ValueError, match=match):
+        hierarchical_bootstrap(**args)
+
+
+def _pools(seed_rates, trials, tasks=("cube30",), policies=("A", "B")):
+    rng = np.random.default_rng(0)
+    rows = []
+    for task in tasks:
+        for pi, policy in enumerate(policies):
+            for s, rate in enumerate(seed_rates):
+                ok = rng.random(trials) < min(rate + 0.1 * pi, 1.0)
+                rows.append(
+                    pd.DataFrame(
+                        {
+                            "task": task,
+                            "policy": policy,
+                            "seed": s,
+                            "trial": np.arange(trials),
+                            "success": ok,
+                            "success_loose": ok | (rng.random(trials) < 0.1),
+                        }
+                    )
+                )
+    return pd.concat(rows, ignore_index=True)
+
+
+def test_product_tables_from_synthetic_pools():
+    from evalsim.products.hierarchy import hierarchical_bootstrap_table, two_spreads_table
+
+    pools = _pools([0.5, 0.65, 0.8], 100, tasks=("cube30", "cube20"))
+    t22 = two_spreads_table(pools, confidence=0.95)
+    assert len(t22) == 4 and set(t22.policy) == {"A", "B"}
+    row = t22.iloc[0]
+    assert row.pooled_n == 300 and row.seeds == 3
+    assert row.per_seed_k_n.count("/100") == 3
+    assert row.seed_sd > row.trial_sd and row.design_effect > 1
+    assert row.pooled_wilson_lower < row.pooled_rate < row.pooled_wilson_upper
+    t28 = hierarchical_bootstrap_table(pools, ["task", "seed"], 300, 0.95, 20251129)
+    assert t28.clusters.tolist() == [6, 6] and t28.episodes.tolist() == [600, 600]
+    assert (t28.width_ratio > 1).all()
+    again = hierarchical_bootstrap_table(pools, ["task", "seed"], 300, 0.95, 20251129)
+    assert t28.equals(again)
+    loose = two_spreads_table(pools, confidence=0.95, outcome="success_loose")
+    assert (loose.pooled_k >= t22.pooled_k).all()
+    with pytest.raises(ValueError, match="lack column"):
+        two_spreads_table(pools.drop(columns="seed"), confidence=0.95)
