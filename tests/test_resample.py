@@ -1,0 +1,187 @@
+"""The resampling kernel and its summaries: exact streams, determinism, agreement with exact.
+
+Agreement rule used throughout: a resampled rate agrees with the exact probability it
+estimates when they differ by at most 3 standard errors, SE = sqrt(q (1 - q) / draws) at the
+exact value q. Every draw here is seeded, so these tests are deterministic; they fail only if
+the kernel or a summary is wrong.
+"""
+
+from __future__ import annotations
+
+import naive_resample as naive
+import numpy as np
+import pytest
+from scipy.stats import binom, chisquare, fisher_exact
+from statsmodels.stats.proportion import proportion_confint
+
+from evalsim import _resample_kernels as K
+from evalsim import resample as rs
+from evalsim.stats.coverage import exact_coverage
+
+N_SE = 3.0
+
+
+def pool_of(k: int, n: int) -> np.ndarray:
+    """A pool of n trials with k successes, interleaved (order must not matter)."""
+    out = np.zeros(n, dtype=bool)
+    out[np.linspace(0, n - 1, k).round().astype(int)] = True
+    assert out.sum() == k
+    return out
+
+
+POOL_A = pool_of(221, 300)  # document 000's pool A rate, 221/300
+POOL_B = pool_of(263, 300)  # document 000's pool B rate, 263/300
+
+
+def within(resampled: float, exact: float, draws: int) -> bool:
+    return abs(resampled - exact) <= N_SE * np.sqrt(exact * (1 - exact) / draws) + 1e-12
+
+
+# ---------------------------------------------------------------- the stream and the kernel
+
+
+def test_splitmix64_matches_reference_outputs():
+    # First outputs of Vigna's splitmix64.c with x = 0 (also what naive.splitmix64(0) gives):
+    # 0xe220a8397b1dcdaf, 0x6e789e6aa1b965f4, 0x06c45d188009454f
+    got = [int(x) for x in K.splitmix64_outputs(0, 3)]
+    assert got == [0xE220A8397B1DCDAF, 0x6E789E6AA1B965F4, 0x06C45D188009454F]
+    ref = naive.splitmix64(123456789)
+    assert [int(x) for x in K.splitmix64_outputs(123456789, 50)] == [next(ref) for _ in range(50)]
+
+
+@pytest.mark.parametrize(
+    ("m", "n", "n_evals", "seed"), [(300, 10, 40, 7), (7, 5, 30, 2**62 + 11), (1, 3, 4, 0)]
+)
+def test_kernel_equals_plain_python_draw_for_draw(m, n, n_evals, seed):
+    success = (np.arange(m) % 3 != 0).astype(np.uint8)
+    got = rs.draw_counts(success, n, n_evals, seed)
+    assert got.dtype == np.int64
+    assert got.tolist() == naive.draw_counts(success.tolist(), n, n_evals, seed)
+
+
+def test_draws_are_deterministic_and_keyed():
+    a1 = rs.evaluations(POOL_A, 10, 500, 20251129, "A", "t")
+    b1 = rs.evaluations(POOL_B, 10, 500, 20251129, "B", "t")
+    # Reverse call order, interleave an unrelated draw: same counts.
+    b2 = rs.evaluations(POOL_B, 10, 500, 20251129, "B", "t")
+    rs.evaluations(POOL_A, 20, 100, 20251129, "A", "other")
+    a2 = rs.evaluations(POOL_A, 10, 500, 20251129, "A", "t")
+    np.testing.assert_array_equal(a1.counts, a2.counts)
+    np.testing.assert_array_equal(b1.counts, b2.counts)
+    # Another purpose, policy, n or study seed gives another stream.
+    assert not np.array_equal(a1.counts, rs.evaluations(POOL_A, 10, 500, 20251129, "A", "u").counts)
+    assert not np.array_equal(a1.counts, rs.evaluations(POOL_A, 10, 500, 1, "A", "t").counts)
+    assert a1.seed != rs.evaluations(POOL_A, 11, 500, 20251129, "A", "t").seed
+    assert "n=10" in repr(a1) and "221/300" in repr(a1)
+
+
+def test_pair_streams_do_not_depend_on_other_comparisons():
+    a, b = rs.evaluation_pairs(POOL_A, POOL_B, 20, 300, 5, "A", "B")
+    a2, _ = rs.evaluation_pairs(POOL_A, pool_of(100, 300), 20, 300, 5, "A", "C")
+    a3, b3 = rs.evaluation_pairs(POOL_A, POOL_B, 20, 300, 5, "A", "B")
+    np.testing.assert_array_equal(a.counts, a3.counts)
+    np.testing.assert_array_equal(b.counts, b3.counts)
+    assert not np.array_equal(a.counts, a2.counts)  # each comparison has its own draws
+
+
+def test_counts_follow_the_binomial():
+    n, n_evals = 10, 40_000
+    ev = rs.evaluations(POOL_A, n, n_evals, 99, "A", "chi2")
+    expected = binom.pmf(np.arange(n + 1), n, 221 / 300) * n_evals
+    # Merge the sparse low tail (k <= 3) so every expected count is >= 5.
+    obs = np.concatenate([[ev.frequencies()[:4].sum()], ev.frequencies()[4:]])
+    exp = np.concatenate([[expected[:4].sum()], expected[4:]])
+    assert chisquare(obs, exp * obs.sum() / exp.sum()).pvalue > 1e-3
+    assert within(ev.counts.mean() / n, 221 / 300, n * n_evals)
+
+
+def test_validation_quotes_the_bad_value():
+    with pytest.raises(ValueError, match="2"):
+        rs.draw_counts([0, 1, 2], 5, 10, 1)
+    with pytest.raises(ValueError, match="0"):
+        rs.draw_counts(POOL_A, 0, 10, 1)
+    with pytest.raises(ValueError, match="-1"):
+        rs.draw_counts(POOL_A, 5, 10, -1)
+    with pytest.raises(ValueError, match="shape"):
+        rs.draw_counts([], 5, 10, 1)
+    with pytest.raises(ValueError, match="11"):
+        rs.rate_at_least(rs.evaluations(POOL_A, 10, 10, 1, "A", "v"), 11)
+
+
+# ---------------------------------------------------------------- summaries vs exact
+
+
+@pytest.mark.parametrize("n", [5, 10, 20, 50, 100])
+@pytest.mark.parametrize("method", ["wilson", "wald"])
+def test_resampled_coverage_agrees_with_exact_within_3_se(n, method):
+    n_evals = 4000
+    ev = rs.evaluations(POOL_A, n, n_evals, 20251129, "A", "coverage-test")
+    summ = rs.interval_summary(ev, method)
+    exact = exact_coverage(method, n, 221 / 300)
+    assert within(summ.coverage, exact, n_evals), (summ.coverage, exact)
+    assert summ.coverage_se == pytest.approx(np.sqrt(summ.coverage * (1 - summ.coverage) / n_evals))
+
+
+def test_interval_summary_equals_brute_force_statsmodels():
+    ev = rs.evaluations(POOL_B, 20, 300, 3, "B", "brute")
+    p = ev.pool_rate
+    lo, up = proportion_confint(ev.counts, 20, alpha=0.05, method="wilson")
+    summ = rs.interval_summary(ev, "wilson")
+    assert summ.coverage == pytest.approx(np.mean((lo <= p) & (p <= up)), abs=1e-12)
+    assert summ.mean_width == pytest.approx(np.mean(up - lo), rel=1e-9)
+    lo, up = proportion_confint(ev.counts, 20, alpha=0.05, method="normal")
+    lo, up = np.clip(lo, 0, 1), np.clip(up, 0, 1)
+    assert rs.interval_summary(ev, "wald").coverage == pytest.approx(
+        np.mean((lo <= p) & (p <= up)), abs=1e-12
+    )
+
+
+def test_pair_summary_equals_brute_force_scipy():
+    ev_a, ev_b = rs.evaluation_pairs(POOL_A, POOL_B, 20, 200, 11, "A", "B")
+    summ = rs.pair_summary(ev_a, ev_b, alpha=0.05)
+    rej = dis = le = 0
+    for ka, kb in zip(ev_a.counts.tolist(), ev_b.counts.tolist(), strict=True):
+        rej += fisher_exact([[ka, 20 - ka], [kb, 20 - kb]]).pvalue < 0.05
+        (la, ua), (lb, ub) = naive.wilson(ka, 20), naive.wilson(kb, 20)
+        dis += ua < lb or ub < la
+        le += kb <= ka
+    assert summ.fisher_rejection_rate == rej / 200
+    assert summ.disjoint_rate == dis / 200
+    assert summ.b_not_better_rate == le / 200
+
+
+@pytest.mark.parametrize(("n_a", "n_b"), [(10, 10), (20, 20), (7, 12)])
+def test_exact_pair_probabilities_equal_double_loop(n_a, n_b):
+    ex = rs.exact_pair_probabilities(0.737, n_a, 0.877, n_b)
+    disjoint, b_not_better = naive.pair_probabilities(0.737, n_a, 0.877, n_b)
+    assert ex.disjoint == pytest.approx(disjoint, abs=1e-12)
+    assert ex.b_not_better == pytest.approx(b_not_better, abs=1e-12)
+
+
+def test_exact_b_not_better_equals_stats_power():
+    from evalsim.stats import power
+
+    for n in (10, 20, 50, 100):
+        ours = rs.exact_pair_probabilities(221 / 300, n, 263 / 300, n).b_not_better
+        assert ours == pytest.approx(power.prob_b_not_better(221 / 300, n, 263 / 300, n), abs=1e-10)
+
+
+@pytest.mark.parametrize("n", [10, 20, 50])
+def test_resampled_pair_rates_agree_with_exact_within_3_se(n):
+    pairs = 2000
+    ev_a, ev_b = rs.evaluation_pairs(POOL_A, POOL_B, n, pairs, 20251129, "A", "B", "agree")
+    summ = rs.pair_summary(ev_a, ev_b)
+    ex = rs.exact_pair_probabilities(ev_a.pool_rate, n, ev_b.pool_rate, n)
+    assert within(summ.disjoint_rate, ex.disjoint, pairs)
+    assert within(summ.b_not_better_rate, ex.b_not_better, pairs)
+
+
+def test_rate_range_and_at_least():
+    ev = rs.evaluations(POOL_A, 10, 2000, 4, "A", "range")
+    lo, hi = rs.rate_range(ev)
+    assert (lo, hi) == (
+        np.quantile(ev.rates, 0.05, method="inverted_cdf"),
+        np.quantile(ev.rates, 0.95, method="inverted_cdf"),
+    )
+    assert rs.rate_at_least(ev, 9) == np.mean(ev.counts >= 9)
+    assert within(rs.rate_at_least(ev, 9), binom.sf(8, 10, 221 / 300), 2000)
