@@ -1,0 +1,500 @@
+"""Planning an evaluation before it runs: sample sizes, detectable effects, bench time.
+
+Every function here answers a design question of documents 001 ("Statistics you can
+defend") and 004 ("Why 90% vs 92% proves little"): how many trials per arm a two-proportion
+comparison needs (normal approximation, and exact Fisher power), the smallest gap a given
+n can detect (MDE), what pairing buys (by the correlation of paired outcomes or by the
+probability of a discordant pair), Cohen's h, the n that estimates one rate to a stated
+half-width, and what it all costs in hours at the bench.
+
+Conventions: ``alpha`` is two-sided; ``power`` is ``1 - beta``; ``z_alpha = Phi^-1(1 -
+alpha/2)``, ``z_beta = Phi^-1(power)``. A required n is the smallest integer at or above
+the real-valued solution (``ceil``); the unrounded value is kept in ``n_real`` so a
+document that rounds to the nearest integer can be checked.
+
+References
+----------
+.. [1] Fleiss, J. L., Levin, B. and Paik, M. C. (2003). *Statistical Methods for Rates and
+   Proportions*, 3rd ed., section 4.2 (sample size for comparing two proportions).
+.. [2] Connor, R. J. (1987). Sample size for testing differences in proportions for the
+   paired-sample design. *Biometrics* 43(1), 207-211.
+.. [3] Cohen, J. (1988). *Statistical Power Analysis for the Behavioral Sciences*, 2nd ed.,
+   chapter 6 (the arcsine effect size h).
+.. [4] Wilson, E. B. (1927). Probable inference, the law of succession, and statistical
+   inference. *JASA* 22, 209-212.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import norm
+
+from evalsim.stats._validate import check_alpha, check_confidence, check_n, check_probability
+
+VARIANCES = ("fleiss", "pbar", "unpooled")
+PAIRED_VARIANCES = ("separate", "pbar")
+MDE_CONVENTIONS = ("centered", "from_baseline")
+ESTIMATE_METHODS = ("normal", "wilson")
+
+
+@dataclass(frozen=True)
+class SampleSize:
+    """A required number of trials (per arm, or pairs for a paired design).
+
+    Attributes
+    ----------
+    n : int
+        Smallest integer that meets the requirement.
+    n_real : float
+        The real-valued solution before rounding up (nan for a search over integers).
+    method : str
+        Which formula or exact search produced it.
+    """
+
+    n: int
+    n_real: float
+    method: str
+
+    def __repr__(self) -> str:
+        return f"SampleSize(n={self.n}, n_real={self.n_real:.3f}, method={self.method!r})"
+
+
+@dataclass(frozen=True)
+class MDEResult:
+    """The minimum detectable effect at a fixed n per arm, by exact power.
+
+    Attributes
+    ----------
+    mde : float
+        Smallest gap ``p2 - p1`` whose power reaches the target (nan if none does).
+    p1, p2 : float
+        The two rates at the MDE under ``convention``.
+    power : float
+        Exact power at the MDE (>= the target, up to the search tolerance).
+    convention : str
+        ``"centered"``: p1, p2 = baseline -/+ mde/2; ``"from_baseline"``: p1 = baseline,
+        p2 = baseline + mde.
+    """
+
+    mde: float
+    p1: float
+    p2: float
+    power: float
+    convention: str
+
+
+def _z(alpha: float, power: float) -> tuple[float, float]:
+    check_alpha(alpha)
+    check_probability(power, "power")
+    if not 0.0 < power < 1.0:
+        raise ValueError(f"power must be in (0, 1), got {power!r}")
+    return float(norm.ppf(1.0 - alpha / 2.0)), float(norm.ppf(power))
+
+
+def _rate(p: float, name: str) -> float:
+    check_probability(p, name)
+    if not 0.0 < p < 1.0:
+        raise ValueError(f"{name} must be strictly between 0 and 1, got {p!r}")
+    return float(p)
+
+
+def _ceil(x: float) -> int:
+    # A solution like 42.0000000001 from floating point is 42, not 43.
+    return int(math.ceil(x - 1e-9))
+
+
+def n_per_arm_normal(
+    p1: float,
+    p2: float,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    variance: str = "fleiss",
+    z_alpha: float | None = None,
+    z_beta: float | None = None,
+) -> SampleSize:
+    """Trials per arm for a two-sided two-proportion z-test (normal approximation).
+
+    Parameters
+    ----------
+    p1, p2 : float
+        The two true success rates, each in (0, 1), ``p1 != p2``.
+    alpha, power : float
+        Two-sided significance level and target power.
+    variance : {"fleiss", "pbar", "unpooled"}
+        ``"fleiss"``: ``[z_a sqrt(2 pbar qbar) + z_b sqrt(p1 q1 + p2 q2)]^2 / d^2`` (pooled
+        variance under the null, unpooled under the alternative; document 001's
+        ``n_per_arm``, Fleiss [1]_ without continuity correction). ``"pbar"``:
+        ``(z_a + z_b)^2 2 pbar qbar / d^2`` (document 001's worked example).
+        ``"unpooled"``: ``(z_a + z_b)^2 (p1 q1 + p2 q2) / d^2``.
+    z_alpha, z_beta : float, optional
+        Override the critical values (the worked example uses the rounded 1.96 and 0.84).
+
+    Returns
+    -------
+    SampleSize
+    """
+    p1, p2 = _rate(p1, "p1"), _rate(p2, "p2")
+    if p1 == p2:
+        raise ValueError(f"p1 and p2 must differ, got p1 = p2 = {p1!r}")
+    if variance not in VARIANCES:
+        raise ValueError(f"variance must be one of {VARIANCES}, got {variance!r}")
+    za, zb = _z(alpha, power)
+    za = za if z_alpha is None else float(z_alpha)
+    zb = zb if z_beta is None else float(z_beta)
+    d = abs(p1 - p2)
+    pbar = 0.5 * (p1 + p2)
+    if variance == "fleiss":
+        n = (
+            (
+                za * math.sqrt(2.0 * pbar * (1.0 - pbar))
+                + zb * math.sqrt(p1 * (1 - p1) + p2 * (1 - p2))
+            )
+            / d
+        ) ** 2
+    elif variance == "pbar":
+        n = (za + zb) ** 2 * 2.0 * pbar * (1.0 - pbar) / d**2
+    else:
+        n = (za + zb) ** 2 * (p1 * (1 - p1) + p2 * (1 - p2)) / d**2
+    return SampleSize(_ceil(n), float(n), f"normal ({variance})")
+
+
+def mde_normal(n_per_arm, pbar: float = 0.5, alpha: float = 0.05, power: float = 0.8):
+    """Minimum detectable effect of a two-proportion z-test with ``n_per_arm`` per arm.
+
+    ``MDE = (z_a + z_b) sqrt(2 pbar (1 - pbar) / n)``, document 001's ``mde``; the worst
+    case (largest MDE) is ``pbar = 0.5``.
+
+    Parameters
+    ----------
+    n_per_arm : int or array of int
+        Trials per arm, >= 1.
+    pbar : float
+        The average of the two rates, in (0, 1).
+
+    Returns
+    -------
+    float or ndarray
+        The MDE as a difference of proportions (0.29 = 29 points).
+    """
+    za, zb = _z(alpha, power)
+    pbar = _rate(pbar, "pbar")
+    n = np.asarray(n_per_arm)
+    for v in np.atleast_1d(n).ravel():
+        check_n(v.item(), "n_per_arm")
+    out = (za + zb) * np.sqrt(2.0 * pbar * (1.0 - pbar) / n.astype(float))
+    return float(out) if out.ndim == 0 else out
+
+
+def _exact_power_from_region(reject: np.ndarray, p1: float, p2: float) -> float:
+    """Exact power: the binomial probability of the rejection region ``reject[k1, k2]``."""
+    from evalsim.stats.binomial import binom_pmf
+
+    n1, n2 = reject.shape[0] - 1, reject.shape[1] - 1
+    pmf1 = np.asarray(binom_pmf(np.arange(n1 + 1), n1, p1), dtype=float)
+    pmf2 = np.asarray(binom_pmf(np.arange(n2 + 1), n2, p2), dtype=float)
+    return float(pmf1 @ reject.astype(float) @ pmf2)
+
+
+def _mde_pair(d: float, baseline: float, convention: str) -> tuple[float, float]:
+    if convention == "centered":
+        return baseline - d / 2.0, baseline + d / 2.0
+    return baseline, baseline + d
+
+
+def mde_exact(
+    n_per_arm: int,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    baseline: float = 0.5,
+    convention: str = "centered",
+    tol: float = 1e-5,
+) -> MDEResult:
+    """Smallest gap that Fisher's exact test detects with ``power`` at ``n_per_arm`` per arm.
+
+    The rejection region ``{(k1, k2): fisher p < alpha}`` of the two-sided test is computed
+    once (``evalsim.stats.fisher.fisher_rejects``); the exact power of a gap ``d`` is its
+    binomial probability, and ``d`` is found by bisection (power grows with the gap).
+
+    Parameters
+    ----------
+    n_per_arm : int
+        Trials per arm.
+    baseline : float
+        With ``convention="centered"`` the midpoint of the two rates (0.5 is the worst case,
+        as in :func:`mde_normal`); with ``"from_baseline"`` the lower rate.
+    convention : {"centered", "from_baseline"}
+        Where the two rates sit, see :class:`MDEResult`.
+    tol : float
+        Bisection tolerance on the gap.
+
+    Returns
+    -------
+    MDEResult
+        ``mde`` is nan when even the largest possible gap misses the target power.
+    """
+    from evalsim.stats.fisher import fisher_rejects
+
+    check_n(n_per_arm, "n_per_arm")
+    n = int(n_per_arm)
+    _z(alpha, power)
+    baseline = _rate(baseline, "baseline")
+    if convention not in MDE_CONVENTIONS:
+        raise ValueError(f"convention must be one of {MDE_CONVENTIONS}, got {convention!r}")
+    reject = np.asarray(fisher_rejects(n, n, alpha), dtype=bool)
+    d_max = 2.0 * min(baseline, 1.0 - baseline) if convention == "centered" else 1.0 - baseline
+    if _exact_power_from_region(reject, *_mde_pair(d_max, baseline, convention)) < power:
+        return MDEResult(float("nan"), float("nan"), float("nan"), float("nan"), convention)
+    lo, hi = 0.0, d_max
+    while hi - lo > tol:
+        mid = 0.5 * (lo + hi)
+        if _exact_power_from_region(reject, *_mde_pair(mid, baseline, convention)) >= power:
+            hi = mid
+        else:
+            lo = mid
+    p1, p2 = _mde_pair(hi, baseline, convention)
+    return MDEResult(hi, p1, p2, _exact_power_from_region(reject, p1, p2), convention)
+
+
+def normal_power(p1: float, p2: float, n_per_arm: int, alpha: float = 0.05) -> float:
+    """Approximate power of the two-sided pooled two-proportion z-test (normal theory).
+
+    ``Phi((|d| sqrt(n) - z_a sqrt(2 pbar qbar)) / sqrt(p1 q1 + p2 q2))`` plus the (tiny)
+    opposite tail; the inverse of :func:`n_per_arm_normal` with ``variance="fleiss"``.
+    """
+    p1, p2 = _rate(p1, "p1"), _rate(p2, "p2")
+    check_n(n_per_arm, "n_per_arm")
+    n = int(n_per_arm)
+    check_alpha(alpha)
+    za = float(norm.ppf(1.0 - alpha / 2.0))
+    d = abs(p1 - p2)
+    pbar = 0.5 * (p1 + p2)
+    s0 = math.sqrt(2.0 * pbar * (1.0 - pbar))
+    s1 = math.sqrt(p1 * (1 - p1) + p2 * (1 - p2))
+    up = norm.cdf((d * math.sqrt(n) - za * s0) / s1)
+    down = norm.cdf((-d * math.sqrt(n) - za * s0) / s1)
+    return float(up + down)
+
+
+def discordance_from_rho(p1: float, p2: float, rho: float) -> float:
+    """Probability that a pair is discordant when paired outcomes correlate with ``rho``.
+
+    With ``P(both succeed) = p1 p2 + rho sqrt(p1 q1 p2 q2)``, the discordance probability
+    is ``psi = p1 + p2 - 2 P(both succeed)``. Raises if ``rho`` is outside the range two
+    Bernoulli margins allow.
+    """
+    p1, p2 = _rate(p1, "p1"), _rate(p2, "p2")
+    if not -1.0 <= rho <= 1.0:
+        raise ValueError(f"rho must be in [-1, 1], got {rho!r}")
+    p11 = p1 * p2 + rho * math.sqrt(p1 * (1 - p1) * p2 * (1 - p2))
+    if p11 < max(0.0, p1 + p2 - 1.0) - 1e-12 or p11 > min(p1, p2) + 1e-12:
+        raise ValueError(f"rho = {rho!r} is impossible for margins p1 = {p1!r}, p2 = {p2!r}")
+    return float(p1 + p2 - 2.0 * p11)
+
+
+def paired_n(
+    p1: float,
+    p2: float,
+    rho: float | None = None,
+    discordance: float | None = None,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    variance: str = "separate",
+    z_alpha: float | None = None,
+    z_beta: float | None = None,
+) -> SampleSize:
+    """Pairs needed for a paired comparison of two rates, by ``rho`` or by discordance.
+
+    Give exactly one of ``rho`` and ``discordance``.
+
+    * ``rho``: normal approximation on the paired difference,
+      ``n = (z_a + z_b)^2 Var / d^2`` with ``Var = p1 q1 + p2 q2 - 2 rho sqrt(p1 q1 p2 q2)``
+      (``variance="separate"``) or ``2 pbar qbar (1 - rho)`` (``variance="pbar"``, the
+      form of document 001's worked example).
+    * ``discordance`` (``psi = P(A and B disagree)``): Connor's (1987) [2]_ McNemar
+      sample size ``n = [z_a sqrt(psi) + z_b sqrt(psi - d^2)]^2 / d^2``.
+
+    Returns
+    -------
+    SampleSize
+        ``n`` is the number of pairs (= trials per policy).
+    """
+    p1, p2 = _rate(p1, "p1"), _rate(p2, "p2")
+    if p1 == p2:
+        raise ValueError(f"p1 and p2 must differ, got p1 = p2 = {p1!r}")
+    if (rho is None) == (discordance is None):
+        raise ValueError(f"give exactly one of rho and discordance, got {rho!r}, {discordance!r}")
+    za, zb = _z(alpha, power)
+    za = za if z_alpha is None else float(z_alpha)
+    zb = zb if z_beta is None else float(z_beta)
+    d = abs(p1 - p2)
+    if rho is not None:
+        if variance not in PAIRED_VARIANCES:
+            raise ValueError(f"variance must be one of {PAIRED_VARIANCES}, got {variance!r}")
+        if not -1.0 <= rho <= 1.0:
+            raise ValueError(f"rho must be in [-1, 1], got {rho!r}")
+        if variance == "separate":
+            v1, v2 = p1 * (1 - p1), p2 * (1 - p2)
+            var = v1 + v2 - 2.0 * rho * math.sqrt(v1 * v2)
+        else:
+            pbar = 0.5 * (p1 + p2)
+            var = 2.0 * pbar * (1.0 - pbar) * (1.0 - rho)
+        if var <= 0:
+            raise ValueError(f"rho = {rho!r} leaves no variance in the paired difference")
+        n = (za + zb) ** 2 * var / d**2
+        return SampleSize(_ceil(n), float(n), f"paired normal, rho ({variance})")
+    psi = float(discordance)
+    lo_psi = d
+    hi_psi = min(p1 + p2, 2.0 - p1 - p2)
+    if not lo_psi < psi <= hi_psi + 1e-12:
+        raise ValueError(
+            f"discordance must be in ({lo_psi:g}, {hi_psi:g}] for p1 = {p1!r}, p2 = {p2!r}, "
+            f"got {discordance!r}"
+        )
+    n = (za * math.sqrt(psi) + zb * math.sqrt(psi - d * d)) ** 2 / d**2
+    return SampleSize(_ceil(n), float(n), "paired McNemar, discordance (Connor 1987)")
+
+
+def _mcnemar_reject_given_d(d_max: int, theta: float, alpha: float) -> np.ndarray:
+    """``P(exact McNemar rejects | D discordant pairs)`` for D = 0..d_max, b ~ Bin(D, theta).
+
+    The two-sided exact test rejects when ``min(b, D - b) <= c_D``, with ``c_D`` the largest
+    m such that ``2 P(X <= m) < alpha`` for ``X ~ Bin(D, 1/2)`` (none for small D).
+    """
+    from evalsim.stats.binomial import binom_cdf
+
+    out = np.zeros(d_max + 1)
+    for dd in range(1, d_max + 1):
+        m = np.arange(dd // 2 + 1)
+        ok = np.nonzero(2.0 * np.asarray(binom_cdf(m, dd, 0.5), dtype=float) < alpha)[0]
+        if ok.size == 0:
+            continue
+        c = int(ok[-1])
+        low = float(binom_cdf(c, dd, theta))
+        high = 1.0 - float(binom_cdf(dd - c - 1, dd, theta))
+        out[dd] = low + high
+    return out
+
+
+def _check_discordant(p10: float, p01: float) -> tuple[float, float]:
+    check_probability(p10, "p10")
+    check_probability(p01, "p01")
+    psi = p10 + p01
+    if not 0.0 < psi <= 1.0 + 1e-12:
+        raise ValueError(f"p10 + p01 must be in (0, 1], got {psi!r}")
+    return min(psi, 1.0), p10 / psi
+
+
+def mcnemar_power_exact(n_pairs: int, p10: float, p01: float, alpha: float = 0.05) -> float:
+    """Exact power of the exact (conditional) McNemar test with ``n_pairs`` pairs.
+
+    The number of discordant pairs ``D`` is ``Binomial(n, p10 + p01)``; given ``D``, the
+    count ``b`` of A-only successes is ``Binomial(D, p10 / (p10 + p01))``; the test rejects
+    when the two-sided exact binomial p-value of ``b`` out of ``D`` at 1/2 is below alpha
+    (:func:`evalsim.stats.paired.mcnemar_exact`). Power is summed over D exactly.
+    """
+    from evalsim.stats.binomial import binom_pmf
+
+    check_n(n_pairs, "n_pairs")
+    n = int(n_pairs)
+    check_alpha(alpha)
+    psi, theta = _check_discordant(p10, p01)
+    g = _mcnemar_reject_given_d(n, theta, alpha)
+    pd_ = np.asarray(binom_pmf(np.arange(n + 1), n, psi), dtype=float)
+    return float(pd_ @ g)
+
+
+def mcnemar_n_exact(
+    p10: float, p01: float, alpha: float = 0.05, power: float = 0.8, n_max: int = 5000
+) -> SampleSize:
+    """Smallest number of pairs whose exact McNemar power reaches ``power``.
+
+    Exact power saw-tooths in n (the test is discrete), so a slightly larger n can fall
+    back below the target; this returns the first n that reaches it. Raises if no
+    ``n <= n_max`` does.
+    """
+    from evalsim.stats.binomial import binom_pmf
+
+    _z(alpha, power)
+    check_n(n_max, "n_max")
+    psi, theta = _check_discordant(p10, p01)
+    if p10 == p01:
+        raise ValueError(f"p10 and p01 must differ, got p10 = p01 = {p10!r}")
+    za, zb = _z(alpha, power)
+    d = p10 - p01
+    connor = (za * math.sqrt(psi) + zb * math.sqrt(max(psi - d * d, 0.0))) ** 2 / d**2
+    # Search up to 3x Connor's normal-theory n first; only a miss pays for the full range.
+    for hi in (min(int(n_max), max(50, _ceil(3.0 * connor))), int(n_max)):
+        g = _mcnemar_reject_given_d(hi, theta, alpha)
+        for n in range(1, hi + 1):
+            pd_ = np.asarray(binom_pmf(np.arange(n + 1), n, psi), dtype=float)
+            if float(pd_ @ g[: n + 1]) >= power:
+                return SampleSize(n, float("nan"), "exact McNemar power")
+    raise ValueError(f"no n <= n_max = {n_max!r} reaches power {power!r}")
+
+
+def cohens_h(p1, p2):
+    """Cohen's effect size h = 2 asin(sqrt(p1)) - 2 asin(sqrt(p2)) [3]_.
+
+    By Cohen's rule of thumb |h| = 0.2 is "small", 0.5 "medium", 0.8 "large".
+    """
+    a = np.asarray(p1, dtype=float)
+    b = np.asarray(p2, dtype=float)
+    for v, name in ((a, "p1"), (b, "p2")):
+        bad = ~((v >= 0.0) & (v <= 1.0))
+        if bad.any():
+            raise ValueError(f"{name} must be in [0, 1], got {v[bad].ravel()[0]!r}")
+    h = 2.0 * np.arcsin(np.sqrt(a)) - 2.0 * np.arcsin(np.sqrt(b))
+    return float(h) if h.ndim == 0 else h
+
+
+def n_per_arm_from_h(h: float, alpha: float = 0.05, power: float = 0.8) -> SampleSize:
+    """Trials per arm to detect effect size ``h`` (arcsine normal approximation).
+
+    ``2 asin sqrt(p_hat)`` has variance ``1/n``, so the difference of two arms has variance
+    ``2/n`` and ``n = 2 (z_a + z_b)^2 / h^2`` (what ``statsmodels``' ``NormalIndPower``
+    solves for).
+    """
+    za, zb = _z(alpha, power)
+    if not np.isfinite(h) or h == 0:
+        raise ValueError(f"h must be finite and non-zero, got {h!r}")
+    n = 2.0 * (za + zb) ** 2 / float(h) ** 2
+    return SampleSize(_ceil(n), float(n), "arcsine (Cohen's h)")
+
+
+def n_for_estimate(
+    p: float, half_width: float, confidence: float = 0.95, method: str = "normal"
+) -> SampleSize:
+    """Trials to estimate a rate near ``p`` to within ``+/- half_width``.
+
+    ``"normal"``: ``n = z^2 p (1 - p) / half_width^2`` (Wald). ``"wilson"``: the smallest n
+    whose Wilson interval at observed rate p has half-width <= ``half_width``
+    (``evalsim.stats.budget.trials_for_half_width``) [4]_.
+    """
+    p = _rate(p, "p")
+    check_confidence(confidence)
+    if not 0.0 < half_width < 0.5:
+        raise ValueError(f"half_width must be in (0, 0.5), got {half_width!r}")
+    if method not in ESTIMATE_METHODS:
+        raise ValueError(f"method must be one of {ESTIMATE_METHODS}, got {method!r}")
+    if method == "normal":
+        z = float(norm.ppf(0.5 + confidence / 2.0))
+        n = z * z * p * (1.0 - p) / half_width**2
+        return SampleSize(_ceil(n), float(n), "normal (Wald half-width)")
+    from evalsim.stats.budget import trials_for_half_width
+
+    n = int(trials_for_half_width(p, half_width, confidence=confidence, method="wilson"))
+    return SampleSize(n, float("nan"), "Wilson half-width")
+
+
+def bench_hours(trials, minutes_per_trial: float = 3.0):
+    """Hours at the bench for ``trials`` trials at ``minutes_per_trial`` minutes each."""
+    t = np.asarray(trials, dtype=float)
+    if not np.all(np.isfinite(t)) or np.any(t < 0):
+        raise ValueError(f"trials must be finite and >= 0, got {trials!r}")
+    if not (np.isfinite(minutes_per_trial) and minutes_per_trial > 0):
+        raise ValueError(f"minutes_per_trial must be > 0, got {minutes_per_trial!r}")
+    h = t * float(minutes_per_trial) / 60.0
+    return float(h) if h.ndim == 0 else h

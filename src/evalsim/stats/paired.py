@@ -1,0 +1,329 @@
+"""Comparing two policies: difference intervals, McNemar's test, pairing and its gain.
+
+Two designs are covered. *Independent* samples (k1/n1 vs k2/n2): confidence intervals for
+the difference of proportions ``p1 - p2`` by Wald (unpooled), Newcombe's hybrid score
+(method 10) and Agresti-Caffo, with the argument order and sign of ``statsmodels``'
+``confint_proportions_2indep(count1, nobs1, count2, nobs2, compare="diff")``. *Paired*
+samples (both policies on the same initial conditions): the 2x2 paired contingency table,
+the exact McNemar test and its mid-p version on the discordant pairs, a paired bootstrap,
+and the variance a pairing removes, measured from the outcomes.
+
+References
+----------
+.. [1] Newcombe, R. G. (1998). Interval estimation for the difference between independent
+   proportions: comparison of eleven methods. *Statistics in Medicine* 17, 873-890.
+.. [2] Agresti, A. and Caffo, B. (2000). Simple and effective confidence intervals for
+   proportions and differences of proportions result from adding two successes and two
+   failures. *The American Statistician* 54(4), 280-288.
+.. [3] McNemar, Q. (1947). Note on the sampling error of the difference between correlated
+   proportions or percentages. *Psychometrika* 12, 153-157.
+.. [4] Fagerland, M. W., Lydersen, S. and Laake, P. (2013). The McNemar test for binary
+   matched-pairs data: mid-p and asymptotic are better than exact conditional. *BMC
+   Medical Research Methodology* 13, 91.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.stats import norm
+
+from evalsim.stats._validate import check_confidence, check_counts, check_n
+
+DIFF_METHODS = ("wald", "newcombe", "agresti_caffo")
+
+
+@dataclass(frozen=True)
+class PairedCounts:
+    """The 2x2 paired contingency table of policies A and B on the same conditions.
+
+    Attributes
+    ----------
+    both_succeed, a_only, b_only, both_fail : int
+        Pairs where both succeed, only A succeeds (McNemar's b), only B succeeds (c),
+        both fail.
+    """
+
+    both_succeed: int
+    a_only: int
+    b_only: int
+    both_fail: int
+
+    @property
+    def n(self) -> int:
+        return self.both_succeed + self.a_only + self.b_only + self.both_fail
+
+    @property
+    def k_a(self) -> int:
+        return self.both_succeed + self.a_only
+
+    @property
+    def k_b(self) -> int:
+        return self.both_succeed + self.b_only
+
+    @property
+    def table(self) -> np.ndarray:
+        """``[[both, A only], [B only, neither]]``: rows A success/failure, cols B."""
+        return np.array([[self.both_succeed, self.a_only], [self.b_only, self.both_fail]])
+
+
+@dataclass(frozen=True)
+class McNemarResult:
+    """Exact McNemar test on the discordant pairs.
+
+    Attributes
+    ----------
+    b, c : int
+        Discordant counts: A-only successes and B-only successes.
+    pvalue : float
+        Two-sided exact p-value, ``min(1, 2 P(X <= min(b, c)))`` with ``X ~ Bin(b+c, 1/2)``;
+        equal to ``scipy.stats.binomtest(b, b + c, 0.5).pvalue``.
+    midp_pvalue : float
+        Two-sided mid-p: the exact p-value less the probability of the observed table.
+    statistic : float
+        McNemar's chi-square ``(b - c)^2 / (b + c)`` (no continuity correction; nan if
+        ``b + c = 0``), shown for reference; the p-values above do not use it.
+    """
+
+    b: int
+    c: int
+    pvalue: float
+    midp_pvalue: float
+    statistic: float
+
+
+@dataclass(frozen=True)
+class PairedBootstrap:
+    """Paired bootstrap of mean(A) - mean(B) (resampling conditions, i.e. whole pairs).
+
+    Attributes
+    ----------
+    diff : float
+        Observed difference of success rates, A minus B.
+    lower, upper : float
+        Percentile interval at ``confidence``.
+    se : float
+        Standard deviation of the bootstrap replicates.
+    n_boot : int
+    confidence : float
+    """
+
+    diff: float
+    lower: float
+    upper: float
+    se: float
+    n_boot: int
+    confidence: float
+
+
+@dataclass(frozen=True)
+class PairingGain:
+    """What pairing buys, measured on paired outcomes.
+
+    Attributes
+    ----------
+    n_pairs : int
+    rate_a, rate_b : float
+    rho : float
+        Correlation (phi coefficient) of A's and B's outcomes on the same condition.
+    var_unpaired : float
+        Per-pair variance of the difference if the samples were independent,
+        ``pA qA + pB qB``.
+    var_paired : float
+        Per-pair variance of the paired difference ``Var(a_i - b_i)`` =
+        ``var_unpaired - 2 cov``.
+    variance_ratio : float
+        ``var_paired / var_unpaired``: the fraction of unpaired trials a paired design
+        needs for the same precision.
+    """
+
+    n_pairs: int
+    rate_a: float
+    rate_b: float
+    rho: float
+    var_unpaired: float
+    var_paired: float
+    variance_ratio: float
+
+
+def _interval(lower, upper):
+    from evalsim.stats.intervals import Interval
+
+    return Interval(float(lower), float(upper))
+
+
+def diff_interval(
+    k1: int, n1: int, k2: int, n2: int, method: str = "newcombe", confidence: float = 0.95
+):
+    """Confidence interval for ``p1 - p2`` from two independent samples.
+
+    Parameters
+    ----------
+    k1, n1, k2, n2 : int
+        Successes and trials of sample 1 and sample 2. The interval is for ``k1/n1 -
+        k2/n2`` (``statsmodels.stats.proportion.confint_proportions_2indep(k1, n1, k2, n2,
+        compare="diff")``).
+    method : {"newcombe", "wald", "agresti_caffo"}
+        ``"wald"``: ``d +/- z sqrt(p1 q1/n1 + p2 q2/n2)`` (unpooled). ``"newcombe"``: the
+        hybrid score interval (Newcombe's method 10 [1]_) built from the two Wilson
+        intervals. ``"agresti_caffo"``: Wald after adding one success and one failure to
+        each sample [2]_. Like statsmodels, the Wald-type limits are not clipped to
+        [-1, 1].
+    confidence : float
+
+    Returns
+    -------
+    Interval
+    """
+    k1, n1 = check_counts(k1, n1)
+    k2, n2 = check_counts(k2, n2)
+    check_confidence(confidence)
+    if method not in DIFF_METHODS:
+        raise ValueError(f"method must be one of {DIFF_METHODS}, got {method!r}")
+    z = float(norm.ppf(0.5 + confidence / 2.0))
+    if method in ("wald", "agresti_caffo"):
+        add = 1 if method == "agresti_caffo" else 0
+        p1 = (k1 + add) / (n1 + 2 * add)
+        p2 = (k2 + add) / (n2 + 2 * add)
+        half = z * math.sqrt(p1 * (1 - p1) / (n1 + 2 * add) + p2 * (1 - p2) / (n2 + 2 * add))
+        return _interval(p1 - p2 - half, p1 - p2 + half)
+    from evalsim.stats.intervals import wilson_interval
+
+    p1, p2 = k1 / n1, k2 / n2
+    w1 = wilson_interval(k1, n1, confidence=confidence)
+    w2 = wilson_interval(k2, n2, confidence=confidence)
+    d = p1 - p2
+    lower = d - math.sqrt((p1 - w1.lower) ** 2 + (w2.upper - p2) ** 2)
+    upper = d + math.sqrt((w1.upper - p1) ** 2 + (p2 - w2.lower) ** 2)
+    return _interval(lower, upper)
+
+
+def _as_success(x, name: str) -> np.ndarray:
+    arr = np.asarray(x)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-d array, got shape {arr.shape}")
+    if arr.dtype != bool:
+        if not np.all((arr == 0) | (arr == 1)):
+            bad = arr[~((arr == 0) | (arr == 1))][0]
+            raise ValueError(f"{name} must hold booleans or 0/1, got {bad!r}")
+    return arr.astype(np.int8)
+
+
+def _aligned(success_a, success_b) -> tuple[np.ndarray, np.ndarray]:
+    a = _as_success(success_a, "success_a")
+    b = _as_success(success_b, "success_b")
+    if a.shape != b.shape:
+        raise ValueError(
+            f"success_a and success_b must be aligned (same length), got {a.size} and {b.size}"
+        )
+    return a, b
+
+
+def paired_contingency(success_a, success_b) -> PairedCounts:
+    """The paired 2x2 table from two aligned success arrays (element i = condition i)."""
+    a, b = _aligned(success_a, success_b)
+    return PairedCounts(
+        both_succeed=int(np.sum((a == 1) & (b == 1))),
+        a_only=int(np.sum((a == 1) & (b == 0))),
+        b_only=int(np.sum((a == 0) & (b == 1))),
+        both_fail=int(np.sum((a == 0) & (b == 0))),
+    )
+
+
+def mcnemar_exact(b: int, c: int) -> McNemarResult:
+    """Exact McNemar test (and mid-p) on ``b`` A-only and ``c`` B-only discordant pairs.
+
+    Under the null of equal rates each discordant pair is A-only with probability 1/2, so
+    the test is the two-sided binomial test of ``b`` out of ``b + c`` at 1/2 [3]_. The
+    mid-p version subtracts the probability of the observed split once [4]_. With no
+    discordant pairs both p-values are 1.
+    """
+    from evalsim.stats.binomial import binom_cdf, binom_pmf
+
+    check_n(b, "b", minimum=0)
+    check_n(c, "c", minimum=0)
+    b, c = int(b), int(c)
+    d = b + c
+    if d == 0:
+        return McNemarResult(b, c, 1.0, 1.0, float("nan"))
+    m = min(b, c)
+    tail = float(binom_cdf(m, d, 0.5))
+    point = float(binom_pmf(m, d, 0.5))
+    p = min(1.0, 2.0 * tail)
+    midp = min(1.0, 2.0 * (tail - 0.5 * point))
+    return McNemarResult(b, c, p, midp, (b - c) ** 2 / d)
+
+
+def paired_wald_interval(counts: PairedCounts, confidence: float = 0.95):
+    """Wald interval for the paired difference ``pA - pB = (b - c)/n``.
+
+    ``Var = ((b + c)/n - ((b - c)/n)^2) / n`` (the variance of the mean of ``a_i - b_i``
+    with divisor n).
+    """
+    check_confidence(confidence)
+    n = counts.n
+    if n < 1:
+        raise ValueError(f"the table must hold at least one pair, got n={n!r}")
+    z = float(norm.ppf(0.5 + confidence / 2.0))
+    d = (counts.a_only - counts.b_only) / n
+    var = ((counts.a_only + counts.b_only) / n - d * d) / n
+    half = z * math.sqrt(max(var, 0.0))
+    return _interval(d - half, d + half)
+
+
+def paired_bootstrap(
+    success_a, success_b, n_boot: int = 10_000, confidence: float = 0.95, rng=None
+) -> PairedBootstrap:
+    """Percentile bootstrap of mean(A) - mean(B), resampling conditions (whole pairs).
+
+    Parameters
+    ----------
+    success_a, success_b : array_like of bool or 0/1
+        Aligned outcomes: element i of both is the same initial condition.
+    n_boot : int
+        Bootstrap replicates.
+    confidence : float
+    rng : numpy.random.Generator or int
+        The random stream; pass ``evalsim.seeding.rng_for(study_seed, ...)``. An int is
+        used as the seed of ``numpy.random.default_rng``. Required (no global RNG).
+    """
+    from evalsim.stats._paired_kernels import paired_bootstrap_diffs
+
+    a, b = _aligned(success_a, success_b)
+    check_n(n_boot, "n_boot", minimum=2)
+    check_confidence(confidence)
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool) and rng >= 0:
+        rng = np.random.default_rng(int(rng))
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy Generator or a seed >= 0, got {rng!r}")
+    reps = paired_bootstrap_diffs(a, b, int(n_boot), rng)
+    q = (1.0 - confidence) / 2.0
+    lower, upper = np.quantile(reps, [q, 1.0 - q])
+    return PairedBootstrap(
+        diff=float(a.mean() - b.mean()),
+        lower=float(lower),
+        upper=float(upper),
+        se=float(reps.std(ddof=1)),
+        n_boot=int(n_boot),
+        confidence=float(confidence),
+    )
+
+
+def pairing_gain(success_a, success_b) -> PairingGain:
+    """Correlation of paired outcomes and the variance a paired design removes.
+
+    ``rho`` is the phi coefficient of the two aligned outcome arrays (nan when either arm
+    is constant); the variances are per pair, with divisor n.
+    """
+    a, b = _aligned(success_a, success_b)
+    af, bf = a.astype(float), b.astype(float)
+    pa, pb = af.mean(), bf.mean()
+    cov = float(np.mean((af - pa) * (bf - pb)))
+    va, vb = pa * (1 - pa), pb * (1 - pb)
+    rho = cov / math.sqrt(va * vb) if va > 0 and vb > 0 else float("nan")
+    var_unpaired = va + vb
+    var_paired = var_unpaired - 2.0 * cov
+    ratio = var_paired / var_unpaired if var_unpaired > 0 else float("nan")
+    return PairingGain(a.size, float(pa), float(pb), float(rho), var_unpaired, var_paired, ratio)

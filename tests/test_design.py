@@ -1,0 +1,253 @@
+"""Planning statistics (evalsim.stats.design) and the design table builders."""
+
+from __future__ import annotations
+
+import math
+
+import naive_design as naive
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import fisher_exact
+from statsmodels.stats.power import NormalIndPower
+from statsmodels.stats.proportion import proportion_effectsize
+
+from evalsim.products import design as P
+from evalsim.stats import design as dz
+
+
+# ------------------------------------------------------------------ two-proportion sizing
+def test_n_per_arm_fleiss_matches_naive_and_document_001():
+    for p1, p2 in [(0.4, 0.7), (0.7, 0.5), (0.9, 0.8), (0.9, 0.92), (0.05, 0.2)]:
+        res = dz.n_per_arm_normal(p1, p2)
+        assert res.n_real == pytest.approx(naive.n_per_arm_fleiss(p1, p2), rel=1e-9)
+        assert res.n == math.ceil(res.n_real)
+    # Document 001: n_per_arm(0.40, 0.70) -> 42; hours = 2 * 42 * 3 / 60 = 4.2.
+    assert dz.n_per_arm_normal(0.40, 0.70).n == 42
+    assert dz.bench_hours(2 * 42, 3.0) == pytest.approx(4.2)
+
+
+def test_worked_example_arithmetic_of_document_001():
+    # 0.20 = 2.80 sqrt(0.48 / n) -> n = 94.08 (document: "n ~ 94"); paired 0.24 -> 47.04.
+    unpaired = dz.n_per_arm_normal(0.7, 0.5, variance="pbar", z_alpha=1.96, z_beta=0.84)
+    paired = dz.paired_n(0.7, 0.5, rho=0.5, variance="pbar", z_alpha=1.96, z_beta=0.84)
+    assert unpaired.n_real == pytest.approx(2.8**2 * 0.48 / 0.04)
+    assert paired.n_real == pytest.approx(2.8**2 * 0.24 / 0.04)
+    assert round(unpaired.n_real) == 94 and round(paired.n_real) == 47
+    assert (unpaired.n, paired.n) == (95, 48)  # a sample size rounds up
+
+
+def test_unpooled_and_pbar_variants():
+    za, zb = naive.z(0.975), naive.z(0.8)
+    res = dz.n_per_arm_normal(0.7, 0.5, variance="unpooled")
+    assert res.n_real == pytest.approx((za + zb) ** 2 * (0.21 + 0.25) / 0.04)
+    res = dz.n_per_arm_normal(0.7, 0.5, variance="pbar")
+    assert res.n_real == pytest.approx((za + zb) ** 2 * 0.48 / 0.04)
+
+
+def test_normal_power_inverts_n_per_arm():
+    res = dz.n_per_arm_normal(0.9, 0.8)
+    # power at the real-valued n is the target (up to the negligible opposite tail)
+    assert dz.normal_power(0.9, 0.8, res.n, 0.05) >= 0.8
+    assert dz.normal_power(0.9, 0.8, res.n - 1, 0.05) < 0.8
+
+
+def test_mde_normal_matches_document_formula():
+    for n in (10, 20, 45, 50, 100, 350):
+        assert dz.mde_normal(n) == pytest.approx(naive.mde(n), rel=1e-12)
+    # Document 001: "effects below about 29 points are invisible" at n = 45 per arm.
+    assert round(100 * dz.mde_normal(45)) == 30  # 29.5 points
+    arr = dz.mde_normal(np.array([10, 20]))
+    assert arr.shape == (2,)
+
+
+# ------------------------------------------------------------------ exact MDE
+def _brute_power(n: int, p1: float, p2: float, alpha: float = 0.05) -> float:
+    total = 0.0
+    for k1 in range(n + 1):
+        for k2 in range(n + 1):
+            if fisher_exact([[k1, n - k1], [k2, n - k2]])[1] < alpha:
+                total += naive.binom_pmf(k1, n, p1) * naive.binom_pmf(k2, n, p2)
+    return total
+
+
+def test_mde_exact_against_brute_force_fisher():
+    n = 12
+    res = dz.mde_exact(n, tol=1e-6)
+    assert res.p1 == pytest.approx(0.5 - res.mde / 2) and res.p2 == pytest.approx(0.5 + res.mde / 2)
+    assert _brute_power(n, res.p1, res.p2) == pytest.approx(res.power, abs=1e-10)
+    assert res.power >= 0.8
+    eps = 2e-5
+    assert _brute_power(n, 0.5 - (res.mde - eps) / 2, 0.5 + (res.mde - eps) / 2) < 0.8
+
+
+def test_mde_exact_agrees_with_fisher_power_and_exceeds_normal():
+    from evalsim.stats.power import fisher_power
+
+    for n in (20, 45, 100):
+        res = dz.mde_exact(n)
+        assert fisher_power(res.p1, n, res.p2, n) == pytest.approx(res.power, abs=1e-9)
+        assert res.mde > dz.mde_normal(n)  # Fisher's test is conservative
+    base = dz.mde_exact(50, baseline=0.2, convention="from_baseline")
+    assert base.p1 == 0.2 and base.p2 == pytest.approx(0.2 + base.mde)
+
+
+def test_mde_exact_nan_when_unreachable():
+    res = dz.mde_exact(2)
+    assert math.isnan(res.mde)
+
+
+# ------------------------------------------------------------------ paired sizing
+def test_paired_n_by_rho_and_discordance():
+    za, zb = naive.z(0.975), naive.z(0.8)
+    res = dz.paired_n(0.7, 0.5, rho=0.5)
+    var = 0.21 + 0.25 - 2 * 0.5 * math.sqrt(0.21 * 0.25)
+    assert res.n_real == pytest.approx((za + zb) ** 2 * var / 0.04)
+    assert dz.paired_n(0.7, 0.5, rho=0.0).n_real == pytest.approx(
+        dz.n_per_arm_normal(0.7, 0.5, variance="unpooled").n_real
+    )
+    psi = dz.discordance_from_rho(0.7, 0.5, 0.5)
+    assert psi == pytest.approx(1.2 - 2 * (0.35 + 0.5 * math.sqrt(0.21 * 0.25)))
+    con = dz.paired_n(0.7, 0.5, discordance=psi)
+    p10, p01 = (psi + 0.2) / 2, (psi - 0.2) / 2
+    assert con.n_real == pytest.approx(naive.connor_n(p10, p01), rel=1e-12)
+
+
+def test_mcnemar_power_exact_matches_enumeration():
+    for n, p10, p01 in [(8, 0.3, 0.05), (15, 0.2, 0.1), (25, 0.25, 0.05)]:
+        assert dz.mcnemar_power_exact(n, p10, p01) == pytest.approx(
+            naive.mcnemar_power_by_enumeration(n, p10, p01), abs=1e-12
+        )
+
+
+def test_mcnemar_n_exact_first_crossing():
+    p10, p01 = 0.3, 0.05
+    res = dz.mcnemar_n_exact(p10, p01)
+    assert dz.mcnemar_power_exact(res.n, p10, p01) >= 0.8
+    assert all(dz.mcnemar_power_exact(m, p10, p01) < 0.8 for m in range(1, res.n))
+
+
+def test_paired_bad_arguments():
+    with pytest.raises(ValueError, match="exactly one"):
+        dz.paired_n(0.7, 0.5)
+    with pytest.raises(ValueError, match="0.8"):
+        dz.discordance_from_rho(0.7, 0.5, 0.8)  # rho above the Frechet bound 0.65
+    with pytest.raises(ValueError, match="0.1"):
+        dz.paired_n(0.7, 0.5, discordance=0.1)  # fewer discordant pairs than the gap
+    with pytest.raises(ValueError, match="1.5"):
+        dz.paired_n(0.7, 0.5, rho=1.5)
+
+
+# ------------------------------------------------------------------ h, estimation, hours
+def test_cohens_h_matches_statsmodels_and_naive():
+    for p1, p2 in [(0.9, 0.92), (0.5, 0.7), (0.0, 1.0)]:
+        assert dz.cohens_h(p1, p2) == pytest.approx(proportion_effectsize(p1, p2), abs=1e-12)
+        assert dz.cohens_h(p1, p2) == pytest.approx(naive.cohens_h(p1, p2), abs=1e-12)
+    h = dz.cohens_h(0.92, 0.90)
+    ref = NormalIndPower().solve_power(effect_size=h, alpha=0.05, power=0.8)
+    # statsmodels also counts the far rejection tail in its power, hence 1e-5 not 1e-12
+    assert dz.n_per_arm_from_h(h).n_real == pytest.approx(ref, rel=1e-5)
+
+
+def test_n_for_estimate():
+    # 1.959964^2 * 0.09 / 0.02^2 = 864.33 -> 865 (document 004: "roughly 1 000")
+    assert dz.n_for_estimate(0.9, 0.02).n == 865
+    w = dz.n_for_estimate(0.9, 0.02, method="wilson")
+    assert 800 < w.n < 950
+
+
+def test_bad_arguments_quote_the_value():
+    with pytest.raises(ValueError, match="0.7"):
+        dz.n_per_arm_normal(0.7, 0.7)
+    with pytest.raises(ValueError, match="1.2"):
+        dz.n_per_arm_normal(1.2, 0.7)
+    with pytest.raises(ValueError, match="'exact'"):
+        dz.n_per_arm_normal(0.5, 0.7, variance="exact")
+    with pytest.raises(ValueError, match="1.0"):
+        dz.n_per_arm_normal(0.5, 0.7, power=1.0)
+    with pytest.raises(ValueError, match="0"):
+        dz.mde_normal(0)
+    with pytest.raises(ValueError, match="-3"):
+        dz.bench_hours(-3)
+    with pytest.raises(ValueError, match="0.6"):
+        dz.n_for_estimate(0.9, 0.6)
+    with pytest.raises(ValueError, match="'middle'"):
+        dz.mde_exact(20, convention="middle")
+
+
+# ------------------------------------------------------------------ table builders
+def test_t14_exact_probability():
+    # python -c "import numpy as np; from scipy.stats import binom; p=binom.pmf(range(21),20,.7);
+    #   K=np.subtract.outer(range(21),range(21)); print(np.outer(p,p)[abs(K)>=4].sum())"
+    # -> 0.22581188890392173
+    df = P.repeat_evaluation_gap()
+    assert df.loc[0, "value"] == pytest.approx(0.22581188890392173, rel=1e-10)
+    assert df.loc[2, "value"] == pytest.approx(1 / 6, abs=0.002)  # the document's method
+
+
+def test_t20_ladder_matches_document_002():
+    df = P.fisher_ladder(scan_max_n=200)
+    ladder = df[df["row"] == "ladder"]
+    assert list(ladder["fisher_p"].round(3)) == [1.0, 0.661, 0.262, 0.073]
+    first = df[df["row"].str.startswith("first")].iloc[0]
+    assert first["fisher_p"] < 0.05 and first["n_per_policy"] % 10 == 0
+
+
+def test_t23_t24_t25_against_document_004():
+    t23 = P.cp_vs_wilson()
+    assert round(t23.loc[0, "lower_pct"], 2) == 80.48 and round(t23.loc[0, "upper_pct"], 2) == 95.88
+    assert round(t23.loc[1, "upper_pct"], 2) == 95.07
+    assert round(t23.loc[1, "lower_pct"], 2) == 80.77  # the document prints 82.77
+    t24 = P.difference_intervals()
+    assert list(t24.loc[t24["matches_doc_to_0.01pp"], "method"]) == ["wald"]
+    t25 = P.width_at_rate()
+    wil = t25[t25["method"] == "wilson"].set_index("n")
+    assert round(wil.loc[10, "half_width_points"]) == 19
+    assert round(wil.loc[100, "half_width_points"]) == 6
+
+
+def _pools(n: int = 60) -> pd.DataFrame:
+    rng = np.random.default_rng(1)
+    rows = []
+    for seed in (0, 1):
+        hard = rng.random(n) < 0.25
+        for policy, p in (("A", 0.8), ("B", 0.95)):
+            ok = ~hard & (rng.random(n) < p)
+            for i in range(n):
+                rows.append(
+                    {"task": "cube30", "policy": policy, "seed": seed, "trial": i, "success": ok[i]}
+                )
+    return pd.DataFrame(rows)
+
+
+def test_pool_tables_t18_t27():
+    pools = _pools()
+    t18 = P.mcnemar_vs_unpaired(pools)
+    assert list(t18["seed"]) == [0, 1]
+    row = t18.iloc[0]
+    assert row["both_succeed"] + row["a_only_b"] + row["b_only_c"] + row["both_fail"] == 60
+    assert row["rho_same_pose"] > 0
+    assert row["n_pairs_paired_at_observed_rho"] < row["n_per_arm_unpaired_at_observed_rates"]
+    t27 = P.paired_contingency_table(pools, n_boot=500, study_seed=3)
+    again = P.paired_contingency_table(pools, n_boot=500, study_seed=3)
+    pd.testing.assert_frame_equal(t27, again)
+    r = t27.iloc[0]
+    assert r["bootstrap_lower"] <= r["diff_b_minus_a"] <= r["bootstrap_upper"]
+    assert r["mcnemar_exact_p"] == pytest.approx(row["mcnemar_exact_p"])
+
+
+def test_every_builder_runs_on_small_settings():
+    frames = [
+        P.paired_vs_unpaired_sizing(rho_grid=[0.0, 0.5, 0.9]),
+        P.wilson_vs_wald([[7, 10], [10, 10]]),
+        P.width_vs_n(n_grid=[10, 20]),
+        P.mde_table(n_grid=[10, 45]),
+        P.null_result_mde(),
+        P.trials_to_separate(),
+        P.estimation_vs_detection(exact_fisher=False),
+        P.cohens_h_table([[0.9, 0.92]]),
+    ]
+    for df in frames:
+        assert len(df) > 0 and df.attrs["title"] and df.attrs["note"]
+    t13 = frames[0]
+    assert 0.9 not in set(t13["rho"].dropna())  # impossible for 0.7 vs 0.5: left out

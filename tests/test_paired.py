@@ -1,0 +1,162 @@
+"""Paired comparisons: difference intervals, McNemar, contingency, bootstrap, pairing gain."""
+
+from __future__ import annotations
+
+import naive_design as naive
+import numpy as np
+import pytest
+from scipy.stats import binomtest
+from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
+from statsmodels.stats.proportion import confint_proportions_2indep
+
+from evalsim.stats import paired as pz
+
+SM_METHOD = {"wald": "wald", "newcombe": "newcomb", "agresti_caffo": "agresti-caffo"}
+
+
+# ------------------------------------------------------------------ McNemar
+def test_mcnemar_equals_binomtest_on_discordant_pairs():
+    for b in range(0, 31):
+        for c in range(0, 31):
+            if b + c == 0:
+                continue
+            res = pz.mcnemar_exact(b, c)
+            ref = binomtest(b, b + c, 0.5).pvalue
+            assert res.pvalue == pytest.approx(ref, rel=1e-12, abs=1e-15), (b, c)
+
+
+def test_mcnemar_matches_statsmodels_and_naive_midp():
+    for b, c in [(0, 5), (3, 10), (12, 4), (7, 7), (40, 25), (1, 0)]:
+        res = pz.mcnemar_exact(b, c)
+        sm = sm_mcnemar(np.array([[50, b], [c, 20]]), exact=True)
+        assert res.pvalue == pytest.approx(sm.pvalue, rel=1e-12)
+        p, midp = naive.mcnemar(b, c)
+        assert res.pvalue == pytest.approx(p, rel=1e-12)
+        assert res.midp_pvalue == pytest.approx(midp, rel=1e-12)
+        assert res.midp_pvalue <= res.pvalue
+
+
+def test_mcnemar_pinned_and_edge_cases():
+    # python -c "from scipy.stats import binomtest; print(binomtest(3, 13, 0.5).pvalue)"
+    # -> 0.09228515625
+    res = pz.mcnemar_exact(3, 10)
+    assert res.pvalue == pytest.approx(0.09228515625, rel=1e-12)
+    assert res.statistic == pytest.approx(49 / 13)
+    empty = pz.mcnemar_exact(0, 0)
+    assert empty.pvalue == 1.0 and empty.midp_pvalue == 1.0
+    assert pz.mcnemar_exact(6, 6).midp_pvalue == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("bad", [(-1, 3), (2.5, 3), (3, -2)])
+def test_mcnemar_rejects_bad_counts(bad):
+    with pytest.raises(ValueError, match=r"-1|2\.5|-2"):
+        pz.mcnemar_exact(*bad)
+
+
+# ------------------------------------------------------------------ difference intervals
+@pytest.mark.parametrize("method", pz.DIFF_METHODS)
+def test_diff_interval_matches_statsmodels(method):
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        n1, n2 = (int(x) for x in rng.integers(1, 120, size=2))
+        k1, k2 = int(rng.integers(0, n1 + 1)), int(rng.integers(0, n2 + 1))
+        for conf in (0.90, 0.95):
+            iv = pz.diff_interval(k1, n1, k2, n2, method=method, confidence=conf)
+            lo, up = confint_proportions_2indep(
+                k1, n1, k2, n2, method=SM_METHOD[method], compare="diff", alpha=1 - conf
+            )
+            assert iv.lower == pytest.approx(lo, abs=1e-12), (k1, n1, k2, n2)
+            assert iv.upper == pytest.approx(up, abs=1e-12), (k1, n1, k2, n2)
+
+
+def test_diff_interval_matches_naive():
+    for k1, n1, k2, n2 in [(92, 100, 90, 100), (0, 10, 10, 10), (7, 20, 14, 20), (3, 5, 1, 9)]:
+        iv = pz.diff_interval(k1, n1, k2, n2, "newcombe")
+        assert (iv.lower, iv.upper) == pytest.approx(naive.newcombe(k1, n1, k2, n2), abs=1e-12)
+        iv = pz.diff_interval(k1, n1, k2, n2, "wald")
+        assert (iv.lower, iv.upper) == pytest.approx(naive.wald_diff(k1, n1, k2, n2), abs=1e-12)
+        iv = pz.diff_interval(k1, n1, k2, n2, "agresti_caffo")
+        ref = naive.wald_diff(k1, n1, k2, n2, add=1)
+        assert (iv.lower, iv.upper) == pytest.approx(ref, abs=1e-12)
+
+
+def test_document_004_difference_is_the_wald_interval():
+    # Document 004: 92/100 vs 90/100 -> -5.93 pp to +9.93 pp.
+    iv = pz.diff_interval(92, 100, 90, 100, "wald")
+    assert round(100 * iv.lower, 2) == -5.93 and round(100 * iv.upper, 2) == 9.93
+    for method in ("newcombe", "agresti_caffo"):
+        other = pz.diff_interval(92, 100, 90, 100, method)
+        assert other.lower < iv.lower and other.upper > iv.upper
+
+
+def test_diff_interval_bad_arguments():
+    with pytest.raises(ValueError, match="11"):
+        pz.diff_interval(11, 10, 3, 10)
+    with pytest.raises(ValueError, match="'score'"):
+        pz.diff_interval(1, 10, 3, 10, method="score")
+    with pytest.raises(ValueError, match="1.5"):
+        pz.diff_interval(1, 10, 3, 10, confidence=1.5)
+
+
+# ------------------------------------------------------------------ contingency, gain
+def test_paired_contingency_matches_naive():
+    rng = np.random.default_rng(3)
+    a = rng.random(257) < 0.8
+    b = rng.random(257) < 0.6
+    t = pz.paired_contingency(a, b)
+    assert (t.both_succeed, t.a_only, t.b_only, t.both_fail) == naive.contingency(list(a), list(b))
+    assert t.n == 257 and t.k_a == a.sum() and t.k_b == b.sum()
+    assert t.table.sum() == 257
+    t01 = pz.paired_contingency(a.astype(int), b.astype(int))
+    assert t01 == t
+
+
+def test_paired_contingency_bad_arguments():
+    with pytest.raises(ValueError, match="same length"):
+        pz.paired_contingency([1, 0, 1], [1, 0])
+    with pytest.raises(ValueError, match="2"):
+        pz.paired_contingency([1, 2, 1], [1, 0, 0])
+    with pytest.raises(ValueError, match="non-empty"):
+        pz.paired_contingency([], [])
+
+
+def test_pairing_gain_is_the_phi_coefficient_and_variance_of_difference():
+    rng = np.random.default_rng(11)
+    hard = rng.random(400) < 0.3
+    a = ~hard & (rng.random(400) < 0.95)
+    b = ~hard & (rng.random(400) < 0.85)
+    g = pz.pairing_gain(a, b)
+    assert g.rho == pytest.approx(np.corrcoef(a, b)[0, 1], rel=1e-12)
+    d = a.astype(float) - b.astype(float)
+    assert g.var_paired == pytest.approx(d.var(), rel=1e-12)
+    assert g.var_unpaired == pytest.approx(a.var() + b.var(), rel=1e-12)
+    assert g.rho > 0.3 and g.variance_ratio < 0.7
+
+
+# ------------------------------------------------------------------ bootstrap
+def test_paired_bootstrap_is_seeded_and_matches_paired_variance():
+    rng = np.random.default_rng(5)
+    a = rng.random(300) < 0.75
+    b = a & (rng.random(300) < 0.9)
+    r1 = pz.paired_bootstrap(a, b, n_boot=4000, rng=123)
+    r2 = pz.paired_bootstrap(a, b, n_boot=4000, rng=123)
+    r3 = pz.paired_bootstrap(a, b, n_boot=4000, rng=124)
+    assert r1 == r2 and r1 != r3
+    t = pz.paired_contingency(a, b)
+    d = (t.a_only - t.b_only) / t.n
+    se = np.sqrt(((t.a_only + t.b_only) / t.n - d * d) / t.n)
+    assert r1.diff == pytest.approx(d)
+    assert r1.se == pytest.approx(se, rel=0.06)
+    assert r1.lower < d < r1.upper
+    w = pz.paired_wald_interval(t)
+    assert r1.lower == pytest.approx(w.lower, abs=0.01)
+    assert r1.upper == pytest.approx(w.upper, abs=0.01)
+
+
+def test_paired_bootstrap_bad_arguments():
+    with pytest.raises(ValueError, match="-1"):
+        pz.paired_bootstrap([1, 0], [0, 1], rng=-1)
+    with pytest.raises(ValueError, match="None"):
+        pz.paired_bootstrap([1, 0], [0, 1])
+    with pytest.raises(ValueError, match="n_boot"):
+        pz.paired_bootstrap([1, 0], [0, 1], n_boot=1, rng=0)
