@@ -774,17 +774,23 @@ def cmd_plan(args) -> Report:
                 f"exact McNemar n not searched above {PAIRED_EXACT_MAX_N} pairs (slow); "
                 "the normal approximation is close at that size"
             )
+        n_first = n_exact
         unit = "pairs: each condition run by both policies"
-        exact_label, normal_label = "exact McNemar", "Connor (1987) normal approx."
+        exact_label = "exact McNemar (first n reaching target)"
+        normal_label = "Connor (1987) normal approx."
     else:
         res = _lib("power", "n_for_fisher_power")(p1, p2, power=power, alpha=alpha)
-        n_exact = int(res.n)
+        n_exact, n_first = int(res.n), int(res.n_first)
         n_normal = int(_lib("design", "n_per_arm_normal")(p1, p2, alpha=alpha, power=power).n)
         unit = "trials per arm"
-        exact_label, normal_label = "exact Fisher", "normal approx. (Fleiss, no c.c.)"
-        definition = getattr(res, "definition", None)
-        if definition:
-            notes.append(f"exact n: {definition}")
+        exact_label = f"exact Fisher (power stays >= target up to n + {res.window})"
+        normal_label = "normal approx. (Fleiss, no c.c.)"
+        if n_first != n_exact:
+            notes.append(
+                f"exact Fisher power is saw-toothed in n: it first reaches "
+                f"{_pct(power, 0)} at n = {n_first} per arm but dips below again before "
+                f"n = {n_exact}"
+            )
     hours_fn = _lib("design", "bench_hours") if args.minutes_per_trial else None
 
     def hours(n_per_arm: int | None):
@@ -822,6 +828,7 @@ def cmd_plan(args) -> Report:
         "paired": bool(args.paired),
         "discordance": args.discordance,
         "n_per_arm_exact": n_exact,
+        "n_per_arm_exact_first": n_first,
         "n_per_arm_normal": n_normal,
         "minutes_per_trial": args.minutes_per_trial,
         "hours": hours(n_exact if n_exact is not None else n_normal),
