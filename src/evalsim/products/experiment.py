@@ -370,7 +370,7 @@ def figure_b(table_b: pd.DataFrame, policy: str, confidence: float = 0.95, n_max
         raise ValueError(f"Table B has no rows for policy {policy!r}")
     p = float(sub["pool_rate"].iloc[0])
     ns = sub["n"].to_numpy(dtype=int)
-    dense = np.arange(2, int(n_max or ns.max()) + 1)
+    dense = np.arange(int(ns.min()), int(n_max or ns.max()) + 1)
     z = float(norm.ppf(0.5 + confidence / 2))
     n_evals = int(sub["evaluations"].iloc[0])
 
@@ -388,21 +388,21 @@ def figure_b(table_b: pd.DataFrame, policy: str, confidence: float = 0.95, n_max
         color="0.35",
         ls="--",
         lw=1.0,
-        label=r"$2z\sqrt{p(1-p)/n}$",
+        label=r"reference $2z\sqrt{p(1-p)/n}$",
     )
     ax_w.plot(ns, sub["mean_wilson_width"], "o", color=color_for(0), ms=4.5, label="resampled mean")
     ax_w.set_xscale("log")
     ax_w.set_xticks(ns, [str(n) for n in ns])
     ax_w.minorticks_off()
     ax_w.set_xlabel("trials per evaluation, n")
-    ax_w.set_ylabel(f"mean Wilson {confidence:.0%} width (rate units)")
+    ax_w.set_ylabel(f"mean Wilson {confidence:.0%} width (success rate)")
     ax_w.set_title(f"Interval width, pool {policy} (p = {p:.3f})")
     ax_w.legend(frameon=False)
 
     for i, method in enumerate(("wilson", "wald")):
-        color = color_for(1 + 2 * i)
+        color = color_for(3 * i)  # Wilson blue, Wald vermillion
         exact = [float(exact_coverage(method, int(n), p, confidence=confidence)) for n in dense]
-        ax_c.plot(dense, exact, color=color, lw=1.0, alpha=0.9, label=f"{method.title()}, exact")
+        ax_c.plot(dense, exact, color=color, lw=0.9, alpha=0.8, label=f"{method.title()}, exact")
         cov = sub[f"{method}_coverage"].to_numpy(dtype=float)
         err = 1.96 * np.sqrt(cov * (1 - cov) / n_evals)
         ax_c.errorbar(
@@ -426,7 +426,7 @@ def figure_b(table_b: pd.DataFrame, policy: str, confidence: float = 0.95, n_max
     ax_c.set_ylabel("coverage (fraction of evaluations)")
     ax_c.set_title(f"Coverage of the pool rate, {n_evals} evaluations per n")
     ax_c.legend(frameon=False, ncol=2, loc="lower right")
-    lo = min(float(np.min(exact)), float(sub["wald_coverage"].min())) - 0.05
+    lo = min(float(np.min(exact)), float(sub["wald_coverage"].min())) - 0.16  # legend room
     ax_c.set_ylim(max(0.0, lo), 1.01)
     fig.suptitle("Figure B: evaluations of n trials resampled from the pool", fontsize=9)
     return fig
