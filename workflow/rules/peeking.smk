@@ -1,5 +1,107 @@
-# Stage 'peeking'. Rules append their final products to peeking_targets().
+# Stage 'peeking': F03 (peeking, document 002), T22 (two spreads) and T28 (hierarchical
+# bootstrap) from the pools. Library: evalsim.stats.peeking / hierarchy; builders:
+# evalsim.products.peeking / hierarchy.
 
 
 def peeking_targets():
-    return []
+    return [
+        *table("F03_peeking").values(),
+        *figure("F03_peeking").values(),
+        *table("T22_two_spreads").values(),
+        *table("T28_hierarchical_bootstrap").values(),
+    ]
+
+
+rule peeking_table:
+    output:
+        csv=report(
+            table("F03_peeking")["csv"],
+            caption="../report/F03_peeking_table.rst",
+            category="peeking",
+        ),
+        md=table("F03_peeking")["md"],
+    log:
+        "logs/peeking/F03_peeking_table.log",
+    benchmark:
+        "results/benchmarks/peeking/F03_peeking_table.tsv"
+    params:
+        builder="peeking:peeking_table",
+        kwargs={
+            "p": config["peeking"]["p"],
+            "n_per_arm": config["peeking"]["n_per_arm"],
+            "alpha": config["alpha"],
+            "looks_grid": config["peeking"]["looks_grid"],
+            "mc_experiments": config["peeking"]["mc_experiments"],
+            "study_seed": config["study_seed"],
+            "document": config["peeking"]["document"],
+        },
+    script:
+        "../scripts/make_table.py"
+
+
+rule peeking_figure:
+    input:
+        table=table("F03_peeking")["csv"],
+    output:
+        png=report(
+            figure("F03_peeking")["png"],
+            caption="../report/F03_peeking.rst",
+            category="peeking",
+        ),
+        pdf=figure("F03_peeking")["pdf"],
+    log:
+        "logs/peeking/F03_peeking_figure.log",
+    params:
+        builder="peeking:peeking_figure",
+        kwargs={"alpha": config["alpha"], "p": config["peeking"]["p"]},
+    script:
+        "../scripts/make_figure.py"
+
+
+rule hierarchy_two_spreads:
+    input:
+        pools="results/pools/pools.parquet",
+    output:
+        csv=report(
+            table("T22_two_spreads")["csv"],
+            caption="../report/T22_two_spreads.rst",
+            category="peeking",
+        ),
+        md=table("T22_two_spreads")["md"],
+    log:
+        "logs/peeking/T22_two_spreads.log",
+    params:
+        builder="hierarchy:two_spreads_table",
+        kwargs={
+            "confidence": config["confidence"],
+            "outcome": config["hierarchy"]["outcome"],
+        },
+    script:
+        "../scripts/make_table.py"
+
+
+rule hierarchy_bootstrap:
+    input:
+        pools="results/pools/pools.parquet",
+    output:
+        csv=report(
+            table("T28_hierarchical_bootstrap")["csv"],
+            caption="../report/T28_hierarchical_bootstrap.rst",
+            category="peeking",
+        ),
+        md=table("T28_hierarchical_bootstrap")["md"],
+    log:
+        "logs/peeking/T28_hierarchical_bootstrap.log",
+    benchmark:
+        "results/benchmarks/peeking/T28_hierarchical_bootstrap.tsv"
+    params:
+        builder="hierarchy:hierarchical_bootstrap_table",
+        kwargs={
+            "cluster_by": config["hierarchy"]["cluster_by"],
+            "bootstrap_reps": config["hierarchy"]["bootstrap_reps"],
+            "confidence": config["confidence"],
+            "study_seed": config["study_seed"],
+            "outcome": config["hierarchy"]["outcome"],
+        },
+    script:
+        "../scripts/make_table.py"
