@@ -597,19 +597,32 @@ def table_e(
         ]
         if sub.empty:
             continue
+        ta = DOCUMENT_000["table_a"]
+        doc_pa, doc_pb = ta[a]["k"] / ta[a]["n"], ta[b]["k"] / ta[b]["n"]
         off = []
         for r in sub.itertuples():
+            n = int(r.n)
+            at_doc = rs.exact_pair_probabilities(doc_pa, n, doc_pb, n, confidence=confidence)
+            doc_exact = {
+                "fisher_p_lt_alpha": float(fisher_power(doc_pa, n, doc_pb, n, alpha=alpha)),
+                "wilson_disjoint": at_doc.disjoint,
+                "b_not_better": at_doc.b_not_better,
+            }
             for col in ("fisher_p_lt_alpha", "wilson_disjoint", "b_not_better"):
                 ours, theirs = getattr(r, col), getattr(r, "doc_" + col)
                 if not _agree(ours, theirs, rs.standard_error(theirs, r.pairs)):
-                    off.append(f"{col} at n = {r.n}: {ours:.3f} vs {theirs:.3f}")
+                    off.append(
+                        f"{col} at n = {n}: {ours:.3f} vs {theirs:.3f} (exact at the "
+                        f"document's rates {doc_exact[col]:.3f}, at ours "
+                        f"{getattr(r, col.replace('_p_lt_alpha', '_power') + '_exact'):.3f})"
+                    )
         notes.append(
-            f"Document 000 ({a} at 0.737 vs {b} at 0.877; ours {sub['p_a'].iloc[0]:.3f} vs "
-            f"{sub['p_b'].iloc[0]:.3f}): "
+            f"Document 000 ({a} at {doc_pa:.3f} vs {b} at {doc_pb:.3f}; ours "
+            f"{sub['p_a'].iloc[0]:.3f} vs {sub['p_b'].iloc[0]:.3f}): "
             + (
-                "outside 3 SE of the document's value: " + "; ".join(off) + "."
+                f"outside {AGREEMENT_SE:g} SE of the document's value: " + "; ".join(off) + "."
                 if off
-                else "every resampled rate is within 3 SE of the document's."
+                else f"every resampled rate is within {AGREEMENT_SE:g} SE of the document's."
             )
         )
     df.attrs["title"] = "T10 - Table E: is B better than A? (resampled pairs vs exact)"
