@@ -1,5 +1,174 @@
-# Stage 'simulate'. Rules append their final products to simulate_targets().
+# Stage 'simulate': MuJoCo pools of the scripted pick (issue 3). Library: evalsim.sim
+# (scene, controller, rollout, pool, calibrate); builders: evalsim.products.simulate.
+# Chunks of trials run as separate jobs, merged per (task, policy, seed), then into
+# results/pools/pools.parquet; the sigma sweep runs one job per sigma value.
+
+SIM = config["simulation"]
+SIM_SWEEP_SIGMAS = [float(s) for s in SIM["sweep"]["sigma_mm"]]
+
+
+def sim_chunk_ranges():
+    n, per = SIM["trials_per_seed"], SIM["trials_per_chunk"]
+    return [(a, min(a + per, n)) for a in range(0, n, per)]
+
+
+def sim_group_path(task, policy, seed):
+    return f"results/pools/{task}/{policy}_seed{seed}.parquet"
+
+
+def sim_group_paths():
+    return [
+        sim_group_path(t, p, s)
+        for t in TASKS
+        for p in POLICIES
+        for s in range(SIM["n_seeds"])
+    ]
 
 
 def simulate_targets():
-    return []
+    return [
+        "results/pools/pools.parquet",
+        "results/pools/sigma_sweep.parquet",
+        *table("sim_pool_rates").values(),
+        *figure("success_vs_sigma").values(),
+    ]
+
+
+rule simulate_chunk:
+    output:
+        "results/pools/chunks/{task}/{policy}_seed{seed}_chunk{chunk}.parquet",
+    log:
+        "logs/simulate/chunk_{task}_{policy}_seed{seed}_chunk{chunk}.log",
+    benchmark:
+        "benchmarks/simulate/chunk_{task}_{policy}_seed{seed}_chunk{chunk}.tsv"
+    threads: 1
+    resources:
+        mem_mb=600,
+        runtime=30,
+    params:
+        kind="pool",
+        task=lambda w: w.task,
+        policy=lambda w: w.policy,
+        seed=lambda w: int(w.seed),
+        start=lambda w: sim_chunk_ranges()[int(w.chunk)][0],
+        stop=lambda w: sim_chunk_ranges()[int(w.chunk)][1],
+    script:
+        "../scripts/simulate_chunk.py"
+
+
+rule simulate_merge_seed:
+    input:
+        lambda w: [
+            f"results/pools/chunks/{w.task}/{w.policy}_seed{w.seed}_chunk{i}.parquet"
+            for i in range(len(sim_chunk_ranges()))
+        ],
+    output:
+        "results/pools/{task}/{policy}_seed{seed}.parquet",
+    log:
+        "logs/simulate/merge_{task}_{policy}_seed{seed}.log",
+    threads: 1
+    resources:
+        mem_mb=600,
+    params:
+        kind="pool",
+    script:
+        "../scripts/simulate_merge.py"
+
+
+rule simulate_merge_pools:
+    input:
+        sim_group_paths(),
+    output:
+        "results/pools/pools.parquet",
+    log:
+        "logs/simulate/merge_pools.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+    params:
+        kind="pool",
+    script:
+        "../scripts/simulate_merge.py"
+
+
+rule simulate_sweep_chunk:
+    output:
+        "results/pools/sweep_chunks/sigma{isig}.parquet",
+    log:
+        "logs/simulate/sweep_sigma{isig}.log",
+    benchmark:
+        "benchmarks/simulate/sweep_sigma{isig}.tsv"
+    wildcard_constraints:
+        isig=r"\d+",
+    threads: 1
+    resources:
+        mem_mb=600,
+        runtime=30,
+    params:
+        kind="sweep",
+        sigma_mm=lambda w: SIM_SWEEP_SIGMAS[int(w.isig)],
+        trials=SIM["sweep"]["trials"],
+    script:
+        "../scripts/simulate_chunk.py"
+
+
+rule simulate_merge_sweep:
+    input:
+        [
+            f"results/pools/sweep_chunks/sigma{i}.parquet"
+            for i in range(len(SIM_SWEEP_SIGMAS))
+        ],
+    output:
+        "results/pools/sigma_sweep.parquet",
+    log:
+        "logs/simulate/merge_sweep.log",
+    threads: 1
+    resources:
+        mem_mb=600,
+    params:
+        kind="sweep",
+    script:
+        "../scripts/simulate_merge.py"
+
+
+rule simulate_pool_rates:
+    input:
+        pools="results/pools/pools.parquet",
+    output:
+        csv=report(
+            table("sim_pool_rates")["csv"],
+            caption="../report/sim_pool_rates.rst",
+            category="simulate",
+        ),
+        md=table("sim_pool_rates")["md"],
+    log:
+        "logs/simulate/sim_pool_rates.log",
+    threads: 1
+    params:
+        builder="simulate:pool_rates_table",
+        kwargs={"confidence": config["confidence"]},
+    script:
+        "../scripts/make_table.py"
+
+
+rule simulate_sigma_figure:
+    input:
+        sweep="results/pools/sigma_sweep.parquet",
+    output:
+        png=report(
+            figure("success_vs_sigma")["png"],
+            caption="../report/sim_success_vs_sigma.rst",
+            category="simulate",
+        ),
+        pdf=figure("success_vs_sigma")["pdf"],
+    log:
+        "logs/simulate/success_vs_sigma.log",
+    threads: 1
+    params:
+        builder="simulate:success_vs_sigma_figure",
+        kwargs={
+            "confidence": config["confidence"],
+            "policies": {p["name"]: p["sigma_mm"] for p in config["policies"]},
+        },
+    script:
+        "../scripts/make_figure.py"

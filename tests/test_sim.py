@@ -1,0 +1,237 @@
+"""The simulate stage: scene, success tests, determinism, chunking, Parquet schema."""
+
+from __future__ import annotations
+
+import copy
+import subprocess
+import sys
+
+import mujoco
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from evalsim.config import ConfigError, check_config, load_config
+from evalsim.sim import pool as simpool
+from evalsim.sim.rollout import run_policy_trials, run_trials, task_poses
+from evalsim.sim.scene import FAILURES, GripperTableParams, make_scene
+
+
+@pytest.fixture(scope="module")
+def config(repo):
+    return load_config(repo / "config" / "config.yaml")
+
+
+@pytest.fixture(scope="module")
+def scene(config):
+    return make_scene(config, config["tasks"][0])
+
+
+def test_every_task_scene_compiles_and_steps_without_warnings(config):
+    for task in config["tasks"]:
+        sc = make_scene(config, task)
+        out = sc.run_trial(0.22, 0.0, 0.3, 0.222, -0.001)
+        assert sc.check_warnings() == {}, task["name"]
+        assert out.n_steps > 1000
+        # the cube is what the config says it is
+        h = sc.model.geom("cube").size
+        assert np.allclose(h, task["cube_size_m"] / 2)
+        assert sc.model.body("cube").mass[0] == pytest.approx(task["cube_mass_kg"])
+
+
+def test_asset_compiles_as_plain_mjcf():
+    from importlib import resources
+
+    xml = resources.files("evalsim.sim").joinpath("assets", "gripper_table.xml").read_text()
+    model = mujoco.MjModel.from_xml_string(xml)
+    data = mujoco.MjData(model)
+    mujoco.mj_step(model, data, nstep=200)
+    assert all(int(w.number) == 0 for w in data.warning)
+
+
+def test_sigma_zero_succeeds(config, scene):
+    df = run_trials(config, config["tasks"][0]["name"], "test0", 0.0, 0, 0, 200, scene=scene)
+    assert df["success"].mean() >= 0.99
+
+
+def test_sigma_30mm_mostly_fails(config, scene):
+    df = run_trials(config, config["tasks"][0]["name"], "test30", 30.0, 0, 0, 60, scene=scene)
+    assert df["success"].mean() < 0.5
+
+
+def _check_outcomes(df: pd.DataFrame, lifted_min_m: float) -> None:
+    assert (df["success_loose"] | ~df["success"]).all(), "strict must imply loose"
+    assert set(df["failure"]) <= set(FAILURES)
+    assert ((df["failure"] == "none") == df["success"]).all()
+    missed = df["failure"] == "missed"
+    assert not df.loc[missed, "touched"].any()
+    pushed = df["failure"] == "pushed"
+    assert df.loc[pushed, "touched"].all()
+    assert (df.loc[pushed, "max_lift_m"] < lifted_min_m).all()
+    dropped = df["failure"] == "dropped"
+    assert (df.loc[dropped, "max_lift_m"] >= lifted_min_m).all()
+    assert (df.loc[df["success"], "lift_height_m"] >= 0.04).all()
+
+
+def test_strict_implies_loose_and_failure_types_consistent(config, scene):
+    task = config["tasks"][0]["name"]
+    df = pd.concat([run_trials(config, task, "mix", s, 0, 0, 40, scene=scene) for s in (9.0, 20.0)])
+    _check_outcomes(df, config["scene"]["lifted_min_m"])
+    assert df["failure"].nunique() >= 2
+
+
+def test_poses_are_paired_and_a_prefix(config):
+    task = config["tasks"][0]["name"]
+    p10, p50 = task_poses(config, task, 10), task_poses(config, task, 50)
+    assert np.array_equal(p10, p50[:10])
+    x0, x1 = config["scene"]["x_range_m"]
+    assert (p50[:, 0] >= x0).all() and (p50[:, 0] <= x1).all()
+    a = run_policy_trials(config, task, "A", 0, 0, 4)
+    b = run_policy_trials(config, task, "B", 1, 0, 4)
+    for col in ("cube_x_m", "cube_y_m", "cube_yaw_rad"):
+        assert np.array_equal(a[col].to_numpy(), b[col].to_numpy())
+    assert not np.array_equal(a["aim_error_x_mm"].to_numpy(), b["aim_error_x_mm"].to_numpy())
+
+
+def test_chunking_does_not_change_rows(config, scene):
+    task = config["tasks"][0]["name"]
+    whole = run_policy_trials(config, task, "A", 1, 0, 12, scene=scene)
+    parts = pd.concat(
+        [
+            run_policy_trials(config, task, "A", 1, 0, 5, scene=scene),
+            run_policy_trials(config, task, "A", 1, 5, 12),
+        ],
+        ignore_index=True,
+    )
+    pd.testing.assert_frame_equal(whole, parts)
+
+
+def test_seed_bias_is_fixed_per_seed(config):
+    task = config["tasks"][0]["name"]
+    df = run_policy_trials(config, task, "B", 2, 0, 3)
+    assert df["bias_x_mm"].nunique() == 1 and df["bias_y_mm"].nunique() == 1
+    assert abs(df["bias_x_mm"].iloc[0]) < 6 * config["simulation"]["tau_mm"]
+
+
+_SUBPROCESS = """
+import sys
+from evalsim.config import load_config
+from evalsim.sim.pool import write_pool
+from evalsim.sim.rollout import run_policy_trials
+cfg = load_config(sys.argv[1])
+write_pool(run_policy_trials(cfg, cfg["tasks"][0]["name"], "A", 0, 0, 6), sys.argv[2], cfg)
+"""
+
+
+def test_same_seed_two_processes_same_bytes(repo, tmp_path):
+    outs = []
+    for i in range(2):
+        out = tmp_path / f"p{i}.parquet"
+        subprocess.run(
+            [sys.executable, "-c", _SUBPROCESS, str(repo / "config" / "config.yaml"), str(out)],
+            check=True,
+            timeout=120,
+        )
+        outs.append(out.read_bytes())
+    assert outs[0] == outs[1]
+
+
+def test_parquet_schema_and_metadata(config, tmp_path):
+    df = run_policy_trials(config, config["tasks"][0]["name"], "B", 0, 0, 3)
+    path = tmp_path / "pool.parquet"
+    simpool.write_pool(df.iloc[::-1], path, config)
+    back = simpool.read_pool(path)
+    assert list(back.columns) == list(simpool.POOL_COLUMNS)
+    assert back["trial"].tolist() == [0, 1, 2]
+    meta = simpool.read_metadata(path)
+    assert meta["evalsim.mujoco_version"] == mujoco.__version__
+    assert meta["evalsim.config_hash"] == simpool.sim_config_hash(config)
+    assert set(meta) == {"evalsim.config_hash", "evalsim.mujoco_version", "evalsim.evalsim_version"}
+    bad = simpool.POOL_SCHEMA.set(
+        simpool.POOL_SCHEMA.get_field_index("seed"), pa.field("seed", pa.float64())
+    )
+    with pytest.raises(ValueError, match="seed"):
+        simpool.check_schema(bad)
+    with pytest.raises(ValueError, match="lacks column"):
+        simpool.to_table(df.drop(columns=["failure"]))
+
+
+def test_merge_sorts_in_config_order_and_rejects_duplicates(config, tmp_path):
+    rows = []
+    for task in reversed([t["name"] for t in config["tasks"]]):
+        for policy in ("B", "A"):
+            rows.append(_fake_rows(task, policy, seed=1, n=3))
+            rows.append(_fake_rows(task, policy, seed=0, n=3))
+    paths = []
+    for i, r in enumerate(rows):
+        paths.append(tmp_path / f"{i}.parquet")
+        simpool.write_pool(r, paths[-1], config)
+    merged = simpool.merge_pools(paths, tmp_path / "pools.parquet", config)
+    assert merged["task"].iloc[0] == config["tasks"][0]["name"]
+    assert merged["policy"].iloc[0] == config["policies"][0]["name"]
+    back = simpool.read_pool(tmp_path / "pools.parquet")
+    assert back["trial"].iloc[:3].tolist() == [0, 1, 2]
+    with pytest.raises(ValueError, match="duplicate"):
+        simpool.merge_pools(paths + paths[:1], tmp_path / "dup.parquet", config)
+
+
+def _fake_rows(task: str, policy: str, seed: int, n: int) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "task": task,
+            "policy": policy,
+            "sigma_mm": 9.0,
+            "seed": seed,
+            "trial": np.arange(n),
+            "cube_x_m": 0.2,
+            "cube_y_m": 0.0,
+            "cube_yaw_rad": 0.0,
+            "bias_x_mm": 0.0,
+            "bias_y_mm": 0.0,
+            "aim_error_x_mm": 1.0,
+            "aim_error_y_mm": 1.0,
+            "success": np.arange(n) % 2 == 0,
+            "success_loose": True,
+            "failure": np.where(np.arange(n) % 2 == 0, "none", "pushed"),
+            "lift_height_m": 0.05,
+            "max_lift_m": 0.05,
+            "touched": True,
+        }
+    )
+
+
+def test_chunk_ranges():
+    assert simpool.chunk_ranges(7, 3) == [(0, 3), (3, 6), (6, 7)]
+    with pytest.raises(ValueError, match="0"):
+        simpool.chunk_ranges(0, 3)
+
+
+def test_config_rejects_unknown_scene_and_negative_sigma(config):
+    bad = copy.deepcopy(config)
+    bad["scene"]["name"] = "so101_arm"
+    with pytest.raises(ConfigError, match="gripper_table"):
+        check_config(bad)
+    bad = copy.deepcopy(config)
+    bad["policies"][1]["sigma_mm"] = -1.0
+    with pytest.raises(ConfigError, match=r"policies\[1\].sigma_mm"):
+        check_config(bad)
+
+
+def test_params_from_config_task_overrides(config):
+    p = GripperTableParams.from_config(config, {"name": "x", "cube_size_m": 0.02})
+    assert p.cube_size_m == 0.02
+    assert p.jaw_opening_m == config["scene"]["jaw_opening_m"]
+
+
+def test_products_on_small_frames():
+    from evalsim.products.simulate import pool_rates_table, success_vs_sigma_figure
+
+    df = pd.concat([_fake_rows("t", "A", 0, 4), _fake_rows("t", "A", 1, 4)])
+    tab = pool_rates_table(df)
+    assert tab["k_strict"].tolist() == [2, 2, 4]
+    assert tab["seed"].tolist() == ["0", "1", "all"]
+    assert (tab["wilson_lo"] <= tab["rate_strict"]).all()
+    sweep = pd.concat([_fake_rows("t", "sweep", 0, 4).assign(sigma_mm=s) for s in (0.0, 5.0)])
+    fig = success_vs_sigma_figure(sweep, policies={"A": 9.0})
+    assert fig.axes[0].get_xlabel().startswith("aim noise")
