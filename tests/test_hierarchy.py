@@ -198,8 +198,11 @@ def test_product_tables_from_synthetic_pools():
     t28 = hierarchical_bootstrap_table(pools, ["task", "seed"], 300, 0.95, 20251129)
     assert t28.clusters.tolist() == [6, 6] and t28.episodes.tolist() == [600, 600]
     assert (t28.width_ratio > 1).all()
-    again = hierarchical_bootstrap_table(pools, ["task", "seed"], 300, 0.95, 20251129)
+    again = hierarchical_bootstrap_table(pools, [["task", "seed"]], 300, 0.95, 20251129)
     assert t28.equals(again)
+    both = hierarchical_bootstrap_table(pools, [["task"], ["task", "seed"]], 300, 0.95, 1)
+    assert both.cluster_by.tolist() == ["task", "task×seed", "task", "task×seed"]
+    assert both.clusters.tolist() == [2, 6, 2, 6]
     loose = two_spreads_table(pools, confidence=0.95, outcome="success_loose")
     assert (loose.pooled_k >= t22.pooled_k).all()
     with pytest.raises(ValueError, match="lack column"):

@@ -98,7 +98,7 @@ def two_spreads_table(
 
 def hierarchical_bootstrap_table(
     pools: pd.DataFrame,
-    cluster_by: list[str],
+    cluster_by: list[list[str]] | list[str],
     bootstrap_reps: int,
     confidence: float,
     study_seed: int,
@@ -110,17 +110,17 @@ def hierarchical_bootstrap_table(
     ----------
     pools : pandas.DataFrame
         The trial pools.
-    cluster_by : list of str
-        Columns whose combinations are the top-level units resampled first (document 004:
-        ``["task"]``; with one task, ``["task", "seed"]`` makes each training seed of each
-        task a cluster).
+    cluster_by : list of list of str (or one list of str)
+        Clustering schemes, one row per policy and scheme: each scheme names the columns whose
+        combinations are the units resampled first (document 004: ``["task"]``;
+        ``["task", "seed"]`` makes each training seed of each task a cluster).
     bootstrap_reps : int
         Replicates of each bootstrap.
     confidence : float
         Level of the percentile intervals.
     study_seed : int
-        Study seed; the stream of policy P is ``rng_for(study_seed, "hierarchy",
-        "bootstrap", P)``.
+        Study seed; the stream of policy P and scheme S is ``rng_for(study_seed,
+        "hierarchy", "bootstrap", P, *S)``.
     outcome : str
         Boolean success column.
 
@@ -129,41 +129,46 @@ def hierarchical_bootstrap_table(
     pandas.DataFrame
         One row per policy.
     """
-    _check_columns(pools, ["policy", *cluster_by, outcome])
+    schemes = [cluster_by] if all(isinstance(c, str) for c in cluster_by) else cluster_by
+    schemes = [list(sc) for sc in schemes]
+    if not schemes or any(not sc for sc in schemes):
+        raise ValueError(f"cluster_by must name at least one column per scheme, got {cluster_by!r}")
+    _check_columns(pools, ["policy", outcome, *{c for sc in schemes for c in sc}])
     rows = []
     for policy, grp in pools.groupby("policy", sort=False):
-        labels = grp[cluster_by].astype(str).agg("|".join, axis=1).to_numpy()
-        res = hierarchical_bootstrap(
-            grp[outcome].to_numpy(np.float64),
-            labels,
-            n_reps=bootstrap_reps,
-            confidence=confidence,
-            seed=rng_for(study_seed, "hierarchy", "bootstrap", str(policy)),
-        )
-        rows.append(
-            {
-                "policy": policy,
-                "cluster_by": "×".join(cluster_by),
-                "clusters": res.n_clusters,
-                "episodes": res.n_episodes,
-                "macro": res.macro,
-                "macro_lower": res.macro_lower,
-                "macro_upper": res.macro_upper,
-                "micro": res.micro,
-                "micro_lower": res.micro_lower,
-                "micro_upper": res.micro_upper,
-                "naive_lower": res.naive_lower,
-                "naive_upper": res.naive_upper,
-                "hierarchical_width": res.micro_upper - res.micro_lower,
-                "naive_width": res.naive_upper - res.naive_lower,
-                "width_ratio": res.width_ratio,
-                "se_ratio": res.micro_se / res.naive_se if res.naive_se > 0 else math.nan,
-            }
-        )
+        for scheme in schemes:
+            labels = grp[scheme].astype(str).agg("|".join, axis=1).to_numpy()
+            res = hierarchical_bootstrap(
+                grp[outcome].to_numpy(np.float64),
+                labels,
+                n_reps=bootstrap_reps,
+                confidence=confidence,
+                seed=rng_for(study_seed, "hierarchy", "bootstrap", str(policy), *scheme),
+            )
+            rows.append(
+                {
+                    "policy": policy,
+                    "cluster_by": "×".join(scheme),
+                    "clusters": res.n_clusters,
+                    "episodes": res.n_episodes,
+                    "macro": res.macro,
+                    "macro_lower": res.macro_lower,
+                    "macro_upper": res.macro_upper,
+                    "micro": res.micro,
+                    "micro_lower": res.micro_lower,
+                    "micro_upper": res.micro_upper,
+                    "naive_lower": res.naive_lower,
+                    "naive_upper": res.naive_upper,
+                    "hierarchical_width": res.micro_upper - res.micro_lower,
+                    "naive_width": res.naive_upper - res.naive_lower,
+                    "width_ratio": res.width_ratio,
+                    "se_ratio": res.micro_se / res.naive_se if res.naive_se > 0 else math.nan,
+                }
+            )
     df = pd.DataFrame(rows)
     df.attrs["title"] = "T28 Hierarchical bootstrap: clusters, then episodes within clusters"
     df.attrs["note"] = (
-        f"Outcome: {outcome}; clusters = combinations of {', '.join(cluster_by)}. Macro: mean "
+        f"Outcome: {outcome}; clusters = combinations of the cluster_by columns. Macro: mean "
         "of cluster rates (cluster-weighted); micro: pooled over episodes (episode-weighted); "
         "the two coincide when every cluster holds the same number of episodes. "
         f"{bootstrap_reps:,} replicates, {confidence:g} percentile intervals. Hierarchical: "
