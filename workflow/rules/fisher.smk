@@ -1,5 +1,66 @@
-# Stage 'fisher'. Rules append their final products to fisher_targets().
+# Stage 'fisher': lesson 25's Build it steps 4-5 (T05, T06): Fisher's exact test by hand,
+# by evalsim and by SciPy, and the exact power of the test. Library: evalsim.stats.{fisher,
+# power}; builders: evalsim.products.fisher. Pure arithmetic: no pools needed.
+
+FISHER = config["fisher"]
 
 
 def fisher_targets():
-    return []
+    return [
+        *table("T05_fisher_checks").values(),
+        *table("T06_fisher_power").values(),
+    ]
+
+
+rule fisher_t05_checks:
+    output:
+        csv=report(
+            table("T05_fisher_checks")["csv"],
+            caption="../report/T05_fisher_checks.rst",
+            category="fisher",
+        ),
+        md=table("T05_fisher_checks")["md"],
+    log:
+        "logs/fisher/T05_fisher_checks.log",
+    benchmark:
+        "results/benchmarks/fisher/T05_fisher_checks.tsv"
+    params:
+        builder="fisher:fisher_checks",
+        kwargs={
+            "grid_n": FISHER["t05"]["grid_n"],
+            "cases": FISHER["t05"]["cases"],
+            "decimals": FISHER["decimals"],
+            "document_max_diff": FISHER["t05"]["document_max_diff"],
+            "tie_check_n": FISHER["t05"]["tie_check_n"],
+        },
+    script:
+        "../scripts/make_table.py"
+
+
+rule fisher_t06_power:
+    output:
+        csv=report(
+            table("T06_fisher_power")["csv"],
+            caption="../report/T06_fisher_power.rst",
+            category="fisher",
+        ),
+        md=table("T06_fisher_power")["md"],
+    log:
+        "logs/fisher/T06_fisher_power.log",
+    params:
+        builder="fisher:fisher_power_table",
+        kwargs={
+            "p_a": FISHER["t06"]["p_a"],
+            "p_b": FISHER["t06"]["p_b"],
+            "n_values": FISHER["t06"]["n_values"],
+            "alpha": config["alpha"],
+            "pool_a": FISHER["t06"]["pool_a"],
+            "pool_b": FISHER["t06"]["pool_b"],
+            "document_power": FISHER["t06"]["document_power"],
+            "document_not_better": FISHER["t06"]["document_not_better"],
+            "decimals": FISHER["decimals"],
+            "target_power": FISHER["t06"]["target_power"],
+            "power_window": FISHER["power_window"],
+        },
+    script:
+        "../scripts/make_table.py"
