@@ -121,6 +121,16 @@ def test_summarize_counts_intervals_and_warning_rule(tmp_path, capsys):
     assert "warning: small: n = 20" in text
 
 
+def test_summarize_all_fail_and_all_succeed(tmp_path, capsys):
+    path = write_log(tmp_path / "log.csv", trials("A", 0, 3) + trials("B", 2, 2))
+    out = run_json(capsys, "summarize", path)
+    by = {r["policy"]: r for r in out["by_policy"]}
+    assert by["A"]["wilson"] == pytest.approx(list(proportion_confint(0, 3, method="wilson")))
+    assert by["A"]["wilson"][0] == 0.0 and by["B"]["wilson"][1] == 1.0
+    assert any(w.startswith("note: A: 0/3 has a one-sided interval") for w in out["warnings"])
+    assert any(w.startswith("note: B: 2/2 has a one-sided interval") for w in out["warnings"])
+
+
 def test_summarize_parquet_equals_csv(tmp_path, capsys):
     rows = trials("A", 7, 12, seed=1) + trials("B", 2, 9, seed=2)
     csv = write_log(tmp_path / "log.csv", rows)
@@ -268,15 +278,20 @@ def test_compare_example_log_is_paired(capsys):
 # --------------------------------------------------------------------------- plan
 
 
+@functools.cache
+def _mcnemar_rejects(d: int, alpha: float) -> np.ndarray:
+    """b = 0..d where the exact McNemar test (SciPy binomtest of b out of d at 1/2) rejects."""
+    return np.array([stats.binomtest(b, d, 0.5).pvalue < alpha for b in range(d + 1)])
+
+
 def naive_mcnemar_power(n: int, p10: float, p01: float, alpha: float) -> float:
-    """Exact power of the exact McNemar test by enumeration (SciPy binomtest p-values)."""
+    """Exact power of the exact McNemar test by enumeration over (discordant d, A-only b)."""
     psi = p10 + p01
     total = 0.0
     for d in range(1, n + 1):
-        for b in range(d + 1):
-            if stats.binomtest(b, d, 0.5).pvalue < alpha:
-                total += stats.binom.pmf(d, n, psi) * stats.binom.pmf(b, d, p10 / psi)
-    return total
+        b = np.arange(d + 1)[_mcnemar_rejects(d, alpha)]
+        total += stats.binom.pmf(d, n, psi) * stats.binom.pmf(b, d, p10 / psi).sum()
+    return float(total)
 
 
 def test_plan_paired_against_connor_and_enumeration(capsys):

@@ -26,7 +26,9 @@ import importlib
 import json
 import math
 import sys
+import textwrap
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -247,7 +249,11 @@ class Report:
         out: list[str] = []
         for block in self.blocks:
             if block[0] == "line":
-                out.append(block[1])
+                # Long sentences wrap at 100 columns; continuation lines are indented.
+                out.extend(
+                    textwrap.wrap(block[1], 100, subsequent_indent="  ", break_on_hyphens=False)
+                    or [""]
+                )
                 continue
             _, title, headers, rows = block
             if out and out[-1] != "":
@@ -382,7 +388,10 @@ def _trials_for(rate: float, half_width: float, confidence: float) -> int | None
         fn = _lib("budget", "trials_for_half_width")
     except MissingLibrary:
         return None
-    return int(fn(rate, half_width, confidence=confidence))
+    try:
+        return int(fn(rate, half_width, confidence=confidence))
+    except ValueError:  # e.g. a rate of exactly 0 or 1, where the budget is not defined
+        return None
 
 
 def _group_rows(df, keys: list[str], confidence: float, max_hw: float) -> list[dict]:
@@ -422,6 +431,13 @@ def cmd_summarize(args) -> Report:
                 f"warning: {r['policy']}: n = {r['n']} gives a {level} Wilson interval of "
                 f"+/-{100 * r['half_width']:.0f} points, wider than the +/-{100 * max_hw:g} a "
                 f"reader would assume from '{_pct(r['rate'], 0)}'{needed}"
+            )
+        if r["k"] in (0, r["n"]):
+            lo, hi = r["wilson"]
+            bound = f"as low as {_pct(lo)}" if r["k"] else f"as high as {_pct(hi)}"
+            warnings.append(
+                f"note: {r['policy']}: {r['k']}/{r['n']} has a one-sided interval; the rate "
+                f"could be {bound} ({level} Wilson)"
             )
     if by_group:
         bad = [r for r in by_group if r["imprecise"]]
@@ -632,13 +648,13 @@ def cmd_compare(args) -> Report:
         verdict = (
             f"{better} beats {worse}: {_pct(max(rate_a, rate_b), 0)} vs "
             f"{_pct(min(rate_a, rate_b), 0)} at {n_text} ({test_name} p = {_p(primary_p)} "
-            f"< {alpha:g}); the gap B - A is between {100 * diff_ci[0]:.0f} and "
+            f"< {alpha:g}); the gap B-A is between {100 * diff_ci[0]:.0f} and "
             f"{100 * diff_ci[1]:.0f} points ({level} CI)"
         )
     else:
         verdict = (
             f"{args.a} and {args.b} are not detectably different at {n_text} "
-            f"({test_name} p = {_p(primary_p)}){mde_text}; the data allow a gap B - A "
+            f"({test_name} p = {_p(primary_p)}){mde_text}; the data allow a gap B-A "
             f"anywhere from {100 * diff_ci[0]:.0f} to {100 * diff_ci[1]:.0f} points ({level} CI)"
         )
 
@@ -698,6 +714,9 @@ def cmd_compare(args) -> Report:
             ],
         )
         rep.line(f"discordant pairs: A only = {mcn['a_only']}, B only = {mcn['b_only']}")
+        rep.line(
+            "The tests marked (unpaired) ignore the pairing; with paired data read exact McNemar."
+        )
     if pair_note:
         rep.line(f"note: {pair_note}")
     rep.table(
@@ -711,6 +730,11 @@ def cmd_compare(args) -> Report:
             ]
         ],
     )
+    if paired:
+        rep.line(
+            "Newcombe's interval treats the arms as independent: with positively correlated "
+            "pairs it is wider than it needs to be (conservative)."
+        )
     if mde is not None:
         rep.line(f"MDE at 80% power: {100 * mde:.1f} points ({mde_rule})")
     rep.line("")
@@ -965,7 +989,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     prog = f"evalsim {args.command}"
     try:
-        report = COMMANDS[args.command](args)
+        with warnings.catch_warnings():
+            # numba's typeof warns (once, while compiling) about broadcast arrays; a user of
+            # the command can do nothing about it.
+            warnings.filterwarnings("ignore", category=FutureWarning, module=r"numba\.")
+            report = COMMANDS[args.command](args)
     except (BadInput, TrialLogError) as err:
         print(f"{prog}: error: {err}", file=sys.stderr)
         return EXIT_BAD_INPUT
