@@ -142,6 +142,12 @@ def test_summarize_parquet_equals_csv(tmp_path, capsys):
     assert a["by_policy"] == b["by_policy"] and a["by_group"] == b["by_group"]
 
 
+def test_csv_with_byte_order_mark(tmp_path, capsys):
+    path = tmp_path / "excel.csv"
+    path.write_bytes("\ufeffPolicy,Success\r\nA,1\r\nA,0\r\n".encode())
+    assert run_json(capsys, "summarize", path)["by_policy"][0]["n"] == 2
+
+
 @pytest.mark.parametrize("true,false", [("true", "false"), ("TRUE", "False"), ("yes", "no")])
 def test_success_spellings(tmp_path, capsys, true, false):
     path = tmp_path / "log.csv"
@@ -473,6 +479,11 @@ def test_bad_policy_absent(good_log, capsys):
     )
     assert_bad_input(*run(capsys, "compare", good_log, "--a", "Z", "--b", "B"), "--a 'Z'")
     assert_bad_input(*run(capsys, "compare", good_log, "--a", "A", "--b", "A"), "same policy")
+
+
+def test_bad_policy_name_for_several_files(good_log, capsys):
+    argv = ("summarize", good_log, good_log, "--policy", "X")
+    assert_bad_input(*run(capsys, *argv), "single file")
 
 
 def test_bad_task_absent(tmp_path, capsys):

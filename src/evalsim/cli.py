@@ -874,6 +874,8 @@ def cmd_plan(args) -> Report:
     )
     if args.minutes_per_trial:
         rep.line(f"bench hours at {args.minutes_per_trial:g} min per trial, both arms")
+    else:
+        rep.line("add --minutes-per-trial M for the bench hours")
     if args.n is not None:
         test = "exact McNemar" if args.paired else "Fisher's exact"
         where = (

@@ -58,6 +58,9 @@ class TrialLogError(ValueError):
 
 def read_trial_logs(paths, policy: str | None = None) -> pd.DataFrame:
     """Read several logs (see :func:`read_trial_log`) and stack them in the order given."""
+    paths = list(paths)
+    if policy is not None and len(paths) > 1:
+        raise TrialLogError("--policy names the policy of a single file; give one file per call")
     frames = [read_trial_log(p, policy=policy) for p in paths]
     if len(frames) == 1:
         return frames[0]
@@ -110,7 +113,14 @@ def _read_table(path: Path, suffix: str) -> pd.DataFrame:
         if suffix in _PARQUET_SUFFIXES:
             return pd.read_parquet(path)
         # dtype=str keeps "1"/"true"/"07" exactly as written; parse_success decides.
-        return pd.read_csv(path, sep=_TABLE_SUFFIXES[suffix], dtype=str, keep_default_na=False)
+        # utf-8-sig: spreadsheet exports often start with a byte-order mark.
+        return pd.read_csv(
+            path,
+            sep=_TABLE_SUFFIXES[suffix],
+            dtype=str,
+            keep_default_na=False,
+            encoding="utf-8-sig",
+        )
     except pd.errors.EmptyDataError:
         raise TrialLogError(f"{path}: file is empty") from None
     except (pd.errors.ParserError, UnicodeDecodeError, OSError, ValueError) as err:
