@@ -131,6 +131,16 @@ def test_summarize_all_fail_and_all_succeed(tmp_path, capsys):
     assert any(w.startswith("note: B: 2/2 has a one-sided interval") for w in out["warnings"])
 
 
+def test_summarize_sorts_seeds_as_numbers_and_labels_missing_modes(tmp_path, capsys):
+    rows = []
+    for seed in (10, 2, 1):
+        rows += trials("A", 1, 3, seed=seed, failure="none")
+    path = write_log(tmp_path / "log.csv", rows)
+    out = run_json(capsys, "summarize", path)
+    assert [r["seed"] for r in out["by_group"]] == ["1", "2", "10"]
+    assert out["failures"] == {"A": {"(unlabelled)": 6}}
+
+
 def test_summarize_parquet_equals_csv(tmp_path, capsys):
     rows = trials("A", 7, 12, seed=1) + trials("B", 2, 9, seed=2)
     csv = write_log(tmp_path / "log.csv", rows)

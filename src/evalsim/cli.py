@@ -402,13 +402,23 @@ def _group_rows(df, keys: list[str], confidence: float, max_hw: float) -> list[d
         row.update(_rate_row(int(g["success"].sum()), len(g), confidence))
         row["imprecise"] = row["half_width"] > max_hw
         rows.append(row)
+    # Seeds 2 before 10: numeric-looking ids sort as numbers.
+    rows.sort(key=lambda r: tuple(_natural(r[k]) for k in keys))
     return rows
+
+
+def _natural(value) -> tuple:
+    text = str(value)
+    return (0, int(text), "") if text.lstrip("-").isdigit() else (1, 0, text)
 
 
 def _failure_breakdown(df) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
     for policy, g in df.groupby("policy", sort=True):
-        failed = g.loc[~g["success"], "failure"].replace("", "(unlabelled)")
+        # A failed trial whose failure is blank or "none" has no failure mode recorded.
+        failed = g.loc[~g["success"], "failure"].replace(
+            {"": "(unlabelled)", "none": "(unlabelled)"}
+        )
         out[policy] = {str(k): int(v) for k, v in failed.value_counts().sort_index().items()}
     return out
 
@@ -635,7 +645,7 @@ def cmd_compare(args) -> Report:
     primary_p = mcn["pvalue"] if paired else fisher_p
     test_name = "exact McNemar" if paired else "Fisher's exact"
     rate_a, rate_b = k_a / n_a, k_b / n_b
-    n_text = f"n = {n_a} per arm" if n_a == n_b else f"n = {n_a} and {n_b}"
+    n_text = f"n = {n_a} per arm" if n_a == n_b else f"n = {n_a} (A) and {n_b} (B)"
     if paired:
         n_text = f"{mcn['pairs']} paired conditions"
     mde_text = (
@@ -706,7 +716,7 @@ def cmd_compare(args) -> Report:
     rep.table("Tests of 'A and B have the same success rate'", ["test", "p", "note"], tests)
     if paired:
         rep.table(
-            "Paired outcomes (same task/seed/condition)",
+            f"Paired outcomes (same {'/'.join(pairing_key(df))})",
             ["", "B succeeded", "B failed"],
             [
                 ["A succeeded", mcn["both"], mcn["a_only"]],
