@@ -1,0 +1,113 @@
+"""evalsim.stats.coverage against the lesson's plain-Python coverage (tests/naive_binom.py),
+SciPy's pmf with statsmodels' intervals, the lesson's table, known properties, and speed."""
+
+from __future__ import annotations
+
+import time
+
+import naive_binom as naive
+import numpy as np
+import pytest
+from scipy import stats
+from statsmodels.stats.proportion import proportion_confint
+
+from evalsim.stats.coverage import coverage_curve, exact_coverage
+from evalsim.stats.intervals import METHODS
+
+P_A = 221 / 300
+
+
+# Lesson 25, Build it step 2 (and table B's exact columns): z = 1.96, p = 221/300.
+@pytest.mark.parametrize(
+    "n, wilson, wald",
+    [
+        (5, 0.981, 0.764),
+        (10, 0.975, 0.927),
+        (20, 0.962, 0.908),
+        (50, 0.947, 0.914),
+        (100, 0.946, 0.945),
+    ],
+)
+def test_lesson_exact_coverage(n, wilson, wald):
+    assert round(exact_coverage("wilson", n, P_A, z=1.96), 3) == wilson
+    assert round(exact_coverage("wald", n, P_A, z=1.96), 3) == wald
+
+
+@pytest.mark.parametrize(
+    "method, reference",
+    [("wald", naive.wald), ("wilson", naive.wilson), ("agresti_coull", naive.agresti_coull)],
+)
+def test_matches_the_lessons_plain_python_coverage(method, reference):
+    for n in (1, 5, 10, 23, 40):
+        for p in (0.05, 0.3, 0.5, P_A, 0.97):
+            got = exact_coverage(method, n, p, z=1.96)
+            assert got == pytest.approx(naive.coverage(reference, n, p, 1.96), abs=1e-13)
+
+
+SM = {
+    "wald": "normal",
+    "wilson": "wilson",
+    "clopper_pearson": "beta",
+    "jeffreys": "jeffreys",
+    "agresti_coull": "agresti_coull",
+}
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_matches_statsmodels_intervals_with_scipy_pmf(method):
+    grid = np.linspace(0.005, 0.995, 97)
+    for n in (7, 30, 120):
+        k = np.arange(n + 1)
+        lo, hi = proportion_confint(k, n, alpha=0.1, method=SM[method])
+        want = np.array([stats.binom.pmf(k, n, p)[(lo <= p) & (p <= hi)].sum() for p in grid])
+        got = coverage_curve(method, n, grid, confidence=0.9)
+        np.testing.assert_allclose(got, want, atol=1e-12)
+
+
+def test_curve_equals_pointwise_and_keeps_shape():
+    grid = np.array([[0.1, 0.2], [0.6, 0.9]])
+    curve = coverage_curve("jeffreys", 25, grid)
+    assert curve.shape == (2, 2)
+    for idx in np.ndindex(grid.shape):
+        assert curve[idx] == exact_coverage("jeffreys", 25, float(grid[idx]))
+
+
+def test_clopper_pearson_never_undercovers():
+    grid = np.linspace(0.0, 1.0, 1001)
+    for n in (3, 10, 20, 50):
+        assert coverage_curve("clopper_pearson", n, grid).min() >= 0.95 - 1e-12
+
+
+def test_wald_coverage_collapses_near_the_edges():
+    # At p = 0.01 and n = 10, Wald's interval contains p only for k = 1 ([0, 0.286]) and
+    # k = 2 ([0, 0.448]); k = 0 gives [0, 0] and k = 3 starts at 0.016.
+    want = 10 * 0.01 * 0.99**9 + 45 * 0.01**2 * 0.99**8
+    assert exact_coverage("wald", 10, 0.01) == pytest.approx(want, rel=1e-12)
+    # At p = 0 every k is 0 and Wald's interval is [0, 0]: it covers with probability 1.
+    assert exact_coverage("wald", 10, 0.0) == 1.0
+
+
+def test_coverage_curve_is_fast():
+    grid = np.linspace(0.001, 0.999, 2000)
+    for m in METHODS:  # warm-up (JIT cache load)
+        coverage_curve(m, 50, grid[:2])
+    t0 = time.perf_counter()
+    for m in METHODS:
+        coverage_curve(m, 50, grid)
+    elapsed = time.perf_counter() - t0
+    assert elapsed < 0.25, f"5 x 2000-point curves at n = 50 took {elapsed:.3f} s"
+
+
+@pytest.mark.parametrize(
+    "args, kwargs, match",
+    [
+        (("wilson", 0, 0.5), {}, "got 0"),
+        (("wilson", 10, 1.2), {}, "1.2"),
+        (("score", 10, 0.5), {}, "'score'"),
+        (("wilson", 10, 0.5), {"confidence": 95}, "95"),
+        (("wilson", 2.5, 0.5), {}, "2.5"),
+    ],
+)
+def test_bad_arguments_raise_quoting_the_value(args, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        exact_coverage(*args, **kwargs)
