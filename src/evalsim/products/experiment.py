@@ -474,11 +474,14 @@ def table_c(
             }
         )
         if name in doc:
-            at_doc = float(prob_at_least(k, n, d[0]))
+            ta = DOCUMENT_000["table_a"].get(name)
+            doc_rate = ta["k"] / ta["n"] if ta else d[0]
+            doc_rate_text = f"{ta['k']}/{ta['n']}" if ta else f"{d[0]:.3f}"
+            at_doc = float(prob_at_least(k, n, doc_rate))
             notes.append(
                 f"{name}: binomial {exact:.3f} at our rate {ev.pool_rate:.3f} "
-                f"(document {d[1]:.3f} at {d[0]:.3f}; at the document's rate we get "
-                f"{at_doc:.3f}); drawn {drawn:.3f} "
+                f"(document {d[1]:.3f} at {d[0]:.3f}; at the document's pool rate "
+                f"{doc_rate_text} we get {at_doc:.3f}); drawn {drawn:.3f} "
                 + ("agrees" if _agree(drawn, exact, se) else "DISAGREES")
                 + f" with our binomial within {AGREEMENT_SE:g} SE."
             )
