@@ -25,6 +25,7 @@ import argparse
 import importlib
 import json
 import math
+import os
 import sys
 import textwrap
 import time
@@ -1021,10 +1022,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"{prog}: error: {err.name} is not available in this install", file=sys.stderr)
         return EXIT_MISSING_LIBRARY
-    if args.json:
-        print(json.dumps(_jsonable(report.data), indent=2))
-    else:
-        sys.stdout.write(report.render())
+    text = json.dumps(_jsonable(report.data), indent=2) + "\n" if args.json else report.render()
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `evalsim ... | head`: the reader left; not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0
 
 
