@@ -1,5 +1,412 @@
-# Stage 'design'. Rules append their final products to design_targets().
+# Stage 'design': tables T13-T21, T23-T27, T29 and figures mde_vs_n, power_vs_n
+# (documents 001, 002, 004). Builders: src/evalsim/products/design.py; every rate, n grid,
+# rho, power and minutes per trial comes from config["design"] (alpha, confidence: top level).
+
+DESIGN_TABLES = [
+    "T13_paired_vs_unpaired_sizing",
+    "T14_repeat_evaluation_gap",
+    "T15_wilson_vs_wald",
+    "T16_width_vs_n_bench_hours",
+    "T17_mde_and_n_per_arm",
+    "T18_mcnemar_vs_unpaired",
+    "T19_null_result_mde",
+    "T20_fisher_pvalue_ladder",
+    "T21_trials_to_separate_90_80",
+    "T23_clopper_pearson_vs_wilson",
+    "T24_difference_intervals",
+    "T25_width_at_90",
+    "T26_estimation_vs_detection",
+    "T27_paired_contingency",
+    "T29_cohens_h",
+]
+DESIGN_FIGURES = ["mde_vs_n", "power_vs_n"]
 
 
 def design_targets():
-    return []
+    return [p for t in DESIGN_TABLES for p in table(t).values()] + [
+        p for f in DESIGN_FIGURES for p in figure(f).values()
+    ]
+
+
+rule design_T13:
+    output:
+        csv=report(
+            table("T13_paired_vs_unpaired_sizing")["csv"],
+            caption="../report/T13_paired_vs_unpaired_sizing.rst",
+            category="design",
+        ),
+        md=table("T13_paired_vs_unpaired_sizing")["md"],
+    log:
+        "logs/design/T13_paired_vs_unpaired_sizing.log",
+    benchmark:
+        "results/benchmarks/design/T13_paired_vs_unpaired_sizing.tsv"
+    params:
+        builder="design:paired_vs_unpaired_sizing",
+        kwargs=dict(
+            **config["design"]["sizing"],
+            alpha=config["alpha"],
+            power=config["design"]["power"],
+            minutes_per_trial=config["design"]["minutes_per_trial"],
+            exact_fisher=config["design"]["exact_fisher"],
+        ),
+    script:
+        "../scripts/make_table.py"
+
+
+rule design_T14:
+    output:
+        csv=report(
+            table("T14_repeat_evaluation_gap")["csv"],
+            caption="../report/T14_repeat_evaluation_gap.rst",
+            category="design",
+        ),
+        md=table("T14_repeat_evaluation_gap")["md"],
+    log:
+        "logs/design/T14_repeat_evaluation_gap.log",
+    params:
+        builder="design:repeat_evaluation_gap",
+        kwargs=config["design"]["repeat_eval"],
+    script:
+        "../scripts/make_table.py"
+
+
+rule design_T15:
+    output:
+        csv=report(
+            table("T15_wilson_vs_wald")["csv"],
+            caption="../report/T15_wilson_vs_wald.rst",
+            category="design",
+        ),
+        md=table("T15_wilson_vs_wald")["md"],
+    log:
+        "logs/design/T15_wilson_vs_wald.log",
+    params:
+        builder="design:wilson_vs_wald",
+        kwargs=dict(
+            counts=config["design"]["wilson_wald_counts"],
+            confidence=config["confidence"],
+        ),
+    script:
+        "../scripts/make_table.py"
+
+
+rule design_T16:
+    output:
+        csv=report(
+            table("T16_width_vs_n_bench_hours")["csv"],
+            caption="../report/T16_width_vs_n_bench_hours.rst",
+            category="design",
+        ),
+        md=table("T16_width_vs_n_bench_hours")["md"],
+    log:
+        "logs/design/T16_width_vs_n_bench_hours.log",
+    params:
+        builder="design:width_vs_n",
+        kwargs=dict(
+            **config["design"]["width_vs_n"],
+            minutes_per_trial=config["design"]["minutes_per_trial"],
+            confidence=config["confidence"],
+        ),
+    script:
+        "../scripts/make_table.py"
+
+
+rule design_T17:
+    output:
+        csv=report(
+            table("T17_mde_and_n_per_arm")["csv"],
+            caption="../report/T17_mde_and_n_per_arm.rst",
+            category="design",
+        ),
+        md=table("T17_mde_and_n_per_arm")["md"],
+    log:
+        "logs/design/T17_mde_and_n_per_arm.log",
+    benchmark:
+        "results/benchmarks/design/T17_mde_and_n_per_arm.tsv"
+    params:
+        builder="design:mde_table",
+        kwargs=dict(
+            n_grid=config["design"]["mde"]["n_grid"],
+            pbar=config["design"]["mde"]["pbar"],
+            planning_rates=config["design"]["mde"]["planning_rates"],
+            alpha=config["alpha"],
+            power=config["design"]["power"],
+            minutes_per_trial=config["design"]["minutes_per_trial"],
+            exact_fisher=config["design"]["exact_fisher"],
+        ),
+    script:
+        "../scripts/make_table.py"
+
+
+rule design_T18:
+    input:
+        pools="results/pools/pools.parquet",
+    output:
+        csv=report(
+            table("T18_mcnemar_vs_unpaired")["csv"],
+            caption="../report/T18_mcnemar_vs_unpaired.rst",
+            category="design",
+        ),
+        md=table("T18_mcnemar_vs_unpaired")["md"],
+    log:
+        "logs/design/T18_mcnemar_vs_unpaired.log",
+    params:
+        builder="design:mcnemar_vs_unpaired",
+        kwargs=dict(
+            policy_a=config["design"]["paired_pools"]["policy_a"],
+            policy_b=config["design"]["paired_pools"]["policy_b"],
+            task=TASKS[0],
+            alpha=config["alpha"],
+            power=config["design"]["power"],
+        ),
+    script:
+        "../scripts/make_table.py"
+
+
+rule design_T19:
+    output:
+        csv=report(
+            table("T19_null_result_mde")["csv"],
+            caption="../report/T19_null_result_mde.rst",
+            category="design",
+        ),
+        md=table("T19_null_result_mde")["md"],
+    log:
+        "logs/design/T19_null_result_mde.log",
+    params:
+        builder="design:null_result_mde",
+        kwargs=dict(
+            n_per_arm=config["design"]["mde"]["null_result_n"],
+            pbar=config["design"]["mde"]["pbar"],
+            planning_rates=config["design"]["mde"]["planning_rates"],
+            alpha=config["alpha"],
+            power=config["design"]["power"],
+            exact_fisher=config["design"]["exact_fisher"],
+        ),
+    script:
+        "../scripts/make_table.py"
+
+
+rule design_T20:
+    output:
+        csv=report(
+            table("T20_fisher_pvalue_ladder")["csv"],
+            caption="../report/T20_fisher_pvalue_ladder.rst",
+            category="design",
+        ),
+        md=table("T20_fisher_pvalue_ladder")["md"],
+    log:
+        "logs/design/T20_fisher_pvalue_ladder.log",
+    params:
+        builder="design:fisher_ladder",
+        kwargs=dict(**config["design"]["ladder"], alpha=config["alpha"]),
+    script:
+        "../scripts/make_table.py"
+
+
+rule design_T21:
+    output:
+        csv=report(
+            table("T21_trials_to_separate_90_80")["csv"],
+            caption="../report/T21_trials_to_separate_90_80.rst",
+            category="design",
+        ),
+        md=table("T21_trials_to_separate_90_80")["md"],
+    log:
+        "logs/design/T21_trials_to_separate_90_80.log",
+    benchmark:
+        "results/benchmarks/design/T21_trials_to_separate_90_80.tsv"
+    params:
+        builder="design:trials_to_separate",
+        kwargs=dict(
+            rates=config["design"]["ladder"]["rates"],
+            alpha=config["alpha"],
+            power=config["design"]["power"],
+            minutes_per_trial=config["design"]["minutes_per_trial"],
+            exact_fisher=config["design"]["exact_fisher"],
+        ),
+    script:
+        "../scripts/make_table.py"
+
+
+rule design_T23:
+    output:
+        csv=report(
+            table("T23_clopper_pearson_vs_wilson")["csv"],
+            caption="../report/T23_clopper_pearson_vs_wilson.rst",
+            category="design",
+        ),
+        md=table("T23_clopper_pearson_vs_wilson")["md"],
+    log:
+        "logs/design/T23_clopper_pearson_vs_wilson.log",
+    params:
+        builder="design:cp_vs_wilson",
+        kwargs=dict(
+            k=config["design"]["cp_wilson_count"][0],
+            n=config["design"]["cp_wilson_count"][1],
+            confidence=config["confidence"],
+        ),
+    script:
+        "../scripts/make_table.py"
+
+
+rule design_T24:
+    output:
+        csv=report(
+            table("T24_difference_intervals")["csv"],
+            caption="../report/T24_difference_intervals.rst",
+            category="design",
+        ),
+        md=table("T24_difference_intervals")["md"],
+    log:
+        "logs/design/T24_difference_intervals.log",
+    params:
+        builder="design:difference_intervals",
+        kwargs=dict(
+            counts_a=config["design"]["diff_counts"][0],
+            counts_b=config["design"]["diff_counts"][1],
+            confidence=config["confidence"],
+        ),
+    script:
+        "../scripts/make_table.py"
+
+
+rule design_T25:
+    output:
+        csv=report(
+            table("T25_width_at_90")["csv"],
+            caption="../report/T25_width_at_90.rst",
+            category="design",
+        ),
+        md=table("T25_width_at_90")["md"],
+    log:
+        "logs/design/T25_width_at_90.log",
+    params:
+        builder="design:width_at_rate",
+        kwargs=dict(
+            **config["design"]["width_at_rate"], confidence=config["confidence"]
+        ),
+    script:
+        "../scripts/make_table.py"
+
+
+rule design_T26:
+    output:
+        csv=report(
+            table("T26_estimation_vs_detection")["csv"],
+            caption="../report/T26_estimation_vs_detection.rst",
+            category="design",
+        ),
+        md=table("T26_estimation_vs_detection")["md"],
+    log:
+        "logs/design/T26_estimation_vs_detection.log",
+    benchmark:
+        "results/benchmarks/design/T26_estimation_vs_detection.tsv"
+    params:
+        builder="design:estimation_vs_detection",
+        kwargs=dict(
+            **config["design"]["estimate_vs_detect"],
+            alpha=config["alpha"],
+            power=config["design"]["power"],
+            confidence=config["confidence"],
+            exact_fisher=config["design"]["exact_fisher"],
+        ),
+    script:
+        "../scripts/make_table.py"
+
+
+rule design_T27:
+    input:
+        pools="results/pools/pools.parquet",
+    output:
+        csv=report(
+            table("T27_paired_contingency")["csv"],
+            caption="../report/T27_paired_contingency.rst",
+            category="design",
+        ),
+        md=table("T27_paired_contingency")["md"],
+    log:
+        "logs/design/T27_paired_contingency.log",
+    params:
+        builder="design:paired_contingency_table",
+        kwargs=dict(
+            policy_a=config["design"]["paired_pools"]["policy_a"],
+            policy_b=config["design"]["paired_pools"]["policy_b"],
+            task=TASKS[0],
+            n_boot=config["design"]["paired_pools"]["n_boot"],
+            confidence=config["confidence"],
+            study_seed=config["study_seed"],
+        ),
+    script:
+        "../scripts/make_table.py"
+
+
+rule design_T29:
+    output:
+        csv=report(
+            table("T29_cohens_h")["csv"],
+            caption="../report/T29_cohens_h.rst",
+            category="design",
+        ),
+        md=table("T29_cohens_h")["md"],
+    log:
+        "logs/design/T29_cohens_h.log",
+    params:
+        builder="design:cohens_h_table",
+        kwargs=dict(
+            pairs=config["design"]["cohens_h_pairs"],
+            alpha=config["alpha"],
+            power=config["design"]["power"],
+        ),
+    script:
+        "../scripts/make_table.py"
+
+
+rule design_mde_vs_n:
+    output:
+        png=report(
+            figure("mde_vs_n")["png"],
+            caption="../report/mde_vs_n.rst",
+            category="design",
+        ),
+        pdf=figure("mde_vs_n")["pdf"],
+    log:
+        "logs/design/mde_vs_n.log",
+    benchmark:
+        "results/benchmarks/design/mde_vs_n.tsv"
+    params:
+        builder="design:mde_vs_n_figure",
+        kwargs=dict(
+            n_max=config["design"]["figures"]["mde_n_max"],
+            n_points=config["design"]["figures"]["mde_n_points"],
+            pbar=config["design"]["mde"]["pbar"],
+            alpha=config["alpha"],
+            power=config["design"]["power"],
+            mark_n=config["design"]["mde"]["n_grid"],
+        ),
+    script:
+        "../scripts/make_figure.py"
+
+
+rule design_power_vs_n:
+    output:
+        png=report(
+            figure("power_vs_n")["png"],
+            caption="../report/power_vs_n.rst",
+            category="design",
+        ),
+        pdf=figure("power_vs_n")["pdf"],
+    log:
+        "logs/design/power_vs_n.log",
+    benchmark:
+        "results/benchmarks/design/power_vs_n.tsv"
+    params:
+        builder="design:power_vs_n_figure",
+        kwargs=dict(
+            rates=config["design"]["figures"]["power_rates"],
+            n_max=config["design"]["figures"]["power_n_max"],
+            alpha=config["alpha"],
+            power=config["design"]["power"],
+        ),
+    script:
+        "../scripts/make_figure.py"
