@@ -324,10 +324,12 @@ def table_b(
             f"{worst['policy']}, n = {int(worst['n'])}",
         )
     )
-    for name in doc:
+    for name, quoted in doc.items():
         sub = df[(df["policy"] == name) & df["doc_wald_exact"].notna()]
         if sub.empty:
             continue
+        ta = DOCUMENT_000["table_a"][name]
+        doc_p = ta["k"] / ta["n"]
         p = float(sub["pool_rate"].iloc[0])
         off = [
             f"n = {int(r.n)} exact Wald {r.wald_coverage_exact:.3f} vs {r.doc_wald_exact:.3f}"
@@ -335,9 +337,33 @@ def table_b(
             if abs(r.wald_coverage_exact - r.doc_wald_exact) > 0.0005
         ]
         notes.append(
-            f"Document 000 quotes pool {name} at p = 221/300 = 0.737; ours is {p:.3f}, so "
-            "exact columns are at our rate and differ from the document's where the rate "
-            "matters" + (": " + "; ".join(off) + "." if off else " (none differ here).")
+            f"Document 000 quotes pool {name} at p = {ta['k']}/{ta['n']} = {doc_p:.3f}; ours is "
+            f"{p:.3f}, so our exact columns are at our rate and differ from the document's "
+            "where the rate matters" + (": " + "; ".join(off) + "." if off else " (none here).")
+        )
+        # The document's own consistency, at its rate: its exact columns against ours at
+        # k/300, its resampled columns against the same within AGREEMENT_SE.
+        exact_off, resampled_off = [], []
+        for n, (_w, r_wil, r_wald, e_wil, e_wald, _lo, _hi) in quoted.items():
+            for method, e_doc, r_doc in (("wilson", e_wil, r_wil), ("wald", e_wald, r_wald)):
+                ours = float(exact_coverage(method, n, doc_p, confidence=confidence))
+                if abs(ours - e_doc) > 0.0005 + 1e-9:
+                    exact_off.append(f"n = {n} {method} {e_doc:.3f} vs {ours:.4f}")
+                if not _agree(r_doc, ours, rs.standard_error(ours, 2000)):
+                    resampled_off.append(f"n = {n} {method} {r_doc:.3f} vs exact {ours:.3f}")
+        notes.append(
+            f"At the document's rate {ta['k']}/{ta['n']}, its exact columns "
+            + (
+                "all match ours to the printed 3 decimals"
+                if not exact_off
+                else "differ from ours: " + "; ".join(exact_off)
+            )
+            + "; its resampled columns are "
+            + (
+                f"all within {AGREEMENT_SE:g} SE (2000 evaluations) of exact."
+                if not resampled_off
+                else f"beyond {AGREEMENT_SE:g} SE of exact at: " + "; ".join(resampled_off) + "."
+            )
         )
     df.attrs["title"] = "T08 - Table B: trials, interval width and coverage (resampled vs exact)"
     df.attrs["note"] = (
