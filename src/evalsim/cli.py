@@ -26,6 +26,7 @@ import importlib
 import json
 import math
 import os
+import re
 import sys
 import textwrap
 import time
@@ -318,6 +319,16 @@ def _jsonable(obj):
     if isinstance(obj, float) and not math.isfinite(obj):
         return None
     return obj
+
+
+_SCALAR = r"(?:-?[0-9][0-9.eE+-]*|null|true|false)"
+_SCALAR_LIST = re.compile(rf"\[\s+({_SCALAR}(?:,\s+{_SCALAR})*)\s+\]")
+
+
+def _dump_json(data: dict) -> str:
+    """Indented JSON with lists of numbers kept on one line ([lower, upper], look sizes)."""
+    text = json.dumps(_jsonable(data), indent=2)
+    return _SCALAR_LIST.sub(lambda m: "[" + re.sub(r",\s+", ", ", m.group(1)) + "]", text) + "\n"
 
 
 def _interval_pair(iv) -> list[float]:
@@ -1022,7 +1033,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"{prog}: error: {err.name} is not available in this install", file=sys.stderr)
         return EXIT_MISSING_LIBRARY
-    text = json.dumps(_jsonable(report.data), indent=2) + "\n" if args.json else report.render()
+    text = _dump_json(report.data) if args.json else report.render()
     try:
         sys.stdout.write(text)
         sys.stdout.flush()
