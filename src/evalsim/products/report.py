@@ -1,0 +1,127 @@
+"""Stage 'report': the protocol flowchart (F02), the declared products, the README gallery.
+
+:func:`protocol_flowchart` draws document 000's evaluation protocol from its Mermaid text
+(:data:`evalsim.flowchart.PROTOCOL_MERMAID`). :func:`declared_products` loads the workflow
+with the Snakemake API and lists every table and figure a rule declares, with the caption
+its ``report()`` wrapper names (the tests use it to check that every product reaches the
+HTML report). :func:`gallery_markdown` writes the README's gallery from the figure captions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from evalsim.flowchart import PROTOCOL_MERMAID, draw_flowchart, parse_mermaid
+
+__all__ = ["Product", "declared_products", "gallery_markdown", "protocol_flowchart"]
+
+
+def protocol_flowchart(
+    mermaid: str | None = None, title: str = "F02. The evaluation protocol (document 000)"
+):
+    """F02: the evaluation protocol as a flowchart (success test -> ... -> report / compare).
+
+    Parameters
+    ----------
+    mermaid : str, optional
+        A ``flowchart TD`` description; defaults to document 000's, as printed there.
+    title : str
+        Figure title.
+    """
+    return draw_flowchart(parse_mermaid(mermaid or PROTOCOL_MERMAID), title=title)
+
+
+@dataclass(frozen=True)
+class Product:
+    """One declared output of a rule: its path, and the report caption if it is wrapped."""
+
+    rule: str
+    path: str
+    caption: str | None
+    category: str | None
+
+    @property
+    def kind(self) -> str:
+        if self.path.startswith("results/tables/") and self.path.endswith(".csv"):
+            return "table"
+        if self.path.startswith("figures/") and self.path.endswith(".png"):
+            return "figure"
+        return "other"
+
+
+def declared_products(
+    repo: str | os.PathLike = ".", configfile: str = "config/smoke.yaml"
+) -> list[Product]:
+    """Every output of every rule of the workflow in ``repo``, with its report caption.
+
+    Loads the workflow with the Snakemake API (no job runs; about 3 s).
+    """
+    from snakemake.api import ConfigSettings, OutputSettings, ResourceSettings, SnakemakeApi
+
+    repo = Path(repo).resolve()
+    products = []
+    cwd = os.getcwd()
+    sink = io.StringIO()
+    try:
+        os.chdir(repo)
+        with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+            with SnakemakeApi(OutputSettings()) as api:
+                wapi = api.workflow(
+                    resource_settings=ResourceSettings(cores=1),
+                    config_settings=ConfigSettings(configfiles=[repo / configfile]),
+                    snakefile=repo / "Snakefile",
+                    workdir=repo,
+                )
+                for rule in wapi._workflow.rules:
+                    for f in rule.output:
+                        rep = f.flags.get("report") if hasattr(f, "flags") else None
+                        caption = None
+                        if rep is not None and rep.caption is not None:
+                            caption = str(rep.caption.get_path_or_uri(secret_free=True))
+                            with contextlib.suppress(ValueError):
+                                caption = str(Path(caption).resolve().relative_to(repo))
+                        products.append(
+                            Product(
+                                rule.name,
+                                str(f),
+                                caption,
+                                None if rep is None else rep.category,
+                            )
+                        )
+    finally:
+        os.chdir(cwd)
+    return products
+
+
+def _rst_to_text(rst: str) -> str:
+    text = " ".join(line.strip() for line in rst.strip().splitlines() if line.strip())
+    text = re.sub(r"``([^`]*)``", r"`\1`", text)
+    return re.sub(r":\w+:`([^`]*)`", r"\1", text)
+
+
+def gallery_markdown(repo: str | os.PathLike = ".", products: list[Product] | None = None) -> str:
+    """The README gallery: each declared figure, its caption and how to regenerate it."""
+    repo = Path(repo)
+    if products is None:
+        products = declared_products(repo)
+    figures = sorted((p for p in products if p.kind == "figure"), key=lambda p: p.path)
+    lines = [
+        "Generated from the figures the rules declare and their captions in `workflow/report/` "
+        "by `.venv/bin/python -m evalsim.ledger readme`. The images exist after "
+        "`make reproduce` (figures/ is not committed); each line's command rebuilds one.",
+        "",
+    ]
+    for p in figures:
+        caption = ""
+        if p.caption and (repo / p.caption).exists():
+            caption = _rst_to_text((repo / p.caption).read_text(encoding="utf-8"))
+        lines.append(
+            f"- **[{Path(p.path).stem}]({p.path})** — {caption} "
+            f"Regenerate: `.venv/bin/snakemake --cores 2 {p.path}`."
+        )
+    return "\n".join(lines)

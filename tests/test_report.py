@@ -1,0 +1,148 @@
+"""The report stage: every product reaches the HTML report, claims point at declared tables,
+F02 draws the document's flowchart, the README's generated sections are current."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import matplotlib
+import pandas as pd
+import pytest
+
+from evalsim.flowchart import PROTOCOL_MERMAID, layout, parse_mermaid
+from evalsim.ledger import load_claims, section
+from evalsim.products.report import declared_products, gallery_markdown, protocol_flowchart
+
+matplotlib.use("Agg")
+SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
+
+
+@pytest.fixture(scope="module")
+def products(repo):
+    return declared_products(repo)
+
+
+def _claim_tables(claims) -> set[str]:
+    refs = set()
+
+    def visit(spec):
+        if isinstance(spec, dict):
+            if "table" in spec:
+                refs.add(spec["table"])
+            for value in spec.values():
+                visit(value)
+        elif isinstance(spec, list):
+            for value in spec:
+                visit(value)
+
+    for c in claims:
+        visit(list(c.sources))
+        visit(c.criterion)
+    return refs
+
+
+def test_every_declared_table_and_figure_is_wrapped_in_report_with_a_caption(repo, products):
+    tables = [p for p in products if p.kind == "table"]
+    figures = [p for p in products if p.kind == "figure"]
+    assert len(tables) >= 20 and len(figures) >= 3
+    for p in tables + figures:
+        assert p.caption, f"{p.path} (rule {p.rule}) is not wrapped in report()"
+        assert (repo / p.caption).is_file(), f"{p.path}: caption {p.caption} missing"
+    ledger = [p for p in products if p.path == "results/claims.csv"]
+    assert ledger and ledger[0].caption
+
+
+def test_every_claim_source_is_a_table_some_rule_declares(repo, products):
+    declared = [Path(p.path).name for p in products if p.kind == "table"]
+    claims = load_claims(repo / "config" / "claims.yaml")
+    undeclared = sorted(
+        ref for ref in _claim_tables(claims) if not any(d.startswith(f"{ref}_") for d in declared)
+    )
+    assert not undeclared, f"claims point at tables no rule declares: {undeclared}"
+
+
+def test_f02_parses_the_documents_flowchart_and_draws_it():
+    chart = parse_mermaid(PROTOCOL_MERMAID)
+    assert [n.id for n in chart.nodes] == ["T", "P", "R", "K", "W", "F"]
+    assert ("K", "W") in chart.edges and ("K", "F") in chart.edges
+    pos = layout(chart)
+    assert [pos[i][1] for i in "TPRK"] == [0, 1, 2, 3]
+    assert pos["W"][1] == pos["F"][1] == 4 and pos["W"][0] < pos["F"][0]
+    fig = protocol_flowchart()
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert "count k successes" in texts
+    assert sum(t.get_bbox_patch() is not None for t in fig.axes[0].texts) == 6
+
+
+def test_flowchart_rejects_bad_input():
+    with pytest.raises(ValueError, match="flowchart TD"):
+        parse_mermaid("graph LR\n A --> B")
+    with pytest.raises(ValueError, match="cannot parse"):
+        parse_mermaid('flowchart TD\n A["a"] -> B["b"]')
+    with pytest.raises(ValueError, match="without a label"):
+        parse_mermaid('flowchart TD\n A["a"] --> B')
+    with pytest.raises(ValueError, match="cycle"):
+        layout(parse_mermaid('flowchart TD\n A["a"] --> B["b"]\n B --> A'))
+
+
+def test_readme_gallery_is_current(repo, products):
+    readme = (repo / "README.md").read_text(encoding="utf-8")
+    assert section(readme, "gallery") == gallery_markdown(repo, products).strip("\n")
+
+
+def test_readme_disagreements_rows_are_ledger_claims(repo):
+    """The README's snapshot lists claims by id with their stated value from claims.yaml."""
+    readme = (repo / "README.md").read_text(encoding="utf-8")
+    body = section(readme, "disagreements")
+    claims = {c.id: c for c in load_claims(repo / "config" / "claims.yaml")}
+    rows = [ln for ln in body.splitlines() if ln.startswith("| ") and not ln.startswith("| id")]
+    assert rows
+    for ln in rows:
+        cells = [c.strip() for c in ln.strip("|").split(" | ")]
+        assert cells[0] in claims, cells[0]
+        assert cells[1] == claims[cells[0]].stated_display.replace("|", "\\|")
+        assert cells[3] != "matches"
+
+
+def _copy_workflow(repo: Path, dest: Path) -> Path:
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in ("Snakefile", "config", "workflow"):
+        src = repo / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, dest / name)
+    return dest
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("pipeline")
+def test_smoke_run_resolves_every_claim_and_reports_every_product(repo, products, tmp_path):
+    work = _copy_workflow(repo, tmp_path)
+    run = subprocess.run(
+        [SNAKEMAKE, "--cores", "2", "--configfile", "config/smoke.yaml"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=1500,
+    )
+    assert run.returncode == 0, run.stderr[-4000:]
+    ledger = pd.read_csv(work / "results" / "claims.csv")
+    missing = ledger[ledger["verdict"] == "missing source"]
+    # The smoke study runs shorter n grids, so a claim's row (e.g. n = 100) may be absent;
+    # its table and columns must exist.
+    broken = missing[~missing["reason"].str.fullmatch(r"(.*: no row with [^;]*;? ?)+")]
+    assert broken.empty, broken[["id", "reason"]].to_string()
+    assert len(missing) < len(ledger) / 3
+    rep = subprocess.run(
+        [SNAKEMAKE, "--configfile", "config/smoke.yaml", "--report", "results/report.html"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert rep.returncode == 0, rep.stderr[-4000:]
+    html = (work / "results" / "report.html").read_text(encoding="utf-8", errors="replace")
+    for p in products:
+        if p.kind in ("table", "figure") or p.path == "results/claims.csv":
+            assert Path(p.path).name in html, f"{p.path} not in the report"
