@@ -101,7 +101,9 @@ def draw_counts(success, n: int, n_evals: int, seed: int) -> np.ndarray:
     n_evals = check_n(n_evals, "n_evals")
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or not 0 <= seed < 2**63:
         raise ValueError(f"seed must be an integer in [0, 2**63), got {seed!r}")
-    return _k.draw_counts(pool, np.int64(n), np.int64(n_evals), np.int64(seed))
+    # uint64 wrap-around is SplitMix64's arithmetic; errstate only matters without JIT.
+    with np.errstate(over="ignore"):
+        return _k.draw_counts(pool, np.int64(n), np.int64(n_evals), np.int64(seed))
 
 
 @dataclass(frozen=True, repr=False)
