@@ -141,6 +141,7 @@ def paired_vs_unpaired_sizing(
     df = pd.DataFrame(rows)
     doc_unpaired = df.loc[0, "n_real"]
     doc_paired = df.loc[(df["design"] == "paired") & df["method"].str.startswith("doc")].iloc[0]
+    pbar_var = (p_a + p_b) / 2 * (1 - (p_a + p_b) / 2)
     saved = dz.bench_hours(
         2 * (round(doc_unpaired) - round(doc_paired["n_real"])), minutes_per_trial
     )
@@ -148,9 +149,12 @@ def paired_vs_unpaired_sizing(
         f"{p_a:.2f} vs {p_b:.2f}, two-sided alpha = {alpha}, power = {power}, "
         f"{minutes_per_trial} min per trial; n is per arm (paired: pairs) and rounded up. "
         f"The document's arithmetic gives n = {doc_unpaired:.2f} unpaired and "
-        f"{doc_paired['n_real']:.2f} paired; it rounds to the nearest (94, 47) where a sample "
-        f"size is rounded up (95, 48). Its paired variance uses pbar(1-pbar) = 0.24 for both "
-        f"arms; with the arms' own variances (0.21, 0.25) rho = {rho} gives fewer pairs. "
+        f"{doc_paired['n_real']:.2f} paired; it rounds to the nearest ({round(doc_unpaired)}, "
+        f"{round(doc_paired['n_real'])}) where a sample size is rounded up "
+        f"({math.ceil(doc_unpaired - 1e-9)}, {math.ceil(doc_paired['n_real'] - 1e-9)}). Its "
+        f"paired variance uses pbar(1-pbar) = {pbar_var:.4g} for both arms; with the arms' own "
+        f"variances ({p_a * (1 - p_a):.4g}, {p_b * (1 - p_b):.4g}) rho = {rho} gives fewer "
+        "pairs. "
         f"Hours saved by pairing at the document's rounding: {saved:.1f} h (doc: 4.7 h). "
         f"Document 001's own n_per_arm function gives a smaller unpaired n than its worked "
         f"example. The McNemar rows size the test one actually runs on paired data, with the "
@@ -1004,7 +1008,11 @@ def mde_vs_n_figure(
     ax.plot(grid, normal, color=color_for(0), label="normal approximation (z-test)")
     ax.plot(grid, exact, color=color_for(3), marker="o", ms=2.5, lw=1, label="exact Fisher power")
     ax.set_xscale("log")
-    ticks = [t for t in sorted({5, *mark_n, int(grid[-1])}) if grid[0] <= t <= grid[-1]]
+    ticks = []
+    for t in sorted({5, *mark_n}):
+        # keep tick labels apart on the log axis
+        if grid[0] <= t <= grid[-1] and (not ticks or t >= 1.3 * ticks[-1]):
+            ticks.append(t)
     ax.set_xticks(ticks, [str(t) for t in ticks])
     ax.xaxis.set_minor_locator(mticker.NullLocator())
     ax.set_xlabel("trials per arm, n (log scale)")
@@ -1050,13 +1058,21 @@ def power_vs_n_figure(
         if ns[0] <= n_mark <= ns[-1]:
             ax.axvline(n_mark, color=color, lw=0.6, ls=":")
             ax.text(n_mark + 1, 0.05 + 0.08 * i, label, fontsize=7, color=color)
-    ax.text(ns[0], power + 0.01, f"{power:.0%}", fontsize=7, color="0.3", va="bottom")
+    ax.text(
+        ns[-1] - 1,
+        power - 0.01,
+        f"{power:.0%} power",
+        fontsize=7,
+        color="0.3",
+        ha="right",
+        va="top",
+    )
     ax.set_xlabel("trials per arm, n")
     ax.set_ylabel("power")
     ax.set_title(f"Power to detect {p1:.0%} vs {p2:.0%} (two-sided alpha = {alpha})")
     ax.set_ylim(0, 1)
     ax.set_xlim(ns[0], ns[-1])
-    ax.legend(frameon=False, loc="lower right")
+    ax.legend(frameon=False, loc="center right")
     ax.grid(True, lw=0.4, color="0.9")
     fig.tight_layout()
     return fig
