@@ -798,7 +798,7 @@ def table_seeds(
     confidence = check_confidence(confidence)
     seeds = check_n(seeds, "seeds")
     trials = check_n(trials, "trials")
-    rows, notes = [], []
+    rows, notes, poses_same = [], [], []
     for name in _policy_names(policies):
         sub = pools[(pools["task"] == task) & (pools["policy"] == name)]
         have = sorted(int(s) for s in sub["seed"].unique())
@@ -816,6 +816,7 @@ def table_seeds(
         pose_cols = [c for c in ("cube_x_m", "cube_y_m", "cube_yaw_rad") if c in first]
         ref = per_seed[use[0]][pose_cols].to_numpy()
         same = all(np.array_equal(v[pose_cols].to_numpy(), ref) for v in per_seed.values())
+        poses_same.append(same)
         if not same:
             notes.append(f"{name}: cube poses DIFFER across seeds for the same trial index.")
         ks = {s: int(v["success"].sum()) for s, v in per_seed.items()}
@@ -862,7 +863,9 @@ def table_seeds(
     df.attrs["title"] = "T12 - The seeds exercise: training seeds on the same positions"
     df.attrs["note"] = (
         f"Each training seed is evaluated on the same {trials} cube positions (trials "
-        f"0..{trials - 1} of {task}; poses checked identical across seeds). Why the pooled "
+        f"0..{trials - 1} of {task}; poses "
+        + ("checked identical" if all(poses_same) else "NOT identical")
+        + " across seeds). Why the pooled "
         "interval alone hides seed variance: the pooled Wilson interval treats all "
         f"{seeds} x {trials} trials as independent draws of one rate, so it only measures "
         "trial-to-trial noise; if seeds differ (a seed's perception bias, its training run), "
