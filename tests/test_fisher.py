@@ -261,3 +261,18 @@ def test_bad_arguments_table():
         fisher_rejects(10, 10, 1.5)
     with pytest.raises(ValueError, match="0.0"):
         fisher_rejects(10, 10, 0.0)
+
+
+def test_t05_builder():
+    from evalsim.products.fisher import count_near_ties, fisher_checks
+
+    cases = [
+        {"k_a": 14, "n_a": 20, "k_b": 18, "n_b": 20, "document": 0.235},
+        {"k_a": 74, "n_a": 100, "k_b": 88, "n_b": 100, "document": 0.019},  # wrong on purpose
+    ]
+    df = fisher_checks(20, cases, decimals=3, document_max_diff=3.3e-16, tie_check_n=12)
+    assert df["max_abs_diff_441"].max() < 1e-14
+    assert df["matches_document"].tolist() == [True, True, False]
+    assert "74/100 vs 88/100" in df.attrs["note"] and "doc 0.019" in df.attrs["note"]
+    assert count_near_ties(12) == 0
+    assert count_near_ties(12, rel_tol=0.05) > 0  # the check can find near-ties

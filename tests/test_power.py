@@ -173,3 +173,17 @@ def test_n_search_result_and_saw_tooth():
 def test_bad_arguments(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_t06_builder():
+    from evalsim.products.fisher import fisher_power_table
+
+    df = fisher_power_table(
+        0.737, 0.877, [10, 50], 0.05, [221, 300], [263, 300], [0.028, 0.337], [0.301, 0.046]
+    )
+    assert df["power_matches"].tolist() == [True, False]
+    assert df["prob_b_not_better_matches"].tolist() == [False, True]
+    assert df["power_pool_rates_matches"].all() and df["prob_b_not_better_pool_rates_matches"].all()
+    assert "n = 135 per policy" in df.attrs["note"]
+    with pytest.raises(ValueError, match="0.028"):
+        fisher_power_table(0.737, 0.877, [10, 50], 0.05, document_power=[0.028])
