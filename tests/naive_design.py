@@ -115,3 +115,16 @@ def mcnemar_power_by_enumeration(n: int, p10: float, p01: float, alpha: float = 
 
 def cohens_h(p1: float, p2: float) -> float:
     return 2 * math.asin(math.sqrt(p1)) - 2 * math.asin(math.sqrt(p2))
+
+
+def paired_bootstrap_diffs(a: list[int], b: list[int], n_boot: int, rng) -> list[float]:
+    """The paired bootstrap kernel as a plain loop, drawing from the same Generator stream."""
+    n = len(a)
+    out = []
+    for _ in range(n_boot):
+        s = 0
+        for _ in range(n):
+            i = int(rng.random() * n)
+            s += a[i] - b[i]
+        out.append(s / n)
+    return out

@@ -236,6 +236,17 @@ def test_pool_tables_t18_t27():
     assert r["mcnemar_exact_p"] == pytest.approx(row["mcnemar_exact_p"])
 
 
+def test_t13_t26_rows():
+    t13 = P.paired_vs_unpaired_sizing(rho_grid=[0.5], exact_fisher=False)
+    doc = t13[t13["method"].str.startswith("doc arithmetic")].set_index("design")
+    assert doc.loc["unpaired", "n_real"] == pytest.approx(94.08)
+    assert doc.loc["paired", "n_real"] == pytest.approx(47.04)
+    t26 = P.estimation_vs_detection(exact_fisher=False, paired_rhos=[0.0, 0.5, 0.99])
+    paired = t26[t26["goal"].str.endswith("paired")]
+    assert len(paired) == 2  # rho = 0.99 is impossible for 0.90 vs 0.92: left out
+    assert paired["n_per_arm"].iloc[1] < paired["n_per_arm"].iloc[0]
+
+
 def test_every_builder_runs_on_small_settings():
     frames = [
         P.paired_vs_unpaired_sizing(rho_grid=[0.0, 0.5, 0.9]),

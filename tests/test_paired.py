@@ -153,6 +153,17 @@ def test_paired_bootstrap_is_seeded_and_matches_paired_variance():
     assert r1.upper == pytest.approx(w.upper, abs=0.01)
 
 
+def test_paired_bootstrap_kernel_matches_plain_loop_on_the_same_stream():
+    from evalsim.stats._paired_kernels import paired_bootstrap_diffs
+
+    rng = np.random.default_rng(2)
+    a = (rng.random(37) < 0.7).astype(np.int8)
+    b = (rng.random(37) < 0.5).astype(np.int8)
+    got = paired_bootstrap_diffs(a, b, 50, np.random.default_rng(9))
+    ref = naive.paired_bootstrap_diffs(a.tolist(), b.tolist(), 50, np.random.default_rng(9))
+    assert got.tolist() == ref
+
+
 def test_paired_bootstrap_bad_arguments():
     with pytest.raises(ValueError, match="-1"):
         pz.paired_bootstrap([1, 0], [0, 1], rng=-1)
