@@ -145,4 +145,5 @@ def test_smoke_run_resolves_every_claim_and_reports_every_product(repo, products
     html = (work / "results" / "report.html").read_text(encoding="utf-8", errors="replace")
     for p in products:
         if p.kind in ("table", "figure") or p.path == "results/claims.csv":
-            assert Path(p.path).name in html, f"{p.path} not in the report"
+            # Each report entry is keyed by its path, with the file embedded.
+            assert f'"{p.path}": {{"name": ' in html, f"{p.path} not in the report"

@@ -655,6 +655,11 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--ledger", default="results/claims.csv")
     r.add_argument("--readme", default="README.md")
     r.add_argument("--check", action="store_true", help="exit 1 if the README is stale")
+    r.add_argument(
+        "--sections",
+        default="gallery,disagreements",
+        help="which generated sections to rewrite (gallery needs no results)",
+    )
     args = parser.parse_args(argv)
     if args.cmd == "build":
         claims = load_claims(args.claims)
@@ -665,10 +670,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from evalsim.products.report import gallery_markdown
 
-    df = pd.read_csv(args.ledger, dtype=str, keep_default_na=False)
+    wanted = {s.strip() for s in args.sections.split(",")}
     text = Path(args.readme).read_text(encoding="utf-8")
-    new = replace_section(text, "disagreements", readme_disagreements(df))
-    new = replace_section(new, "gallery", gallery_markdown(Path(args.readme).parent))
+    new = text
+    if "disagreements" in wanted:
+        df = pd.read_csv(args.ledger, dtype=str, keep_default_na=False)
+        new = replace_section(new, "disagreements", readme_disagreements(df))
+    if "gallery" in wanted:
+        new = replace_section(new, "gallery", gallery_markdown(Path(args.readme).parent))
     if args.check:
         if new != text:
             print(f"{args.readme} is stale: run python -m evalsim.ledger readme", file=sys.stderr)
