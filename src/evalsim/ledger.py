@@ -171,9 +171,9 @@ def _merge_item(base: dict, item: dict) -> dict:
     raw = copy.deepcopy(base)
     raw.pop("expand", None)
     raw["id"] = f"{base['id']}.{item['suffix']}"
-    for key in ("stated", "stated_value", "lines"):
+    for key in ("stated", "stated_value", "lines", "tolerance", "criterion"):
         if key in item:
-            raw[key] = item[key]
+            raw[key] = copy.deepcopy(item[key])
     if "quote" in item:
         raw["quote"] = item["quote"]
     for src in raw.get("sources", []):
