@@ -9,7 +9,7 @@ statsmodels' ``proportion_confint`` and one ``scipy.stats.fisher_exact`` call pe
 in the same run. Pools: results/pools/pools.parquet if present, else planted pools with
 document 000's rates (221/300, 263/300).
 
-Usage: python benchmarks/bench_resample.py [--json] [--config config/config.yaml] [--repeat 5]
+Usage: python benchmarks/bench_resample.py [--json] [--config FILE] [--pools FILE] [--repeat 5]
 """
 
 from __future__ import annotations
@@ -28,9 +28,8 @@ from evalsim.config import load_config
 REPO = Path(__file__).resolve().parents[1]
 
 
-def load_pools(cfg: dict) -> tuple[dict, str]:
+def load_pools(cfg: dict, path: Path) -> tuple[dict, str]:
     """Each policy's success array (first task, seed 0) and where it came from."""
-    path = REPO / "results" / "pools" / "pools.parquet"
     names = [p["name"] for p in cfg["policies"]]
     if path.exists():
         import pandas as pd
@@ -41,7 +40,7 @@ def load_pools(cfg: dict) -> tuple[dict, str]:
         task = cfg["tasks"][0]["name"]
         return {
             name: policy_pool(pools, task, name)["success"].to_numpy(bool) for name in names
-        }, str(path.relative_to(REPO))
+        }, str(path)
     planted = {}
     for i, name in enumerate(names):
         k = (221, 263)[i] if i < 2 else 200
@@ -120,10 +119,13 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--config", default=str(REPO / "config" / "config.yaml"))
     parser.add_argument("--repeat", type=int, default=5, help="timed repeats (best is kept)")
+    parser.add_argument(
+        "--pools", default=str(REPO / "results" / "pools" / "pools.parquet"), help="pools file"
+    )
     args = parser.parse_args()
 
     cfg = load_config(args.config)
-    pools, source = load_pools(cfg)
+    pools, source = load_pools(cfg, Path(args.pools))
     t = time.perf_counter()
     evalsim_run(pools, cfg)  # JIT compile (or load from the numba cache) and warm up
     warmup = time.perf_counter() - t
