@@ -382,13 +382,14 @@ def table_b(
 def figure_b(table_b: pd.DataFrame, policy: str, confidence: float = 0.95, n_max=None):
     """Figure B (F01): mean Wilson width and Wilson/Wald coverage against n, one pool.
 
-    Left: resampled mean Wilson width (points), its exact expectation (line) and the
-    reference 2 z sqrt(p (1 - p) / n). Right: resampled Wilson and Wald coverage (points with
+    Sized for one paper column, the document's left and right panels stacked. Top:
+    resampled mean Wilson width (points), its exact expectation (line) and the reference
+    2 z sqrt(p (1 - p) / n). Bottom: resampled Wilson and Wald coverage (points with
     95% resampling error bars) over exact coverage at every n (lines), with the nominal level.
     """
     import matplotlib.pyplot as plt
 
-    from evalsim.figures import PAGE_WIDTH_IN, color_for
+    from evalsim.figures import COLUMN_WIDTH_IN, color_for
 
     confidence = check_confidence(confidence)
     sub = table_b[table_b["policy"].astype(str) == str(policy)].sort_values("n")
@@ -400,7 +401,8 @@ def figure_b(table_b: pd.DataFrame, policy: str, confidence: float = 0.95, n_max
     z = float(norm.ppf(0.5 + confidence / 2))
     n_evals = int(sub["evaluations"].iloc[0])
 
-    fig, (ax_w, ax_c) = plt.subplots(1, 2, figsize=(PAGE_WIDTH_IN, 2.9), layout="constrained")
+    # One column of a two-column paper: the document's left/right panels stacked top/bottom.
+    fig, (ax_w, ax_c) = plt.subplots(2, 1, figsize=(COLUMN_WIDTH_IN, 5.2), layout="constrained")
     ax_w.plot(
         dense,
         [exact_mean_width(int(n), p, "wilson", confidence) for n in dense],
@@ -422,7 +424,7 @@ def figure_b(table_b: pd.DataFrame, policy: str, confidence: float = 0.95, n_max
     ax_w.minorticks_off()
     ax_w.set_xlabel("trials per evaluation, n")
     ax_w.set_ylabel(f"mean Wilson {confidence:.0%} width (success rate)")
-    ax_w.set_title(f"Interval width, pool {policy} (p = {p:.3f})")
+    ax_w.set_title(f"(a) Interval width, pool {policy} (p = {p:.3f})")
     ax_w.legend(frameon=False)
 
     for i, method in enumerate(("wilson", "wald")):
@@ -450,11 +452,11 @@ def figure_b(table_b: pd.DataFrame, policy: str, confidence: float = 0.95, n_max
     ax_c.minorticks_off()
     ax_c.set_xlabel("trials per evaluation, n")
     ax_c.set_ylabel("coverage (fraction of evaluations)")
-    ax_c.set_title(f"Coverage of the pool rate, {n_evals} evaluations per n")
-    ax_c.legend(frameon=False, ncol=2, loc="lower right")
+    ax_c.set_title(f"(b) Coverage of p, {n_evals} evaluations per n")
+    ax_c.legend(frameon=False, ncol=2, loc="lower right", columnspacing=1.0, handlelength=1.6)
     lo = min(float(np.min(exact)), float(sub["wald_coverage"].min())) - 0.16  # legend room
     ax_c.set_ylim(max(0.0, lo), 1.01)
-    fig.suptitle("Figure B: evaluations of n trials resampled from the pool", fontsize=9)
+    fig.suptitle("Figure B: evaluations resampled from the pool", fontsize=9)
     return fig
 
 
