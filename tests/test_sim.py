@@ -235,3 +235,21 @@ def test_products_on_small_frames():
     sweep = pd.concat([_fake_rows("t", "sweep", 0, 4).assign(sigma_mm=s) for s in (0.0, 5.0)])
     fig = success_vs_sigma_figure(sweep, policies={"A": 9.0})
     assert fig.axes[0].get_xlabel().startswith("aim noise")
+
+
+def test_calibration_rule_on_a_tiny_grid(config):
+    from evalsim.sim import calibrate
+
+    cfg = calibrate.calibration_config(config, {"jaw_opening_m": 0.05})
+    assert cfg["study_seed"] == config["study_seed"] + 1
+    assert config["scene"]["jaw_opening_m"] != 0.05 or cfg is not config
+    perfect = {(t.policy, t.column): t.center for t in calibrate.DOCUMENT_TARGETS}
+    assert calibrate.score(perfect) == 0.0
+    off = dict(perfect)
+    off[("A", "success")] += (0.783 - 0.684) / 2  # one half-width off: score 1
+    assert calibrate.score(off) == pytest.approx(1.0)
+    res = calibrate.sweep(config, {"jaw_opening_m": [0.03, 0.058]}, trials=3)
+    assert res["chosen"].sum() == 1
+    assert res.loc[res["score"].idxmin(), "chosen"]
+    # a 30 mm cube cannot enter a 30 mm opening: that point fails every trial
+    assert res.loc[0, "success_A"] == 0.0

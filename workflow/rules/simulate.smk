@@ -40,7 +40,7 @@ rule simulate_chunk:
     log:
         "logs/simulate/chunk_{task}_{policy}_seed{seed}_chunk{chunk}.log",
     benchmark:
-        "benchmarks/simulate/chunk_{task}_{policy}_seed{seed}_chunk{chunk}.tsv"
+        "results/benchmarks/simulate/chunk_{task}_{policy}_seed{seed}_chunk{chunk}.tsv"
     threads: 1
     resources:
         mem_mb=600,
@@ -97,7 +97,7 @@ rule simulate_sweep_chunk:
     log:
         "logs/simulate/sweep_sigma{isig}.log",
     benchmark:
-        "benchmarks/simulate/sweep_sigma{isig}.tsv"
+        "results/benchmarks/simulate/sweep_sigma{isig}.tsv"
     wildcard_constraints:
         isig=r"\d+",
     threads: 1
@@ -172,3 +172,23 @@ rule simulate_sigma_figure:
         },
     script:
         "../scripts/make_figure.py"
+
+
+# Not part of `all`: rerun the calibration sweep that chose the scene defaults
+# (config/README.md), e.g. `snakemake --cores 2 results/calibration/scene_sweep.csv`.
+rule simulate_calibration:
+    output:
+        "results/calibration/scene_sweep.csv",
+    log:
+        "logs/simulate/calibration.log",
+    benchmark:
+        "results/benchmarks/simulate/calibration.tsv"
+    threads: 2
+    resources:
+        mem_mb=1500,
+        runtime=60,
+    params:
+        grid=None,
+        trials=300,
+    script:
+        "../scripts/simulate_calibrate.py"

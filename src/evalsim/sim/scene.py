@@ -29,8 +29,6 @@ import mujoco
 from evalsim.sim.controller import PickController, PickTiming
 
 FAILURES = ("none", "missed", "pushed", "dropped")
-# A pad is closed on the cube when a contact normal is within this angle of horizontal (deg).
-JAW_NORMAL_MAX_DEG = 45.0
 
 
 @dataclass(frozen=True)
@@ -69,6 +67,7 @@ class GripperTableParams:
     table_friction: float = 0.5
     pad_friction: float = 1.0
     pad_width_m: float = 0.020
+    pad_thickness_m: float = 0.008
     pad_height_m: float = 0.045
     jaw_opening_m: float = 0.050
     grip_force_n: float = 10.0
@@ -111,8 +110,9 @@ def build_gripper_table_model(p: GripperTableParams) -> mujoco.MjModel:
     spec.geom("table").friction = [p.table_friction, 0.005, 0.0001]
     for side in ("left", "right"):
         pad = spec.geom(f"pad_{side}")
-        pad.size = [p.pad_width_m / 2.0, pad.size[1], p.pad_height_m / 2.0]
-        pad.pos = [0.0, pad.pos[1], -p.pad_height_m / 2.0]
+        sign = 1.0 if side == "left" else -1.0  # inner face stays at the finger origin
+        pad.size = [p.pad_width_m / 2.0, p.pad_thickness_m / 2.0, p.pad_height_m / 2.0]
+        pad.pos = [0.0, sign * p.pad_thickness_m / 2.0, -p.pad_height_m / 2.0]
         pad.friction = [p.pad_friction, 0.005, 0.0001]
         act = spec.actuator(f"finger_{side}")
         act.forcerange = [-p.grip_force_n, p.grip_force_n]
@@ -139,8 +139,9 @@ class GripperTableScene:
         ]
         self.act_hand = [m.actuator(n).id for n in ("hand_x", "hand_y", "hand_z")]
         self.act_finger = [m.actuator(n).id for n in ("finger_left", "finger_right")]
-        self.pad_geoms = (m.geom("pad_left").id, m.geom("pad_right").id)
-        self.gripper_geoms = frozenset((*self.pad_geoms, m.geom("palm").id))
+        self.touch_adr = tuple(
+            int(m.sensor_adr[m.sensor(n).id]) for n in ("touch_left", "touch_right", "touch_palm")
+        )
         self.half = p.cube_size_m / 2.0
         timing = PickTiming(p.control_hz, p.approach_s, p.descend_s, p.close_s, p.lift_s, p.hold_s)
         self.steps_per_tick = max(1, round(1.0 / (p.control_hz * p.timestep_s)))
@@ -153,7 +154,6 @@ class GripperTableScene:
             lift_m=p.lift_m,
             open_half_m=p.jaw_opening_m / 2.0,
         )
-        self._normal_z_max = math.sin(math.radians(JAW_NORMAL_MAX_DEG))
 
     def reset(self, x_m: float, y_m: float, yaw_rad: float) -> None:
         """Cube resting at (x, y) with yaw; gripper open at its home pose."""
@@ -171,28 +171,10 @@ class GripperTableScene:
         mujoco.mj_forward(m, d)
 
     def _contacts(self) -> tuple[bool, bool, bool]:
-        """(any gripper geom touches the cube, left jaw on the cube, right jaw on the cube).
-
-        A jaw is "on the cube" when its pad touches the cube with a contact normal within
-        ``JAW_NORMAL_MAX_DEG`` of horizontal: a pad resting on the cube's top face touches
-        it but is not closed on it.
-        """
-        d = self.data
-        any_touch = left = right = False
-        if d.ncon:
-            con = d.contact
-            geoms = con.geom[: d.ncon].tolist()
-            cube, (pl, pr), grip = self.cube_geom, self.pad_geoms, self.gripper_geoms
-            for i, (g1, g2) in enumerate(geoms):
-                other = g2 if g1 == cube else g1 if g2 == cube else -1
-                if other < 0 or other not in grip:
-                    continue
-                any_touch = True
-                if other == pl or other == pr:
-                    side_on = abs(con.frame[i, 2]) < self._normal_z_max
-                    left |= other == pl and side_on
-                    right |= other == pr and side_on
-        return any_touch, left, right
+        """(any gripper geom touches the cube, left pad touches it, right pad touches it)."""
+        sd, (il, ir, ip) = self.data.sensordata, self.touch_adr
+        left, right = sd[il] > 0.0, sd[ir] > 0.0
+        return bool(left or right or sd[ip] > 0.0), bool(left), bool(right)
 
     def _cube_bottom_m(self) -> float:
         """Height (m) of the cube's lowest corner above the table."""
