@@ -125,6 +125,7 @@ class Claim:
     premise_unstated: bool = False
     reason: str = ""
     printed: str = ""
+    context: dict = field(default_factory=dict)
 
     @property
     def stated_display(self) -> str:
@@ -185,6 +186,9 @@ def _merge_item(base: dict, item: dict) -> dict:
                 src.setdefault("where", {}).update(item["where"])
         if "column" in item and "table" in src:
             src["column"] = item["column"]
+    for lookup in raw.get("context", {}).values():
+        if "where" in item:
+            lookup.setdefault("where", {}).update(item["where"])
     crit = raw.get("criterion", {}).get("se2", {})
     if isinstance(crit.get("n_repro"), dict) and "where" in item:
         crit["n_repro"].setdefault("where", {}).update(item["where"])
@@ -217,6 +221,7 @@ def _claim_from_raw(raw: dict, docs: dict) -> Claim:
         premise_unstated=bool(raw.get("premise_unstated", False)),
         reason=str(raw.get("reason", "")),
         printed=str(raw.get("printed", "")),
+        context=dict(raw.get("context", {})),
     )
 
 
@@ -518,6 +523,16 @@ def judge_claim(claim: Claim, tables: Tables) -> dict:
         reason += f". Other readings: {alts}"
     if missing and verdict != "missing source":
         reason += f". Not available: {'; '.join(m for _, m in missing)}"
+    if claim.context:
+        # Values that explain a simulation-dependent number, e.g. our pools' rates.
+        shown = []
+        for name, spec in claim.context.items():
+            try:
+                shown.append(f"{name} = {_fmt(_lookup(tables, spec)[0])}")
+            except SourceError:
+                continue
+        if shown:
+            reason += f" [ours: {', '.join(shown)}]"
     return row | {
         # In the document's unit (the stated value's), e.g. percent when scale = 0.01.
         "reproduced": _fmt(r / claim.scale),
@@ -610,9 +625,13 @@ def readme_disagreements(df: pd.DataFrame) -> str:
     rows = df[df["verdict"] != "matches"]
     counts = ", ".join(f"{n} {v}" for v, n in verdict_counts(df).items())
     lines = [
-        f"Generated from `results/claims.csv` ({len(df)} claims: {counts}) by "
-        "`.venv/bin/python -m evalsim.ledger readme` after `make reproduce`; the live ledger is "
-        '`results/claims.md`. Rows whose verdict is not "matches":',
+        "A snapshot of `results/claims.csv` after `make reproduce` on the full study "
+        f"(`config/config.yaml`; {len(df)} claims: {counts}), written by "
+        "`.venv/bin/python -m evalsim.ledger readme`; every run regenerates the live ledger "
+        '`results/claims.md`. "Depends on the simulation" means consistent with our MuJoCo '
+        'pools under the claim\'s criterion; "differs" on a simulation claim means our pools '
+        "give a different number (the reason shows our pool rates). Rows whose verdict is not "
+        '"matches":',
         "",
     ]
     lines += _md_table(rows, ["id", "stated", "reproduced", "verdict", "reason"])
