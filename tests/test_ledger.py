@@ -194,3 +194,25 @@ def test_decimals_of_printed_values():
     assert _decimals("2.2e-16") is None
     assert re.fullmatch(r"\d+", "94")
     assert np.isclose(0.5 * 10.0 ** -_decimals("0.215"), 0.0005)
+
+
+def test_readme_command_rewrites_and_checks_the_section(claims, tmp_path):
+    from evalsim.ledger import main
+
+    t03 = _table(
+        policy=["A", "B"],
+        **{"P(>=9/10) at p_stated": [0.2160, 0.6466], "P(>=9/10) at p_pool": [0.2153, 0.6453]},
+    )
+    df = build_ledger(claims[:3], "/nonexistent", overrides={"T03": t03})
+    ledger = tmp_path / "claims.csv"
+    df.to_csv(ledger, index=False)
+    readme = tmp_path / "README.md"
+    readme.write_text(
+        "x\n<!-- BEGIN generated:disagreements -->\nstale\n<!-- END generated:disagreements -->\n"
+    )
+    args = ["readme", "--ledger", str(ledger), "--readme", str(readme)]
+    args += ["--sections", "disagreements"]
+    assert main([*args, "--check"]) == 1
+    assert main(args) == 0
+    assert "000-01" in readme.read_text() and "stale" not in readme.read_text()
+    assert main([*args, "--check"]) == 0

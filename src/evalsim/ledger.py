@@ -42,17 +42,21 @@ import pandas as pd
 import yaml
 from scipy import stats
 
-from evalsim.io import write_text_atomic
+from evalsim.io import atomic_path, write_text_atomic
 
 __all__ = [
     "VERDICTS",
     "Claim",
     "SourceError",
     "build_ledger",
-    "load_claims",
+    "judge_claim",
     "ledger_markdown",
+    "load_claims",
+    "load_skipped",
     "readme_disagreements",
     "replace_section",
+    "section",
+    "verdict_counts",
     "write_ledger",
 ]
 
@@ -608,8 +612,6 @@ def ledger_markdown(df: pd.DataFrame, skipped: list[dict] | None = None) -> str:
 
 def write_ledger(df: pd.DataFrame, csv_path, md_path, skipped: list[dict] | None = None) -> None:
     """Write the ledger as CSV and Markdown (atomically)."""
-    from evalsim.io import atomic_path
-
     with atomic_path(csv_path) as tmp:
         df.to_csv(tmp, index=False, lineterminator="\n")
     write_text_atomic(md_path, ledger_markdown(df, skipped))
