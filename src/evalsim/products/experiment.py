@@ -747,6 +747,19 @@ def table_break_it(
             )
             + f" within {AGREEMENT_SE:g} SE)."
         )
+    if doc_cov:
+        wald_doc = [r for r in rows if r.get("coverage_exact_at_doc_p") is not None][0]
+        notes.append(
+            f"The document's {doc['wald_coverage']:.3f} for Wald at n = {coverage_n} is exact "
+            f"coverage at its rate 221/300 (we get {wald_doc['coverage_exact_at_doc_p']:.3f}); "
+            f"Wald's small-n coverage depends strongly on p, so at our pool's rate {p:.3f} it "
+            f"is {wald_doc['coverage_exact']:.3f}"
+            + (
+                f"; both are below the nominal {confidence:.2f}."
+                if max(wald_doc["coverage_exact"], wald_doc["coverage_exact_at_doc_p"]) < confidence
+                else "."
+            )
+        )
     df = pd.DataFrame(rows)
     df.attrs["title"] = "T11 - Break it: Wald at n/n and at small n"
     df.attrs["note"] = (
