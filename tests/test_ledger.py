@@ -183,6 +183,12 @@ def test_load_claims_rejects_duplicates_and_unknown_rules(tmp_path):
     p.write_text(yaml.safe_dump({"claims": [dict(base, rule="vibes")]}))
     with pytest.raises(ValueError, match="unknown rule 'vibes'"):
         load_claims(p)
+    p.write_text(yaml.safe_dump({"claims": [dict(base, tolerence={"abs": 1})]}))
+    with pytest.raises(ValueError, match="unknown key.*tolerence"):
+        load_claims(p)
+    p.write_text(yaml.safe_dump({"claims": [dict(base, sources=[{"tabel": "T01"}])]}))
+    with pytest.raises(ValueError, match="unknown source key.*tabel"):
+        load_claims(p)
 
 
 def test_decimals_of_printed_values():

@@ -199,10 +199,29 @@ def _merge_item(base: dict, item: dict) -> dict:
     return raw
 
 
+CLAIM_KEYS = {
+    "id", "doc", "lines", "quote", "printed", "stated", "stated_value", "scale", "rule",
+    "tolerance", "criterion", "n_doc", "sources", "method_stated", "premise_unstated",
+    "reason", "context", "expand",
+}  # fmt: skip
+SOURCE_KEYS = {"method", "table", "column", "where", "agg", "expr", "values", "multiply"}
+
+
 def _claim_from_raw(raw: dict, docs: dict) -> Claim:
     for key in ("id", "doc", "quote", "rule", "sources"):
         if key not in raw:
             raise ValueError(f"claim {raw.get('id', '?')!r}: missing key {key!r}")
+    unknown = sorted(set(raw) - CLAIM_KEYS)
+    if unknown:
+        raise ValueError(
+            f"claim {raw['id']!r}: unknown key(s) {unknown}; allowed: {sorted(CLAIM_KEYS)}"
+        )
+    for src in raw["sources"]:
+        bad = sorted(set(src) - SOURCE_KEYS)
+        if bad:
+            raise ValueError(
+                f"claim {raw['id']!r}: unknown source key(s) {bad}; allowed: {sorted(SOURCE_KEYS)}"
+            )
     if raw["rule"] not in RULES:
         raise ValueError(f"claim {raw['id']!r}: unknown rule {raw['rule']!r}; allowed: {RULES}")
     doc = docs.get(str(raw["doc"]), str(raw["doc"]))
