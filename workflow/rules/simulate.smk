@@ -3,7 +3,12 @@
 # Chunks of trials run as separate jobs, merged per (task, policy, seed), then into
 # results/pools/pools.parquet; the sigma sweep runs one job per sigma value.
 
+from evalsim.sim.pool import sim_config_hash
+
 SIM = config["simulation"]
+# In every simulate rule's params: a change to study_seed, scene, tasks, policies or
+# simulation reruns the simulations (the same hash is stamped into the Parquet metadata).
+SIM_HASH = sim_config_hash(config)
 SIM_SWEEP_SIGMAS = [float(s) for s in SIM["sweep"]["sigma_mm"]]
 
 
@@ -47,6 +52,7 @@ rule simulate_chunk:
         runtime=30,
     params:
         kind="pool",
+        sim_hash=SIM_HASH,
         task=lambda w: w.task,
         policy=lambda w: w.policy,
         seed=lambda w: int(w.seed),
@@ -106,6 +112,7 @@ rule simulate_sweep_chunk:
         runtime=30,
     params:
         kind="sweep",
+        sim_hash=SIM_HASH,
         sigma_mm=lambda w: SIM_SWEEP_SIGMAS[int(w.isig)],
         trials=SIM["sweep"]["trials"],
     script:

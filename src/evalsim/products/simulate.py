@@ -93,14 +93,14 @@ def success_vs_sigma_figure(
         ax.plot(sig, k / n, "o-", color=color_for(i), ms=3, label=label)
     for j, (name, s) in enumerate((policies or {}).items()):
         ax.axvline(s, color="0.4", lw=0.8, ls=":")
-        ax.text(s, 0.02 + 0.06 * j, f" {name}", fontsize=7, color="0.3")
+        ax.text(s, 0.03 + 0.07 * j, f" {name} ({s:g} mm)", fontsize=7, color="0.3")
     task = sweep["task"].iloc[0] if len(sweep) else ""
     ax.set_xlabel("aim noise σ per axis (mm)")
     ax.set_ylabel("success rate")
     ax.set_ylim(0, 1.02)
     ax.set_title(
-        f"Scripted pick, task {task}: success vs aim noise "
-        f"({int(n.min())} trials per σ, Wilson {confidence:.0%})"
+        f"Scripted pick ({task}): success vs aim noise\n"
+        f"{int(n.min())} trials per σ, same poses, Wilson {confidence:.0%} bands"
     )
     ax.legend(loc="upper right", frameon=False)
     fig.tight_layout()
