@@ -10,6 +10,11 @@ SIM = config["simulation"]
 # simulation reruns the simulations (the same hash is stamped into the Parquet metadata).
 SIM_HASH = sim_config_hash(config)
 SIM_SWEEP_SIGMAS = [float(s) for s in SIM["sweep"]["sigma_mm"]]
+if SIM["sweep"]["task"] and SIM["sweep"]["task"] not in TASKS:
+    raise ValueError(
+        f"config key 'simulation.sweep.task': unknown task {SIM['sweep']['task']!r}; "
+        f"configured tasks: {', '.join(TASKS)}"
+    )
 
 
 def sim_chunk_ranges():
