@@ -217,3 +217,25 @@ def test_figure_b_has_two_labelled_panels(pools):
     plt.close(fig)
     with pytest.raises(ValueError, match="'Z'"):
         ex.figure_b(table_b, "Z")
+
+
+def test_plot_functions_take_an_axes(pools):
+    import matplotlib.pyplot as plt
+
+    table_b = ex.table_b(pools, POLICIES, TASK, SEED, [5, 10], evaluations=200)
+    fig, ax = plt.subplots()
+    assert ex.plot_width(table_b, "B", ax=ax) is ax
+    assert ax.get_xlabel() == "trials per evaluation, n"
+    ax2 = ex.plot_coverage(table_b, "B", ax=fig.add_subplot(2, 1, 2))
+    assert ax2.get_ylim()[1] == pytest.approx(1.01)
+    plt.close(fig)
+
+
+def test_a_perfect_pool_gives_finite_agreement_numbers():
+    pools = make_pools({"A": (0.0, [300, 300, 300], [300, 300, 300])})
+    policies = [{"name": "A", "sigma_mm": 0.0}]
+    df = ex.table_b(pools, policies, TASK, SEED, [5, 10], evaluations=200)
+    assert (df["wilson_coverage"] == df["wilson_coverage_exact"]).all()
+    assert "nan" not in df.attrs["note"]
+    c = ex.table_c(pools, policies, TASK, SEED, evaluations=200)
+    assert c.iloc[0]["binomial"] == 1.0 and c.iloc[0]["drawn"] == 1.0
