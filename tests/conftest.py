@@ -1,13 +1,23 @@
-"""Shared fixtures. Tests are fast; none needs the full pipeline."""
+"""Shared fixtures. Tests are fast; none needs the full pipeline.
+
+The one pipeline run (the smoke config, in a scratch copy of the workflow) is a session
+fixture: tests that use it carry ``@pytest.mark.xdist_group("pipeline")`` so that under
+``pytest -n 2 --dist loadgroup`` they share one worker and one run.
+"""
 
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 
@@ -15,3 +25,32 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 @pytest.fixture(scope="session")
 def repo() -> Path:
     return REPO
+
+
+def copy_workflow(dest: Path) -> Path:
+    """Copy what the workflow needs (not results) into ``dest``."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in ("Snakefile", "config", "workflow"):
+        src = REPO / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, dest / name)
+    return dest
+
+
+def snakemake(cwd: Path, *args: str, timeout: int = 1500) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout
+    )
+
+
+@dataclass(frozen=True)
+class SmokeRun:
+    work: Path
+    result: subprocess.CompletedProcess
+
+
+@pytest.fixture(scope="session")
+def smoke_run(tmp_path_factory) -> SmokeRun:
+    """The whole workflow on config/smoke.yaml, run once per test session."""
+    work = copy_workflow(tmp_path_factory.mktemp("smoke") / "work")
+    res = snakemake(work, "--cores", "2", "--configfile", "config/smoke.yaml")
+    return SmokeRun(work, res)

@@ -79,3 +79,21 @@ def test_config_hash_stable(good):
     assert config_hash(good) == config_hash(copy.deepcopy(good))
     good["study_seed"] += 1
     assert config_hash(good) != config_hash(copy.deepcopy(good) | {"study_seed": 0})
+
+
+def test_atomic_write_leaves_no_temp_and_normal_mode(tmp_path):
+    import os
+
+    from evalsim.io import atomic_path, write_text_atomic
+
+    dest = tmp_path / "sub" / "out.txt"
+    write_text_atomic(dest, "hello\n")
+    assert dest.read_text() == "hello\n"
+    umask = os.umask(0)
+    os.umask(umask)
+    assert dest.stat().st_mode & 0o777 == 0o666 & ~umask
+    with pytest.raises(RuntimeError), atomic_path(dest) as tmp:
+        tmp.write_text("half")
+        raise RuntimeError("interrupted")
+    assert dest.read_text() == "hello\n"
+    assert [p.name for p in dest.parent.iterdir()] == ["out.txt"]

@@ -3,21 +3,18 @@ F02 draws the document's flowchart, the README's generated sections are current.
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import matplotlib
 import pandas as pd
 import pytest
+from conftest import snakemake
 
 from evalsim.flowchart import PROTOCOL_MERMAID, layout, parse_mermaid
 from evalsim.ledger import load_claims, section
 from evalsim.products.report import declared_products, gallery_markdown, protocol_flowchart
 
 matplotlib.use("Agg")
-SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
 
 
 @pytest.fixture(scope="module")
@@ -107,26 +104,11 @@ def test_readme_disagreements_rows_are_ledger_claims(repo):
         assert cells[3] != "matches"
 
 
-def _copy_workflow(repo: Path, dest: Path) -> Path:
-    dest.mkdir(parents=True, exist_ok=True)
-    for name in ("Snakefile", "config", "workflow"):
-        src = repo / name
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, dest / name)
-    return dest
-
-
 @pytest.mark.slow
 @pytest.mark.xdist_group("pipeline")
-def test_smoke_run_resolves_every_claim_and_reports_every_product(repo, products, tmp_path):
-    work = _copy_workflow(repo, tmp_path)
-    run = subprocess.run(
-        [SNAKEMAKE, "--cores", "2", "--configfile", "config/smoke.yaml"],
-        cwd=work,
-        capture_output=True,
-        text=True,
-        timeout=1500,
-    )
-    assert run.returncode == 0, run.stderr[-4000:]
+def test_smoke_run_resolves_every_claim_and_reports_every_product(products, smoke_run):
+    assert smoke_run.result.returncode == 0, smoke_run.result.stderr[-4000:]
+    work = smoke_run.work
     ledger = pd.read_csv(work / "results" / "claims.csv")
     missing = ledger[ledger["verdict"] == "missing source"]
     # The smoke study runs shorter n grids, so a claim's row (e.g. n = 100) may be absent;
@@ -134,12 +116,8 @@ def test_smoke_run_resolves_every_claim_and_reports_every_product(repo, products
     broken = missing[~missing["reason"].str.fullmatch(r"(.*: no row with [^;]*;? ?)+")]
     assert broken.empty, broken[["id", "reason"]].to_string()
     assert len(missing) < len(ledger) / 3
-    rep = subprocess.run(
-        [SNAKEMAKE, "--configfile", "config/smoke.yaml", "--report", "results/report.html"],
-        cwd=work,
-        capture_output=True,
-        text=True,
-        timeout=600,
+    rep = snakemake(
+        work, "--configfile", "config/smoke.yaml", "--report", "results/report.html", timeout=600
     )
     assert rep.returncode == 0, rep.stderr[-4000:]
     html = (work / "results" / "report.html").read_text(encoding="utf-8", errors="replace")

@@ -35,6 +35,10 @@ def atomic_path(path: str | os.PathLike, suffix: str | None = None) -> Iterator[
     )
     os.close(fd)
     tmp_path = Path(tmp)
+    # mkstemp makes the file private (0600); products get the usual mode (0666 & ~umask).
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp_path, 0o666 & ~umask)
     try:
         yield tmp_path
         os.replace(tmp_path, dest)

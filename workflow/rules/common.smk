@@ -31,14 +31,32 @@ def figure(fid):
     return {"png": f"figures/{fid}.png", "pdf": f"figures/{fid}.pdf"}
 
 
+def report_table(tid, category):
+    """Table ``tid``'s outputs, the CSV shown in the HTML report with its caption."""
+    paths = table(tid)
+    return {
+        "csv": report(paths["csv"], caption=f"../report/{tid}.rst", category=category),
+        "md": paths["md"],
+    }
+
+
+def report_figure(fid, category):
+    """Figure ``fid``'s outputs, the PNG shown in the HTML report with its caption."""
+    paths = figure(fid)
+    return {
+        "png": report(paths["png"], caption=f"../report/{fid}.rst", category=category),
+        "pdf": paths["pdf"],
+    }
+
+
 def all_targets():
-    """Every final product of the study, gathered from each stage's ``*_targets()``."""
+    """Every final product: each stage file defines its <STAGE>_TARGETS list."""
     return (
-        exact_targets()
-        + fisher_targets()
-        + simulate_targets()
-        + resample_targets()
-        + design_targets()
-        + peeking_targets()
-        + report_targets()
+        EXACT_TARGETS
+        + FISHER_TARGETS
+        + SIMULATE_TARGETS
+        + RESAMPLE_TARGETS
+        + DESIGN_TARGETS
+        + PEEKING_TARGETS
+        + REPORT_TARGETS
     )

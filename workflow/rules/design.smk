@@ -22,10 +22,9 @@ DESIGN_TABLES = [
 DESIGN_FIGURES = ["mde_vs_n", "power_vs_n"]
 
 
-def design_targets():
-    return [p for t in DESIGN_TABLES for p in table(t).values()] + [
-        p for f in DESIGN_FIGURES for p in figure(f).values()
-    ]
+DESIGN_TARGETS = [p for t in DESIGN_TABLES for p in table(t).values()] + [
+    p for f in DESIGN_FIGURES for p in figure(f).values()
+]
 
 
 rule design_T13:

@@ -5,14 +5,13 @@
 EXACT = config["exact"]
 
 
-def exact_targets():
-    return [
-        *table("T01_wilson_vs_library").values(),
-        *table("T02_exact_coverage").values(),
-        *table("T03_prob_at_least_9_of_10").values(),
-        *table("T04_trials_for_half_width").values(),
-        *figure("coverage_vs_p").values(),
-    ]
+EXACT_TARGETS = [
+    *table("T01_wilson_vs_library").values(),
+    *table("T02_exact_coverage").values(),
+    *table("T03_prob_at_least_9_of_10").values(),
+    *table("T04_trials_for_half_width").values(),
+    *figure("coverage_vs_p").values(),
+]
 
 
 rule exact_t01_wilson_vs_library:

@@ -5,11 +5,10 @@
 FISHER = config["fisher"]
 
 
-def fisher_targets():
-    return [
-        *table("T05_fisher_checks").values(),
-        *table("T06_fisher_power").values(),
-    ]
+FISHER_TARGETS = [
+    *table("T05_fisher_checks").values(),
+    *table("T06_fisher_power").values(),
+]
 
 
 rule fisher_t05_checks:

@@ -3,13 +3,12 @@
 # evalsim.products.peeking / hierarchy.
 
 
-def peeking_targets():
-    return [
-        *table("F03_peeking").values(),
-        *figure("F03_peeking").values(),
-        *table("T22_two_spreads").values(),
-        *table("T28_hierarchical_bootstrap").values(),
-    ]
+PEEKING_TARGETS = [
+    *table("F03_peeking").values(),
+    *figure("F03_peeking").values(),
+    *table("T22_two_spreads").values(),
+    *table("T28_hierarchical_bootstrap").values(),
+]
 
 
 rule peeking_table:

@@ -2,28 +2,26 @@
 # config/claims.yaml with every table the other stages produce (evalsim.ledger).
 import sys
 
+# Every CSV table of the other stages: the ledger reads its sources from them.
+REPORT_STAGE_TABLES = sorted(
+    {
+        p
+        for p in EXACT_TARGETS
+        + FISHER_TARGETS
+        + SIMULATE_TARGETS
+        + RESAMPLE_TARGETS
+        + DESIGN_TARGETS
+        + PEEKING_TARGETS
+        if p.startswith("results/tables/") and p.endswith(".csv")
+    }
+)
 
-def _stage_tables():
-    """Every CSV table of the other stages: the ledger reads its sources from them."""
-    products = (
-        exact_targets()
-        + fisher_targets()
-        + simulate_targets()
-        + resample_targets()
-        + design_targets()
-        + peeking_targets()
-    )
-    return sorted(
-        {p for p in products if p.startswith("results/tables/") and p.endswith(".csv")}
-    )
 
-
-def report_targets():
-    return [
-        *figure("F02_protocol").values(),
-        "results/claims.csv",
-        "results/claims.md",
-    ]
+REPORT_TARGETS = [
+    *figure("F02_protocol").values(),
+    "results/claims.csv",
+    "results/claims.md",
+]
 
 
 rule report_f02_protocol:
@@ -46,7 +44,7 @@ rule report_f02_protocol:
 rule report_claims_ledger:
     input:
         claims=config["report"]["claims"],
-        tables=_stage_tables(),
+        tables=REPORT_STAGE_TABLES,
     output:
         csv=report(
             "results/claims.csv",

@@ -27,39 +27,18 @@ RESAMPLE_IDS = {
 }
 
 
-def resample_table(tid):
-    """Table products of ``tid``, the CSV shown in the report under this stage."""
-    paths = table(tid)
-    caption = f"../report/{tid}.rst"
-    return {
-        "csv": report(paths["csv"], caption=caption, category="resample"),
-        "md": paths["md"],
-    }
-
-
-def resample_figure(fid):
-    """Figure products of ``fid``, the PNG shown in the report under this stage."""
-    paths = figure(fid)
-    caption = f"../report/{fid}.rst"
-    return {
-        "png": report(paths["png"], caption=caption, category="resample"),
-        "pdf": paths["pdf"],
-    }
-
-
-def resample_targets():
-    out = []
-    for key, pid in RESAMPLE_IDS.items():
-        paths = figure(pid) if key == "F" else table(pid)
-        out += list(paths.values())
-    return out
+RESAMPLE_TARGETS = [
+    path
+    for key, pid in RESAMPLE_IDS.items()
+    for path in (figure(pid) if key == "F" else table(pid)).values()
+]
 
 
 rule resample_table_a:
     input:
         pools=RESAMPLE_POOLS,
     output:
-        **resample_table(RESAMPLE_IDS["A"]),
+        **report_table(RESAMPLE_IDS["A"], "resample"),
     log:
         f"logs/resample/{RESAMPLE_IDS['A']}.log",
     params:
@@ -77,7 +56,7 @@ rule resample_table_b:
     input:
         pools=RESAMPLE_POOLS,
     output:
-        **resample_table(RESAMPLE_IDS["B"]),
+        **report_table(RESAMPLE_IDS["B"], "resample"),
     log:
         f"logs/resample/{RESAMPLE_IDS['B']}.log",
     benchmark:
@@ -100,7 +79,7 @@ rule resample_figure_b:
     input:
         table_b=table(RESAMPLE_IDS["B"])["csv"],
     output:
-        **resample_figure(RESAMPLE_IDS["F"]),
+        **report_figure(RESAMPLE_IDS["F"], "resample"),
     log:
         f"logs/resample/{RESAMPLE_IDS['F']}.log",
     params:
@@ -117,7 +96,7 @@ rule resample_table_c:
     input:
         pools=RESAMPLE_POOLS,
     output:
-        **resample_table(RESAMPLE_IDS["C"]),
+        **report_table(RESAMPLE_IDS["C"], "resample"),
     log:
         f"logs/resample/{RESAMPLE_IDS['C']}.log",
     params:
@@ -138,7 +117,7 @@ rule resample_table_e:
     input:
         pools=RESAMPLE_POOLS,
     output:
-        **resample_table(RESAMPLE_IDS["E"]),
+        **report_table(RESAMPLE_IDS["E"], "resample"),
     log:
         f"logs/resample/{RESAMPLE_IDS['E']}.log",
     benchmark:
@@ -162,7 +141,7 @@ rule resample_break_it:
     input:
         pools=RESAMPLE_POOLS,
     output:
-        **resample_table(RESAMPLE_IDS["break"]),
+        **report_table(RESAMPLE_IDS["break"], "resample"),
     log:
         f"logs/resample/{RESAMPLE_IDS['break']}.log",
     params:
@@ -184,7 +163,7 @@ rule resample_seeds_exercise:
     input:
         pools=RESAMPLE_POOLS,
     output:
-        **resample_table(RESAMPLE_IDS["seeds"]),
+        **report_table(RESAMPLE_IDS["seeds"], "resample"),
     log:
         f"logs/resample/{RESAMPLE_IDS['seeds']}.log",
     params:

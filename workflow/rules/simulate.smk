@@ -17,31 +17,23 @@ if SIM["sweep"]["task"] and SIM["sweep"]["task"] not in TASKS:
     )
 
 
-def sim_chunk_ranges():
-    n, per = SIM["trials_per_seed"], SIM["trials_per_chunk"]
-    return [(a, min(a + per, n)) for a in range(0, n, per)]
-
-
-def sim_group_path(task, policy, seed):
-    return f"results/pools/{task}/{policy}_seed{seed}.parquet"
-
-
-def sim_group_paths():
-    return [
-        sim_group_path(t, p, s)
-        for t in TASKS
-        for p in POLICIES
-        for s in range(SIM["n_seeds"])
-    ]
-
-
-def simulate_targets():
-    return [
-        "results/pools/pools.parquet",
-        "results/pools/sigma_sweep.parquet",
-        *table("sim_pool_rates").values(),
-        *figure("success_vs_sigma").values(),
-    ]
+# (first, stop) trial indices of each chunk job of one (task, policy, seed).
+SIM_CHUNK_RANGES = [
+    (a, min(a + SIM["trials_per_chunk"], SIM["trials_per_seed"]))
+    for a in range(0, SIM["trials_per_seed"], SIM["trials_per_chunk"])
+]
+SIM_GROUP_PATHS = [
+    f"results/pools/{t}/{p}_seed{s}.parquet"
+    for t in TASKS
+    for p in POLICIES
+    for s in range(SIM["n_seeds"])
+]
+SIMULATE_TARGETS = [
+    "results/pools/pools.parquet",
+    "results/pools/sigma_sweep.parquet",
+    *table("sim_pool_rates").values(),
+    *figure("success_vs_sigma").values(),
+]
 
 
 rule simulate_chunk:
@@ -61,8 +53,8 @@ rule simulate_chunk:
         task=lambda w: w.task,
         policy=lambda w: w.policy,
         seed=lambda w: int(w.seed),
-        start=lambda w: sim_chunk_ranges()[int(w.chunk)][0],
-        stop=lambda w: sim_chunk_ranges()[int(w.chunk)][1],
+        start=lambda w: SIM_CHUNK_RANGES[int(w.chunk)][0],
+        stop=lambda w: SIM_CHUNK_RANGES[int(w.chunk)][1],
     script:
         "../scripts/simulate_chunk.py"
 
@@ -71,7 +63,7 @@ rule simulate_merge_seed:
     input:
         lambda w: [
             f"results/pools/chunks/{w.task}/{w.policy}_seed{w.seed}_chunk{i}.parquet"
-            for i in range(len(sim_chunk_ranges()))
+            for i in range(len(SIM_CHUNK_RANGES))
         ],
     output:
         "results/pools/{task}/{policy}_seed{seed}.parquet",
@@ -88,7 +80,7 @@ rule simulate_merge_seed:
 
 rule simulate_merge_pools:
     input:
-        sim_group_paths(),
+        SIM_GROUP_PATHS,
     output:
         "results/pools/pools.parquet",
     log:
