@@ -20,6 +20,7 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 reproduce: venv
 	$(BIN)/snakemake --cores $(CORES)
 	$(BIN)/snakemake --report results/report.html
+	$(BIN)/python -m evalsim.ledger readme
 
 test: venv
 	$(BIN)/pytest -n 2 --dist loadgroup
