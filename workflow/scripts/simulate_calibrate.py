@@ -14,7 +14,7 @@ logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
 p = snakemake.params  # noqa: F821
 cfg, cores = snakemake.config, snakemake.threads  # noqa: F821
 if p.grid is None:
-    stage1, stage2, _ = two_stage(cfg, p.trials, cores)
+    stage1, stage2, _ = two_stage(cfg, p.trials, cores)  # stage2: every refinement round
     res = pd.concat([stage1.assign(stage=1), stage2.assign(stage=2)], ignore_index=True)
 else:
     res = sweep(cfg, grid=p.grid, trials=p.trials, processes=cores)

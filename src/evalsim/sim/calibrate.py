@@ -4,8 +4,8 @@ Rule
 ----
 1. Take the study config. Replace its ``study_seed`` by ``study_seed + 1`` so the calibration
    draws (cube poses, aim noise, seed biases) are independent of the pools it calibrates.
-2. For every point of a grid over scene parameters (default: jaw opening x yaw range), run
-   ``trials`` trials of each policy on the first task, training seed 0.
+2. For every point of a grid over scene parameters (default: jaw opening x the arm's reach),
+   run ``trials`` trials of each policy on the first task, training seed 0.
 3. Score each point by the squared distance of its rates to the targets, in units of each
    target's half-width::
 
@@ -15,8 +15,22 @@ Rule
    0.783], B: [0.835, 0.909]; weight 1) and the loose ("jaw closed on cube") rates as
    points (A: 0.863, B: 0.960; half-width 0.04, weight 0.25).
 4. Choose the grid point with the smallest score; ties go to the first in grid order.
-5. Refine: at the chosen yaw range, sweep the jaw opening on a 0.5 mm grid from 1 mm below to
-   1 mm above the stage-1 choice with twice the trials, and choose again by the same score.
+5. Refine: around the stage-1 choice, sweep every parameter of :data:`REFINE` over
+   ``center + k * step`` for k = -2..2 (jaw opening in 0.5 mm steps, reach in 1 mm steps),
+   all combinations, with twice the trials, and choose again by the same score.
+6. If that choice lies on the edge of the refinement grid in any parameter, re-center the
+   refinement grid on it and repeat step 5 (at most :data:`MAX_REFINE_ROUNDS` rounds).
+
+The two parameters act on different failures. The jaw opening sets the aim tolerance across
+the closing direction: failures that grow with sigma. The arm's reach (from a shoulder
+``arm_shoulder_z_m`` above the base, see :mod:`evalsim.sim.controller`) decides which cube
+poses are too far out for the pads to reach down the cube's sides: there the jaws close on the
+cube's top edges and squeeze it out, whatever the aim -- failures that depend on the pose and
+not on sigma, shared by every policy at that pose. The arm's finite reach is a modelling
+choice (every real arm has one), not something the score asks for: a first run of the rule with
+"no reach limit" (reach 1.0 m) in the grid scored that point 0.49 against 0.50 for the best
+reach-limited point -- the rates alone do not tell the two scenes apart; the A-B pairing
+structure does (config/README.md).
 
 The targets are the document's numbers: the sweep chooses scene parameters, it does not
 change how the pools are computed, and the pools' own rates are reported as they come.
@@ -35,6 +49,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from evalsim.config import load_config
@@ -61,13 +76,21 @@ DOCUMENT_TARGETS = (
     Target("B", "success_loose", 0.960, 0.04, 0.25),
 )
 
-#: Default grid: the jaw opening (m) sets the aim tolerance across the closing direction
-#: (failures that grow with sigma); the cube's yaw range (deg) sets the pose-driven failures
-#: that do not depend on sigma (cubes turned far from the jaws squirt out or are pushed).
+#: Default stage-1 grid: the jaw opening (m) sets the aim tolerance across the closing
+#: direction (failures that grow with sigma); the arm's reach (m, shoulder to pad tops) sets
+#: which far-out poses the pads cannot reach down to (failures of the pose, not of sigma).
+#: With the shoulder 0.40 m up, the floor of the reach is above the nominal grasp height for
+#: 36% of the default workspace's poses at reach 0.425 m and 7.5% at 0.445 m; the pads reach
+#: less than 3 mm down the cube's side for 11% at 0.425 m and none from 0.44 m.
 DEFAULT_GRID = {
-    "jaw_opening_m": [0.055, 0.057, 0.059, 0.061, 0.063],
-    "yaw_max_deg": [35.0, 40.0, 45.0],
+    "jaw_opening_m": [0.059, 0.061, 0.063, 0.065, 0.067],
+    "arm_reach_m": [0.425, 0.43, 0.435, 0.44, 0.445],
 }
+
+#: Stage-2 refinement: step (m) of each parameter; the grid is center + k * step, k = -2..2.
+REFINE = {"jaw_opening_m": 0.0005, "arm_reach_m": 0.001}
+#: Step 6: at most this many refinement rounds.
+MAX_REFINE_ROUNDS = 3
 
 
 def calibration_config(config: dict, overrides: dict) -> dict:
@@ -93,6 +116,17 @@ def score(rates: dict[tuple[str, str], float], targets=DOCUMENT_TARGETS) -> floa
             for t in targets
         )
     )
+
+
+def paired_correlation(a: pd.Series, b: pd.Series) -> float:
+    """Pearson (phi) correlation of two policies' outcomes on the same trials (NaN if constant)."""
+    x = a.to_numpy(dtype=float)
+    y = b.to_numpy(dtype=float)
+    if len(x) != len(y):
+        raise ValueError(f"outcome lists differ in length: {len(x)} vs {len(y)}")
+    if x.std() == 0.0 or y.std() == 0.0:
+        return float("nan")
+    return float(np.corrcoef(x, y)[0, 1])
 
 
 def sweep(
@@ -121,6 +155,9 @@ def sweep(
             for col in ("success", "success_loose"):
                 rates[(pol, col)] = float(df[col].mean())
                 row[f"{col}_{pol}"] = rates[(pol, col)]
+        if len(policies) == 2:  # diagnostic only, not in the score
+            a, b = (frames[i * len(policies) + j]["success"] for j in range(2))
+            row["rho_strict"] = paired_correlation(a, b)
         row["trials"] = trials
         row["score"] = score(rates, targets)
         rows.append(row)
@@ -130,18 +167,42 @@ def sweep(
     return out
 
 
+def refine_grid(chosen: dict[str, float], refine: dict[str, float] = REFINE) -> dict:
+    """Stage-2 grid: ``center + k * step`` (k = -2..2) for every parameter of ``refine``."""
+    return {
+        name: [round(float(chosen[name]) + k * step, 6) for k in (-2, -1, 0, 1, 2)]
+        for name, step in refine.items()
+    }
+
+
+def on_edge(chosen: dict[str, float], grid: dict[str, list[float]]) -> bool:
+    """True if ``chosen`` sits at the first or last value of any parameter of ``grid``."""
+    return any(chosen[k] in (min(v), max(v)) for k, v in grid.items() if len(v) > 1)
+
+
 def two_stage(
     config: dict, trials: int = 300, processes: int = 1
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict]:
-    """Steps 1-5 of the rule: the stage-1 grid, the refinement, and the chosen scene keys."""
+    """Steps 1-6 of the rule: the stage-1 grid, the refinement rounds, the chosen scene keys.
+
+    The second frame holds every refinement round (column ``round``, 1-based); ``chosen``
+    marks the last round's choice only.
+    """
     stage1 = sweep(config, DEFAULT_GRID, trials, processes)
     best = stage1.loc[stage1["chosen"]].iloc[0]
-    center_mm = round(float(best["jaw_opening_m"]) * 1000.0, 1)
-    openings = [round((center_mm + d) / 1000.0, 5) for d in (-1.0, -0.5, 0.0, 0.5, 1.0)]
-    grid2 = {"jaw_opening_m": openings, "yaw_max_deg": [float(best["yaw_max_deg"])]}
-    stage2 = sweep(config, grid2, 2 * trials, processes)
-    chosen = stage2.loc[stage2["chosen"]].iloc[0]
-    return stage1, stage2, {k: float(chosen[k]) for k in grid2}
+    chosen = {k: float(best[k]) for k in DEFAULT_GRID}
+    rounds = []
+    for r in range(1, MAX_REFINE_ROUNDS + 1):
+        grid2 = refine_grid(chosen)
+        res = sweep(config, grid2, 2 * trials, processes).assign(round=r)
+        row = res.loc[res["chosen"]].iloc[0]
+        chosen = {k: float(row[k]) for k in grid2}
+        rounds.append(res)
+        if not on_edge(chosen, grid2):
+            break
+    for res in rounds[:-1]:
+        res["chosen"] = False
+    return stage1, pd.concat(rounds, ignore_index=True), chosen
 
 
 def main(argv: list[str] | None = None) -> None:

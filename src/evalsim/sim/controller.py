@@ -13,10 +13,20 @@ Phases, in order (durations in s, from the config ``scene`` section):
               test is taken when this phase has settled (its last tick);
 ``lift``      raise the hand by ``lift_m``;
 ``hold``      keep still; the strict test is taken at the end.
+
+The hand is carried by an arm whose shoulder joint stands at height ``shoulder_z_m`` above
+the robot's base at the origin of the table frame, with reach ``reach_m`` from the shoulder
+to the pad tops. The arm cannot put the pad tops below the lower cap of that sphere,
+``z_floor(r) = shoulder_z_m - sqrt(reach_m**2 - r**2)`` at horizontal distance ``r`` from the
+base (the shoulder height when ``r >= reach_m``). Every set point is raised to that floor,
+as an inverse-kinematics solver returns the nearest reachable point: far out, the scripted
+pick descends only as low as the arm reaches, so the pads close on the upper part of the
+cube (or above it), whatever the aim.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 PHASES = ("approach", "descend", "close", "lift", "hold")
@@ -68,6 +78,9 @@ class PickController:
         How far the hand rises in the lift phase (m).
     open_half_m : float
         Finger set point when open: half the jaw opening (m).
+    shoulder_z_m, reach_m : float
+        The arm's shoulder height above the base (m) and its reach from the shoulder to the
+        pad tops (m); see :meth:`z_floor`. ``reach_m = inf`` means no reach limit.
     """
 
     def __init__(
@@ -78,6 +91,8 @@ class PickController:
         z_grasp_m: float,
         lift_m: float,
         open_half_m: float,
+        shoulder_z_m: float = 0.4,
+        reach_m: float = math.inf,
     ) -> None:
         self.timing = timing
         self.home_xyz = home_xyz
@@ -85,6 +100,8 @@ class PickController:
         self.z_grasp_m = z_grasp_m
         self.lift_m = lift_m
         self.open_half_m = open_half_m
+        self.shoulder_z_m = shoulder_z_m
+        self.reach_m = reach_m
         self.phase_ticks = timing.ticks()
         # schedule[i] = (phase index, fraction of that phase done after tick i)
         self.schedule: list[tuple[int, float]] = []
@@ -95,8 +112,22 @@ class PickController:
     def n_ticks(self) -> int:
         return len(self.schedule)
 
+    def z_floor(self, x: float, y: float) -> float:
+        """Lowest pad-top height (m) the arm reaches above the table point (x, y) (m)."""
+        r2 = x * x + y * y
+        if r2 >= self.reach_m * self.reach_m:
+            return self.shoulder_z_m
+        return self.shoulder_z_m - math.sqrt(self.reach_m * self.reach_m - r2)
+
     def setpoint(self, tick: int, aim_x: float, aim_y: float) -> tuple[float, float, float, float]:
-        """Hand (x, y, z) and finger half-opening set points (m) for control tick ``tick``."""
+        """Hand (x, y, z) and finger half-opening set points (m) for control tick ``tick``.
+
+        The scripted set point, raised to :meth:`z_floor` where the arm cannot reach it.
+        """
+        x, y, z, q = self._scripted(tick, aim_x, aim_y)
+        return x, y, max(z, self.z_floor(x, y)), q
+
+    def _scripted(self, tick: int, aim_x: float, aim_y: float) -> tuple[float, float, float, float]:
         phase, u = self.schedule[tick]
         hx, hy, hz = self.home_xyz
         if phase == 0:  # approach

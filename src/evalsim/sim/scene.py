@@ -71,6 +71,8 @@ class GripperTableParams:
     pad_height_m: float = 0.045
     jaw_opening_m: float = 0.050
     grip_force_n: float = 10.0
+    arm_shoulder_z_m: float = 0.40
+    arm_reach_m: float = 1.0
     grasp_clearance_m: float = 0.005
     approach_clearance_m: float = 0.02
     lift_m: float = 0.08
@@ -153,6 +155,8 @@ class GripperTableScene:
             z_grasp_m=p.grasp_clearance_m + p.pad_height_m,
             lift_m=p.lift_m,
             open_half_m=p.jaw_opening_m / 2.0,
+            shoulder_z_m=p.arm_shoulder_z_m,
+            reach_m=p.arm_reach_m,
         )
 
     def reset(self, x_m: float, y_m: float, yaw_rad: float) -> None:
