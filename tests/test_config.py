@@ -97,3 +97,9 @@ def test_atomic_write_leaves_no_temp_and_normal_mode(tmp_path):
         raise RuntimeError("interrupted")
     assert dest.read_text() == "hello\n"
     assert [p.name for p in dest.parent.iterdir()] == ["out.txt"]
+
+
+def test_paired_pools_policy_must_exist(good):
+    good["design"]["paired_pools"]["policy_b"] = "C"
+    with pytest.raises(ConfigError, match=r"design.paired_pools.policy_b.*unknown policy 'C'"):
+        check_config(good)

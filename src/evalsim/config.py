@@ -87,13 +87,22 @@ def _cross_checks(config: dict) -> None:
         if dup:
             raise ConfigError(f"config key '{list_key}': duplicate name(s) {', '.join(dup)}")
     policies = [p["name"] for p in config.get("policies", [])]
-    for i, pair in enumerate(config.get("experiment", {}).get("comparisons", [])):
-        for name in pair:
-            if name not in policies:
-                raise ConfigError(
-                    f"config key 'experiment.comparisons[{i}]': unknown policy {name!r}; "
-                    f"configured policies: {', '.join(policies)}"
-                )
+    named = []  # (key, policy name) of every place that names a configured policy
+    experiment = config.get("experiment", {})
+    for i, pair in enumerate(experiment.get("comparisons", [])):
+        named += [(f"experiment.comparisons[{i}]", name) for name in pair]
+    if experiment.get("coverage_policy") is not None:
+        named.append(("experiment.coverage_policy", experiment["coverage_policy"]))
+    paired = config.get("design", {}).get("paired_pools", {})
+    named += [
+        (f"design.paired_pools.{k}", paired[k]) for k in ("policy_a", "policy_b") if k in paired
+    ]
+    for key, name in named:
+        if name not in policies:
+            raise ConfigError(
+                f"config key '{key}': unknown policy {name!r}; "
+                f"configured policies: {', '.join(policies)}"
+            )
 
 
 def check_config(config: dict, schema: dict | None = None) -> dict:
