@@ -50,39 +50,29 @@ def test_asset_compiles_as_plain_mjcf():
     assert all(int(w.number) == 0 for w in data.warning)
 
 
-def _reached(scene, df: pd.DataFrame) -> np.ndarray:
-    """True where the arm puts the pad bottoms below the cube's mid-height."""
-    ctl = scene.controller
-    xy = zip(df["cube_x_m"], df["cube_y_m"], strict=True)
-    floor = np.array([ctl.z_floor(x, y) for x, y in xy])
-    return floor - scene.params.pad_height_m <= scene.half
-
-
-def test_sigma_zero_succeeds_wherever_the_arm_reaches(config, scene):
-    # Issue 3 asks for >= 99% at sigma = 0. Since the arm's reach limit (controller.z_floor)
-    # the far-out poses fail whatever the aim; every pose the arm reaches must still succeed.
+def test_sigma_zero_succeeds_in_99_percent_of_200_trials(config, scene):
+    # Issue 3, as written: all poses of the workspace, sigma = 0, 200 trials, >= 99% strict.
     df = run_trials(config, config["tasks"][0]["name"], "test0", 0.0, 0, 0, 200, scene=scene)
-    reached = _reached(scene, df)
-    assert reached.sum() >= 150
-    assert df.loc[reached, "success"].mean() >= 0.99
-    assert df["success"].mean() >= 0.85
+    assert len(df) == 200
+    assert df["success"].mean() >= 0.99
 
 
-def test_out_of_reach_poses_fail_for_every_policy(config, scene):
-    # the reach-limited poses are failures of the pose: sigma 0 and sigma 6 fail on the same
-    # poses far beyond the floor; the jaws close on the top edges (touched, not lifted)
-    ctl = scene.controller
-    task = config["tasks"][0]["name"]
-    poses = task_poses(config, task, 600)
-    floor = np.array([ctl.z_floor(x, y) for x, y, _ in poses])
-    # pads reach at most 3 mm down the cube's side (or pass above it)
-    hard = np.flatnonzero(floor - scene.params.pad_height_m >= 2 * scene.half - 0.003)[:5]
-    assert len(hard) >= 3
-    for sigma in (0.0, 6.0):
-        for i in hard:
-            df = run_trials(config, task, "hard", sigma, 0, int(i), int(i) + 1, scene=scene)
-            assert not df["success"].iloc[0], (sigma, i)
-            assert df["failure"].iloc[0] in ("missed", "pushed")
+def test_far_poses_are_gripped_shallower_but_hold_at_perfect_aim(config, scene):
+    # The calibrated reach (calibrate.py, step 2a) still binds at the far corners of the
+    # workspace: the pads stop above the nominal grasp height there, so the grasp is shallower
+    # and tolerates less aim error along the pads than near the robot, yet at perfect aim the
+    # shallowest grasp of the workspace holds whatever the yaw.
+    ctl, p = scene.controller, scene.params
+    far = (config["scene"]["x_range_m"][1], config["scene"]["y_range_m"][1])
+    near = (config["scene"]["x_range_m"][0] + 0.01, 0.0)
+    assert ctl.z_floor(*far) > ctl.z_grasp_m  # shallower than scripted
+    assert ctl.z_floor(*far) - p.pad_height_m < scene.half  # pads below the cube's mid-height
+    assert ctl.z_floor(*near) < ctl.z_grasp_m  # near the robot the reach does not bind
+    for yaw in (-0.7, -0.3, 0.0, 0.4):
+        assert scene.run_trial(*far, yaw, *far).success, yaw
+    # aim 19 mm off along the pads (x): held near the robot, lost at the far corner
+    assert scene.run_trial(*near, 0.0, near[0] + 0.019, near[1]).success
+    assert not scene.run_trial(*far, 0.0, far[0] + 0.019, far[1]).success
 
 
 def test_reach_floor_is_the_sphere_cap():
@@ -292,11 +282,16 @@ def test_calibration_rule_on_a_tiny_grid(config):
     off = dict(perfect)
     off[("A", "success")] += (0.783 - 0.684) / 2  # one half-width off: score 1
     assert calibrate.score(off) == pytest.approx(1.0)
-    res = calibrate.sweep(config, {"jaw_opening_m": [0.03, 0.058]}, trials=3)
+    res = calibrate.sweep(config, {"jaw_opening_m": [0.03, 0.058]}, trials=3, check_trials=3)
     assert res["chosen"].sum() == 1
-    assert res.loc[res["score"].idxmin(), "chosen"]
-    # a 30 mm cube cannot enter a 30 mm opening: that point fails every trial
+    # a 30 mm cube cannot enter a 30 mm opening: that point fails every trial, sigma = 0 too,
+    # so it is not admissible whatever its score
     assert res.loc[0, "success_A"] == 0.0
+    assert res.loc[0, "success_sigma0"] == 0.0
+    assert not res.loc[0, "admissible"]
+    assert res.loc[1, "admissible"] and res.loc[1, "chosen"]
+    with pytest.raises(ValueError, match="admissible"):
+        calibrate.sweep(config, {"jaw_opening_m": [0.03]}, trials=1, check_trials=2)
     grid2 = calibrate.refine_grid({"jaw_opening_m": 0.064, "arm_reach_m": 0.435})
     assert grid2["jaw_opening_m"] == [0.063, 0.0635, 0.064, 0.0645, 0.065]
     assert grid2["arm_reach_m"] == [0.433, 0.434, 0.435, 0.436, 0.437]

@@ -6,6 +6,12 @@ Rule
    draws (cube poses, aim noise, seed biases) are independent of the pools it calibrates.
 2. For every point of a grid over scene parameters (default: jaw opening x the arm's reach),
    run ``trials`` trials of each policy on the first task, training seed 0.
+2a. Feasibility: at every point also run the fixed sigma = 0 check -- the first
+   :data:`SIGMA0_TRIALS` (200) trials of the sigma sweep's sigma = 0 stream (first task, seed 0,
+   no seed bias: perfect aim) on the same calibration draws. The point is *admissible* only if
+   at least :data:`SIGMA0_MIN_RATE` (99%) of them succeed (strict): issue 3's test "sigma = 0
+   succeeds in >= 99% of 200 trials" is a hard constraint, not a term of the score. The check
+   does not depend on ``trials``, so a point's verdict is the same in every round.
 3. Score each point by the squared distance of its rates to the targets, in units of each
    target's half-width::
 
@@ -14,23 +20,24 @@ Rule
    with the strict targets of document 000 part A given as Wilson intervals (A: [0.684,
    0.783], B: [0.835, 0.909]; weight 1) and the loose ("jaw closed on cube") rates as
    points (A: 0.863, B: 0.960; half-width 0.04, weight 0.25).
-4. Choose the grid point with the smallest score; ties go to the first in grid order.
+4. Choose the admissible grid point with the smallest score; ties go to the first in grid
+   order. If no point is admissible the rule stops with an error (it never relaxes the
+   constraint). If the chosen rates miss the targets, they are reported as they come.
 5. Refine: around the stage-1 choice, sweep every parameter of :data:`REFINE` over
    ``center + k * step`` for k = -2..2 (jaw opening in 0.5 mm steps, reach in 1 mm steps),
-   all combinations, with twice the trials, and choose again by the same score.
+   all combinations, with twice the trials, and choose again (admissible points, same
+   score). The center is admissible, so every round has a choice.
 6. If that choice lies on the edge of the refinement grid in any parameter, re-center the
    refinement grid on it and repeat step 5 (at most :data:`MAX_REFINE_ROUNDS` rounds).
 
 The two parameters act on different failures. The jaw opening sets the aim tolerance across
 the closing direction: failures that grow with sigma. The arm's reach (from a shoulder
-``arm_shoulder_z_m`` above the base, see :mod:`evalsim.sim.controller`) decides which cube
-poses are too far out for the pads to reach down the cube's sides: there the jaws close on the
-cube's top edges and squeeze it out, whatever the aim -- failures that depend on the pose and
-not on sigma, shared by every policy at that pose. The arm's finite reach is a modelling
-choice (every real arm has one), not something the score asks for: a first run of the rule with
-"no reach limit" (reach 1.0 m) in the grid scored that point 0.49 against 0.50 for the best
-reach-limited point -- the rates alone do not tell the two scenes apart; the A-B pairing
-structure does (config/README.md).
+``arm_shoulder_z_m`` above the base, see :mod:`evalsim.sim.controller`) decides how far down
+the cube's sides the pads get at far-out poses. Short reaches make failures of the pose,
+shared by every policy (the jaws close on the cube's top edges whatever the aim), but then
+sigma = 0 fails too, which step 2a forbids; a slightly longer reach leaves a shallower grasp
+that holds at perfect aim but tolerates less aim error than near the robot. ``rho_strict``
+(the A-B phi of the calibration sample) is reported as a diagnostic, not scored.
 
 The targets are the document's numbers: the sweep chooses scene parameters, it does not
 change how the pools are computed, and the pools' own rates are reported as they come.
@@ -80,12 +87,19 @@ DOCUMENT_TARGETS = (
 #: direction (failures that grow with sigma); the arm's reach (m, shoulder to pad tops) sets
 #: which far-out poses the pads cannot reach down to (failures of the pose, not of sigma).
 #: With the shoulder 0.40 m up, the floor of the reach is above the nominal grasp height for
-#: 36% of the default workspace's poses at reach 0.425 m and 7.5% at 0.445 m; the pads reach
-#: less than 3 mm down the cube's side for 11% at 0.425 m and none from 0.44 m.
+#: 36% of the default workspace's poses at reach 0.425 m, 7.5% at 0.445 m and none from
+#: 0.456 m; the pads reach less than 3 mm down the cube's side for 11% at 0.425 m and none
+#: from 0.44 m. The reach values run up to 0.46 m so that the grid holds points where even the
+#: shallowest grasp of the workspace holds at perfect aim (the sigma = 0 check, step 2a),
+#: while far poses keep a smaller aim tolerance than near ones.
 DEFAULT_GRID = {
-    "jaw_opening_m": [0.059, 0.061, 0.063, 0.065, 0.067],
-    "arm_reach_m": [0.425, 0.43, 0.435, 0.44, 0.445],
+    "jaw_opening_m": [0.057, 0.059, 0.061, 0.063, 0.065, 0.067],
+    "arm_reach_m": [0.43, 0.435, 0.44, 0.445, 0.45, 0.455, 0.46],
 }
+
+#: Step 2a: trials of the fixed sigma = 0 check and the least strict success rate admitted.
+SIGMA0_TRIALS = 200
+SIGMA0_MIN_RATE = 0.99
 
 #: Stage-2 refinement: step (m) of each parameter; the grid is center + k * step, k = -2..2.
 REFINE = {"jaw_opening_m": 0.0005, "arm_reach_m": 0.001}
@@ -101,10 +115,13 @@ def calibration_config(config: dict, overrides: dict) -> dict:
     return cfg
 
 
-def _run(args: tuple[dict, str, int]) -> pd.DataFrame:
-    from evalsim.sim.rollout import run_policy_trials
+def _run(args: tuple[dict, str | None, int]) -> pd.DataFrame:
+    """One job of a sweep: a policy's trials, or (policy ``None``) the sigma = 0 check."""
+    from evalsim.sim.rollout import run_policy_trials, run_sweep_trials
 
     cfg, policy, trials = args
+    if policy is None:
+        return run_sweep_trials(cfg, 0.0, 0, trials)
     return run_policy_trials(cfg, cfg["tasks"][0]["name"], policy, 0, 0, trials)
 
 
@@ -135,13 +152,20 @@ def sweep(
     trials: int = 300,
     processes: int = 1,
     targets=DOCUMENT_TARGETS,
+    check_trials: int = SIGMA0_TRIALS,
+    min_rate: float = SIGMA0_MIN_RATE,
 ) -> pd.DataFrame:
-    """Rates and score at every grid point; one row per point, in grid order."""
+    """Rates, sigma = 0 check and score at every grid point; one row per point, in grid order.
+
+    ``chosen`` marks the admissible point (``success_sigma0 >= min_rate``) of smallest score.
+    Raises ValueError if no point is admissible.
+    """
     grid = grid or DEFAULT_GRID
     names = list(grid)
     points = [dict(zip(names, vals, strict=True)) for vals in itertools.product(*grid.values())]
     policies = sorted({t.policy for t in targets})
     jobs = [(calibration_config(config, pt), pol, trials) for pt in points for pol in policies]
+    jobs += [(calibration_config(config, pt), None, check_trials) for pt in points]
     if processes > 1:
         with ProcessPoolExecutor(max_workers=processes) as ex:
             frames = list(ex.map(_run, jobs))
@@ -159,11 +183,19 @@ def sweep(
             a, b = (frames[i * len(policies) + j]["success"] for j in range(2))
             row["rho_strict"] = paired_correlation(a, b)
         row["trials"] = trials
+        row["success_sigma0"] = float(frames[len(points) * len(policies) + i]["success"].mean())
+        row["admissible"] = row["success_sigma0"] >= min_rate
         row["score"] = score(rates, targets)
         rows.append(row)
     out = pd.DataFrame(rows)
     out["chosen"] = False
-    out.loc[int(out["score"].to_numpy().argmin()), "chosen"] = True
+    ok = out["admissible"].to_numpy()
+    if not ok.any():
+        raise ValueError(
+            f"no grid point is admissible: sigma = 0 succeeds in at most "
+            f"{out['success_sigma0'].max():.3f} of {check_trials} trials, need >= {min_rate}"
+        )
+    out.loc[int(np.where(ok, out["score"].to_numpy(), np.inf).argmin()), "chosen"] = True
     return out
 
 
