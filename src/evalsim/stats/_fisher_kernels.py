@@ -233,7 +233,7 @@ def _window_weights(n1, n2, kk, cut, w):
 
 
 @njit(cache=True)
-def _rejection_bounds(n1, n2, kk, alpha, cut, w, order):
+def _rejection_bounds(n1, n2, kk, alpha, cut, w, lev, order):
     """Rejection region of margin kk: x <= left or x >= right (p < alpha).
 
     Works on the window of weights >= ``cut`` (relative to the mode). Its p-values are exact
@@ -242,27 +242,9 @@ def _rejection_bounds(n1, n2, kk, alpha, cut, w, order):
     """
     a, b, mode = _window_weights(n1, n2, kk, cut, w)
     m = b - a + 1
-    # Merge the rising left side a..mode with the rising right side b..mode+1 (read down).
-    i = 0
-    j = m - 1
     left_end = mode - a
-    t = 0
-    while i <= left_end and j > left_end:
-        if w[i] <= w[j]:
-            order[t] = i
-            i += 1
-        else:
-            order[t] = j
-            j -= 1
-        t += 1
-    while i <= left_end:
-        order[t] = i
-        i += 1
-        t += 1
-    while j > left_end:
-        order[t] = j
-        j -= 1
-        t += 1
+    # Unscaled window weights: equal levels make _merge_order compare the weights alone.
+    _merge_order(a, b, mode, w, lev, order)
     total = 0.0
     for t in range(m):
         total += w[order[t]]
@@ -307,13 +289,14 @@ def power_kernel(n1, b1, n2, b2, alpha, cut, w, order):
     z2 = n2
     while b2[z2] == 0.0:
         z2 -= 1
+    lev = np.zeros(w.shape[0], dtype=np.int64)
     power = 0.0
     for kk in range(a1 + a2, z1 + z2 + 1):
         xlo = max(a1, kk - z2)
         xhi = min(z1, kk - a2)
         if xlo > xhi:
             continue
-        left, right = _rejection_bounds(n1, n2, kk, alpha, cut, w, order)
+        left, right = _rejection_bounds(n1, n2, kk, alpha, cut, w, lev, order)
         s = 0.0
         for x in range(xlo, min(xhi, left) + 1):
             s += b1[x] * b2[kk - x]
