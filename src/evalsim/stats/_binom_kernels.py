@@ -166,11 +166,8 @@ def binom_cdf_scalar(k, n, p):
     if p == 1.0:
         return 0.0
     # The median is floor(np) or ceil(np): below floor(np) the lower tail is < 1/2, from
-    # ceil(np) on the upper tail is; in between both are summed directly (no subtraction).
-    m = n * p
-    if k < math.floor(m):
-        return _lower_sum(k, n, p)
-    if k >= math.ceil(m):
+    # ceil(np) on the upper tail is; in between the nearer tail is summed directly.
+    if k >= math.ceil(n * p):
         return 1.0 - _upper_sum(k, n, p)
     return _lower_sum(k, n, p)
 
@@ -186,11 +183,8 @@ def binom_sf_scalar(k, n, p):
         return 0.0
     if p == 1.0:
         return 1.0
-    m = n * p
-    if k < math.floor(m):
+    if k < math.floor(n * p):
         return 1.0 - _lower_sum(k, n, p)
-    if k >= math.ceil(m):
-        return _upper_sum(k, n, p)
     return _upper_sum(k, n, p)
 
 
