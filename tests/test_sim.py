@@ -57,6 +57,15 @@ def test_sigma_zero_succeeds_in_99_percent_of_200_trials(config, scene):
     assert df["success"].mean() >= 0.99
 
 
+def test_every_task_is_feasible_at_perfect_aim(config):
+    # The calibration admits only scenes where every configured task succeeds at sigma = 0
+    # (calibrate.py, step 2a); check it on the study's own poses of the other tasks.
+    for task in config["tasks"][1:]:
+        sc = make_scene(config, task)
+        df = run_trials(config, task["name"], "test0", 0.0, 0, 0, 100, scene=sc)
+        assert df["success"].mean() >= 0.99, task["name"]
+
+
 def test_far_poses_are_gripped_shallower_but_hold_at_perfect_aim(config, scene):
     # The calibrated reach (calibrate.py, step 2a) still binds at the far corners of the
     # workspace: the pads stop above the nominal grasp height there, so the grasp is shallower
@@ -271,32 +280,89 @@ def test_products_on_small_frames():
     assert fig.axes[0].get_xlabel().startswith("aim noise")
 
 
+def _prob_inside_by_counting(rate, n, low, high):
+    # plain-Python reference: sum the binomial pmf over the counts k with low <= k/n <= high
+    from math import comb
+
+    return sum(
+        comb(n, k) * rate**k * (1 - rate) ** (n - k)
+        for k in range(n + 1)
+        if low <= round(k / n, 12) <= high
+    )
+
+
+@pytest.mark.parametrize(
+    ("rate", "n", "low", "high"),
+    [
+        (0.737, 300, 0.684, 0.783),
+        (0.68, 300, 0.684, 0.783),
+        (0.877, 900, 0.835, 0.909),
+        (0.5, 10, 0.3, 0.3),
+        (0.5, 10, 0.31, 0.39),
+        (0.0, 5, 0.0, 0.2),
+        (1.0, 5, 0.9, 1.0),
+    ],
+)
+def test_prob_inside_counts_the_binomial(rate, n, low, high):
+    from evalsim.sim.calibrate import prob_inside
+
+    assert prob_inside(rate, n, low, high) == pytest.approx(
+        _prob_inside_by_counting(rate, n, low, high), rel=1e-10, abs=1e-15
+    )
+
+
+def test_calibration_score_prefers_margin_on_both_sides():
+    from evalsim.sim import calibrate
+
+    # 206/300 = 0.6867 is the first count inside A's [0.684, 0.783]; 205/300 is outside
+    assert calibrate.prob_inside(1.0, 300, 0.684, 0.783) == 0.0
+    assert calibrate.prob_inside(206 / 300, 1, 0.684, 0.783) == 0.0  # 0/1 and 1/1 both out
+    centred = calibrate.score({"A": 0.7335, "B": 0.872}, 300, 3)
+    low_a = calibrate.score({"A": 0.690, "B": 0.872}, 300, 3)
+    high_b = calibrate.score({"A": 0.7335, "B": 0.905}, 300, 3)
+    assert 0.0 < centred < min(low_a, high_b)
+    # the score is -log10 of a product of four probabilities (seed 0 and pooled, A and B)
+    p = 1.0
+    for rate, (lo, hi) in ((0.7335, (0.684, 0.783)), (0.872, (0.835, 0.909))):
+        p *= _prob_inside_by_counting(rate, 300, lo, hi) * _prob_inside_by_counting(
+            rate, 900, lo, hi
+        )
+    assert centred == pytest.approx(-np.log10(p), rel=1e-9)
+    assert calibrate.score({"A": 0.2, "B": 0.872}, 300, 3) > 20  # A cannot land inside
+
+
 def test_calibration_rule_on_a_tiny_grid(config):
     from evalsim.sim import calibrate
 
     cfg = calibrate.calibration_config(config, {"jaw_opening_m": 0.05})
     assert cfg["study_seed"] == config["study_seed"] + 1
-    assert config["scene"]["jaw_opening_m"] != 0.05 or cfg is not config
-    perfect = {(t.policy, t.column): t.center for t in calibrate.DOCUMENT_TARGETS}
-    assert calibrate.score(perfect) == 0.0
-    off = dict(perfect)
-    off[("A", "success")] += (0.783 - 0.684) / 2  # one half-width off: score 1
-    assert calibrate.score(off) == pytest.approx(1.0)
-    res = calibrate.sweep(config, {"jaw_opening_m": [0.03, 0.058]}, trials=3, check_trials=3)
+    assert cfg["scene"]["jaw_opening_m"] == 0.05
+    assert config["scene"]["jaw_opening_m"] != 0.05
+    res = calibrate.sweep(
+        config, {"jaw_opening_m": [0.03, 0.058]}, trials_per_seed=3, n_seeds=2, check_trials=3
+    )
     assert res["chosen"].sum() == 1
+    assert (res["trials_per_seed"] == 3).all() and (res["n_seeds"] == 2).all()
     # a 30 mm cube cannot enter a 30 mm opening: that point fails every trial, sigma = 0 too,
     # so it is not admissible whatever its score
     assert res.loc[0, "success_A"] == 0.0
     assert res.loc[0, "success_sigma0"] == 0.0
     assert not res.loc[0, "admissible"]
     assert res.loc[1, "admissible"] and res.loc[1, "chosen"]
+    # the sigma = 0 check runs on every task; a point is only as feasible as its worst task
+    per_task = res[[f"success_sigma0_{t['name']}" for t in config["tasks"]]]
+    assert (res["success_sigma0"] == per_task.min(axis=1)).all()
+    # the rates are over both calibration seeds: multiples of 1/6
+    assert (res["success_B"] * 6).round(9).apply(float.is_integer).all()
     with pytest.raises(ValueError, match="admissible"):
-        calibrate.sweep(config, {"jaw_opening_m": [0.03]}, trials=1, check_trials=2)
-    grid2 = calibrate.refine_grid({"jaw_opening_m": 0.064, "arm_reach_m": 0.435})
+        calibrate.sweep(
+            config, {"jaw_opening_m": [0.03]}, trials_per_seed=1, n_seeds=1, check_trials=2
+        )
+    grid2 = calibrate.refine_grid({"jaw_opening_m": 0.064, "pad_width_m": 0.04})
     assert grid2["jaw_opening_m"] == [0.063, 0.0635, 0.064, 0.0645, 0.065]
-    assert grid2["arm_reach_m"] == [0.433, 0.434, 0.435, 0.436, 0.437]
-    assert calibrate.on_edge({"jaw_opening_m": 0.063, "arm_reach_m": 0.435}, grid2)
-    assert not calibrate.on_edge({"jaw_opening_m": 0.0635, "arm_reach_m": 0.436}, grid2)
+    assert grid2["pad_width_m"] == [0.035, 0.0375, 0.04, 0.0425, 0.045]
+    assert calibrate.on_edge({"jaw_opening_m": 0.063, "pad_width_m": 0.04}, grid2)
+    assert not calibrate.on_edge({"jaw_opening_m": 0.0635, "pad_width_m": 0.0425}, grid2)
 
 
 def test_paired_correlation_is_phi():

@@ -190,9 +190,9 @@ rule simulate_calibration:
     threads: 2
     resources:
         mem_mb=1500,
-        runtime=60,
+        runtime=90,
     params:
         grid=None,
-        trials=300,
+        single=False,
     script:
         "../scripts/simulate_calibrate.py"
