@@ -68,6 +68,7 @@ import logging
 import math
 import time
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass
 
 import numpy as np
@@ -135,20 +136,6 @@ def _run(args: tuple[dict, str, str | None, int, int]) -> pd.DataFrame:
     if policy is None:  # the sigma sweep's stream at sigma = 0: seed 0, no bias
         return run_trials(cfg, task, SWEEP_POLICY, 0.0, 0, 0, trials)
     return run_policy_trials(cfg, task, policy, seed, 0, trials)
-
-
-class _Serial:
-    """In-process stand-in for an executor (``processes <= 1``)."""
-
-    def __enter__(self) -> _Serial:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        return None
-
-    @staticmethod
-    def map(fn, jobs):
-        return map(fn, jobs)
 
 
 def prob_inside(rate: float, n: int, low: float, high: float) -> float:
@@ -235,8 +222,8 @@ def sweep(
     ]
     frames = []
     t0 = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=processes) if processes > 1 else _Serial() as ex:
-        for frame in ex.map(_run, jobs):
+    with ProcessPoolExecutor(max_workers=processes) if processes > 1 else nullcontext() as ex:
+        for frame in (ex.map if ex is not None else map)(_run, jobs):
             frames.append(frame)
             if len(frames) % 10 == 0 or len(frames) == len(jobs):
                 log.info(
