@@ -73,9 +73,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from evalsim.config import load_config
+from evalsim.stats.binomial import binom_cdf, binom_sf, prob_at_least
 
 log = logging.getLogger(__name__)
 
@@ -147,11 +147,15 @@ def prob_inside(rate: float, n: int, low: float, high: float) -> float:
         raise ValueError(
             f"need n >= 1, 0 <= rate <= 1 and low <= high; got {n}, {rate}, {low}, {high}"
         )
-    k_lo = math.ceil(low * n - 1e-9)
-    k_hi = math.floor(high * n + 1e-9)
+    k_lo = max(0, math.ceil(low * n - 1e-9))
+    k_hi = min(n, math.floor(high * n + 1e-9))
     if k_hi < k_lo:
         return 0.0
-    return float(stats.binom.cdf(k_hi, n, rate) - stats.binom.cdf(k_lo - 1, n, rate))
+    # difference of the two tails on the far side of the mean: both small, no cancellation
+    if rate * n > k_hi:  # P(X <= k_hi) - P(X <= k_lo - 1)
+        below = binom_cdf(k_lo - 1, n, rate) if k_lo > 0 else 0.0
+        return max(0.0, binom_cdf(k_hi, n, rate) - below)
+    return max(0.0, prob_at_least(k_lo, n, rate) - binom_sf(k_hi, n, rate))
 
 
 def score(
