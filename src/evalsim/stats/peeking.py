@@ -34,6 +34,7 @@ import numpy as np
 
 from evalsim.stats import _peeking_kernels as _k
 from evalsim.stats._validate import check_alpha, check_n, check_probability
+from evalsim.stats.decision import rejects
 
 __all__ = [
     "LooksCurve",
@@ -107,7 +108,7 @@ def look_sizes(n, looks="every") -> np.ndarray:
 def _fisher_region_cached(m: int, alpha: float) -> np.ndarray:
     from evalsim.stats.fisher import fisher_pvalue_table
 
-    region = np.asarray(fisher_pvalue_table(m, m)) < alpha
+    region = rejects(np.asarray(fisher_pvalue_table(m, m)), alpha)
     region.setflags(write=False)
     return region
 

@@ -11,7 +11,9 @@ hypergeometric weights sorted once (two monotone sides merged) and a cumulative 
 storing the (n1 + 1)(n2 + 1) table of p-values. Weights below 1e-30 of the mode's are left
 out of the sort (their tables have p far below alpha and are rejected; the omitted mass,
 < 1e-26 of the margin, cannot move a p-value across alpha except within ~1e-26 of it), and
-pairs whose binomial probability underflows to 0 are skipped. The result equals the brute
+pairs whose binomial probability underflows to 0 are skipped. A p-value within 1e-9
+(relative) of alpha is a tie and does not reject (:mod:`evalsim.stats.decision`), as in
+:func:`evalsim.stats.fisher.fisher_rejects`. The result equals the brute
 force double loop over ``scipy.stats.fisher_exact`` (``tests/test_power.py``).
 
 References
@@ -33,6 +35,7 @@ from scipy.special import ndtri
 from evalsim.stats import _fisher_kernels as _k
 from evalsim.stats._binom_kernels import binom_pmf_vector
 from evalsim.stats._validate import check_alpha, check_n, check_probability
+from evalsim.stats.decision import alpha_threshold
 
 __all__ = [
     "N_DEFINITION",
@@ -62,7 +65,9 @@ def _power(p1: float, n1: int, p2: float, n2: int, alpha: float) -> float:
     size = min(n1, n2) + 1
     w = np.empty(size, dtype=np.float64)
     order = np.empty(size, dtype=np.int64)
-    return float(_k.power_kernel(n1, b1, n2, b2, alpha, _cut(alpha, n1), w, order))
+    # The kernel rejects p < its threshold: alpha less the tie tolerance (evalsim.stats.decision).
+    thresh = alpha_threshold(alpha)
+    return float(_k.power_kernel(n1, b1, n2, b2, thresh, _cut(thresh, n1), w, order))
 
 
 def fisher_power(p1, n1, p2, n2, alpha=0.05) -> float:
