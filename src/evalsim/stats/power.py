@@ -27,6 +27,7 @@ References
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -245,7 +246,11 @@ def n_for_fisher_power(
     if p1 == p2:
         raise ValueError(f"p1 and p2 must differ, got p1 = p2 = {p1!r}")
     alpha = check_alpha(alpha)
-    if isinstance(power, bool) or not isinstance(power, int | float) or not 0.0 < power < 1.0:
+    if (
+        isinstance(power, bool | np.bool_)
+        or not isinstance(power, numbers.Real)
+        or not 0.0 < power < 1.0
+    ):
         raise ValueError(f"power must be a number in (0, 1), got {power!r}")
     window = check_n(window, "window")
     n_max = check_n(n_max, "n_max")
