@@ -343,3 +343,18 @@ def test_t05_builder():
     assert "74/100 vs 88/100" in df.attrs["note"] and "doc 0.019" in df.attrs["note"]
     assert count_near_ties(12) == 0
     assert count_near_ties(12, rel_tol=0.05) > 0  # the check can find near-ties
+
+
+@pytest.mark.parametrize("alternative", ["greater", "less"])
+def test_one_sided_matches_scipy(alternative):
+    from evalsim.stats.fisher import fisher_pvalue_one_sided
+
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        n1, n2 = (int(v) for v in rng.integers(1, 80, 2))
+        k1, k2 = int(rng.integers(0, n1 + 1)), int(rng.integers(0, n2 + 1))
+        want = fisher_exact([[k1, n1 - k1], [k2, n2 - k2]], alternative=alternative).pvalue
+        got = fisher_pvalue_one_sided(k1, n1, k2, n2, alternative)
+        assert got == pytest.approx(want, rel=1e-10, abs=1e-300)
+    with pytest.raises(ValueError, match="'two'"):
+        fisher_pvalue_one_sided(1, 2, 1, 2, "two")

@@ -302,3 +302,16 @@ def test_paired_mde_is_solved_to_1e6(n, discordance):
 
     assert pw(d) >= 0.8
     assert pw(d - 2e-6) < 0.8
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+def test_mcnemar_pvalue_alternatives_equal_binomtest(alternative):
+    from evalsim.stats.paired import mcnemar_pvalue
+
+    for b in range(0, 25):
+        for c in range(0, 25):
+            if b + c == 0:
+                assert mcnemar_pvalue(b, c, alternative) == 1.0
+                continue
+            want = binomtest(b, b + c, 0.5, alternative=alternative).pvalue
+            assert mcnemar_pvalue(b, c, alternative) == pytest.approx(want, rel=1e-12)

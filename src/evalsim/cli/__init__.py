@@ -33,8 +33,8 @@ from evalsim.cli._common import (
     EXIT_MISSING_LIBRARY,
     BadInput,
     MissingLibrary,
-    _dump_json,
     _Parser,
+    output_format,
 )
 from evalsim.cli.compare import BOSCHLOO_MAX_TOTAL_N
 from evalsim.cli.summarize import PRECISION_HALF_WIDTH
@@ -73,6 +73,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             # numba's typeof warns (once, while compiling) about broadcast arrays; a user of
             # the command can do nothing about it.
             warnings.filterwarnings("ignore", category=FutureWarning, module=r"numba\.")
+            fmt = output_format(args)
             report = args.run(args)
     except (BadInput, TrialLogError) as err:
         print(f"{prog}: error: {err}", file=sys.stderr)
@@ -89,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"{prog}: error: {err.name} is not available in this install", file=sys.stderr)
         return EXIT_MISSING_LIBRARY
-    text = _dump_json(report.data) if args.json else report.render()
+    text = report.render(fmt)
     try:
         sys.stdout.write(text)
         sys.stdout.flush()

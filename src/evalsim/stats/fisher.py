@@ -37,7 +37,17 @@ from evalsim.stats import _fisher_kernels as _k
 from evalsim.stats._validate import check_alpha, check_counts, check_n
 from evalsim.stats.decision import rejects
 
-__all__ = ["REL_TOL", "fisher_pvalue", "fisher_pvalue_table", "fisher_rejects"]
+__all__ = [
+    "ALTERNATIVES",
+    "REL_TOL",
+    "fisher_pvalue",
+    "fisher_pvalue_one_sided",
+    "fisher_pvalue_table",
+    "fisher_rejects",
+]
+
+#: Alternatives of the one-sided tests (arm 1 against arm 2).
+ALTERNATIVES = ("greater", "less")
 
 REL_TOL = _k.REL_TOL
 
@@ -134,3 +144,37 @@ def fisher_rejects(n1, n2, alpha=0.05) -> np.ndarray:
     """
     alpha = check_alpha(alpha)
     return rejects(fisher_pvalue_table(n1, n2), alpha)
+
+
+def fisher_pvalue_one_sided(k1, n1, k2, n2, alternative: str) -> float:
+    """One-sided Fisher exact p-value for arm 1 (``k1/n1``) against arm 2 (``k2/n2``).
+
+    ``alternative="greater"``: arm 1's rate is the higher, ``p = P(X >= k1)``; ``"less"``:
+    ``p = P(X <= k1)``, with ``X`` hypergeometric (``n1 + n2`` trials, ``k1 + k2``
+    successes, ``n1`` drawn) -- ``scipy.stats.fisher_exact([[k1, n1 - k1], [k2, n2 - k2]],
+    alternative=...)``. The tail comes from SciPy's hypergeometric ``cdf``/``sf`` (Boost).
+
+    Parameters
+    ----------
+    k1, n1, k2, n2 : int
+        Successes and trials of each arm.
+    alternative : {"greater", "less"}
+
+    Returns
+    -------
+    float
+    """
+    from scipy.stats import hypergeom
+
+    k1, n1 = check_counts(k1, n1)
+    k2, n2 = check_counts(k2, n2)
+    if not all(isinstance(v, int) for v in (k1, n1, k2, n2)):
+        raise ValueError("fisher_pvalue_one_sided takes single counts, not arrays")
+    if alternative not in ALTERNATIVES:
+        raise ValueError(f"alternative must be one of {ALTERNATIVES}, got {alternative!r}")
+    total, succ = n1 + n2, k1 + k2
+    if alternative == "greater":
+        p = float(hypergeom.sf(k1 - 1, total, succ, n1))
+    else:
+        p = float(hypergeom.cdf(k1, total, succ, n1))
+    return min(max(p, 0.0), 1.0)

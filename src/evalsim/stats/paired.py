@@ -270,6 +270,32 @@ def mcnemar_exact(b: int, c: int) -> McNemarResult:
     return McNemarResult(b, c, p, midp, (b - c) ** 2 / d)
 
 
+def mcnemar_pvalue(b: int, c: int, alternative: str = "two-sided") -> float:
+    """Exact McNemar p-value with a stated alternative (``b`` A-only, ``c`` B-only pairs).
+
+    ``"two-sided"``: :func:`mcnemar_exact`'s p-value. ``"greater"`` (A's rate is the
+    higher): ``P(X >= b)``; ``"less"``: ``P(X <= b)``, with ``X ~ Bin(b + c, 1/2)`` -- SciPy's
+    ``binomtest(b, b + c, 0.5, alternative=...)``. 1 when there are no discordant pairs.
+    """
+    from evalsim.stats.binomial import binom_cdf, binom_sf
+
+    if alternative == "two-sided":
+        return mcnemar_exact(b, c).pvalue
+    if alternative not in ("greater", "less"):
+        raise ValueError(
+            f"alternative must be 'two-sided', 'greater' or 'less', got {alternative!r}"
+        )
+    check_n(b, "b", minimum=0)
+    check_n(c, "c", minimum=0)
+    b, c = int(b), int(c)
+    d = b + c
+    if d == 0:
+        return 1.0
+    if alternative == "greater":
+        return float(min(1.0, binom_sf(b - 1, d, 0.5))) if b > 0 else 1.0
+    return float(min(1.0, binom_cdf(b, d, 0.5)))
+
+
 def paired_wald_interval(counts: PairedCounts, confidence: float = 0.95):
     """Wald interval for the paired difference ``pA - pB = (b - c)/n``.
 
