@@ -268,6 +268,13 @@ def mde_exact(
     if exact_power(*_mde_pair(d_max, baseline, convention)) < power:
         return MDEResult(float("nan"), float("nan"), float("nan"), float("nan"), convention)
     lo, hi = 0.0, d_max
+    if n > MDE_REGION_MAX_N:  # bracket around the normal approximation: fewer evaluations
+        guess = float(mde_normal(n, pbar=baseline, alpha=alpha, power=power))
+        a, b = 0.9 * guess, min(1.1 * guess, d_max)
+        if exact_power(*_mde_pair(a, baseline, convention)) < power:
+            lo = a
+            if b < d_max and exact_power(*_mde_pair(b, baseline, convention)) >= power:
+                hi = b
     while hi - lo > tol:
         mid = 0.5 * (lo + hi)
         if exact_power(*_mde_pair(mid, baseline, convention)) >= power:

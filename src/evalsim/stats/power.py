@@ -11,7 +11,7 @@ hypergeometric weights sorted once (two monotone sides merged) and a cumulative 
 storing the (n1 + 1)(n2 + 1) table of p-values. Weights below 1e-30 of the mode's are left
 out of the sort (their tables have p far below alpha and are rejected; the omitted mass,
 < 1e-26 of the margin, cannot move a p-value across alpha except within ~1e-26 of it), and
-pairs whose binomial probability underflows to 0 are skipped. A p-value within 1e-9
+pairs whose binomial probability is below 1e-50 of the arm's largest are skipped. A p-value within 1e-9
 (relative) of alpha is a tie and does not reject (:mod:`evalsim.stats.decision`), as in
 :func:`evalsim.stats.fisher.fisher_rejects`. The result equals the brute
 force double loop over ``scipy.stats.fisher_exact`` (``tests/test_power.py``).
@@ -59,10 +59,21 @@ def _cut(alpha: float, n1: int) -> float:
     return min(1e-30, alpha * 1e-3 / (n1 + 2))
 
 
+#: Binomial probabilities below this share of an arm's largest are left out of the power sum
+#: (their pairs add less than ~1e-47 absolute at any n this library accepts).
+_TRIM = 1e-50
+
+
+def _trimmed(b: np.ndarray) -> np.ndarray:
+    """``b`` with entries below ``_TRIM`` of its maximum set to 0 (the kernel skips zeros)."""
+    b[b < _TRIM * b.max()] = 0.0
+    return b
+
+
 def _power(p1: float, n1: int, p2: float, n2: int, alpha: float) -> float:
     """Exact power on validated scalars (kernel wrapper)."""
-    b1 = binom_pmf_vector(n1, p1)
-    b2 = binom_pmf_vector(n2, p2)
+    b1 = _trimmed(binom_pmf_vector(n1, p1))
+    b2 = _trimmed(binom_pmf_vector(n2, p2))
     size = min(n1, n2) + 1
     w = np.empty(size, dtype=np.float64)
     order = np.empty(size, dtype=np.int64)
