@@ -118,7 +118,7 @@ def read_trial_logs(paths, policy: str | None = None) -> pd.DataFrame:
         for col in OPTIONAL_COLUMNS:
             if col in out.columns:
                 out[col] = out[col].fillna("").astype(str)
-    names = sorted(set(out["policy"]))
+    names = sorted(str(v) for v in out["policy"].unique())
     by_fold: dict[str, list[str]] = {}
     for nm in names:
         by_fold.setdefault(nm.casefold(), []).append(nm)
@@ -262,7 +262,11 @@ def parse_success(values: pd.Series, path: str | os.PathLike = "") -> pd.Series:
         ok = (arr == 0) | (arr == 1)
         if ok.all():
             return pd.Series(arr == 1, index=values.index, dtype=bool, name=values.name)
-    text = values.astype(str).str.strip().str.lower()
+    raw = values.astype(str)
+    is_one = (raw == "1").to_numpy()
+    if (is_one | (raw == "0").to_numpy()).all():  # the common case, without normalising
+        return pd.Series(is_one, index=values.index, dtype=bool, name=values.name)
+    text = raw.str.strip().str.lower()
     true = text.isin(_TRUE).to_numpy()
     false = text.isin(_FALSE).to_numpy()
     bad = ~(true | false)

@@ -6,6 +6,9 @@ import argparse
 import math
 import time
 
+import numpy as np
+import pandas as pd
+
 from evalsim.cli._common import (
     FISHER_MDE_EXACT_MAX_N,
     BadInput,
@@ -43,21 +46,52 @@ def _boschloo(k_a: int, n_a: int, k_b: int, n_b: int) -> tuple[float | None, str
     return p, f"{time.perf_counter() - t0:.2f} s"
 
 
+def _key_codes(a, b, keys: list[str]):
+    """One int64 code per trial of A and of B for its (task, seed, condition), equal codes
+    for equal keys (each column factorized over both policies, then combined)."""
+    codes_a = np.zeros(len(a), dtype=np.int64)
+    codes_b = np.zeros(len(b), dtype=np.int64)
+    size = 1
+    for col in keys:
+        both = pd.concat([a[col], b[col]], ignore_index=True)
+        codes, uniques = pd.factorize(both)
+        m = max(len(uniques), 1)
+        if size * m >= 2**62:  # the combined code would overflow: number the key tuples
+            table = pd.concat([a[keys], b[keys]], ignore_index=True)
+            ids = table.groupby(keys, sort=False).ngroup().to_numpy(dtype=np.int64)
+            return ids[: len(a)], ids[len(a) :]
+        codes_a = codes_a * m + codes[: len(a)]
+        codes_b = codes_b * m + codes[len(a) :]
+        size *= m
+    return codes_a, codes_b
+
+
 def _pair_up(a, b, keys: list[str]):
     """Matched (success_a, success_b) arrays on shared keys, or a reason why not paired."""
     if not keys:
         return None, "no condition column: unpaired analysis"
-    for name, g in (("A", a), ("B", b)):
-        dup = g.duplicated(keys)
-        if dup.any():
-            first = g.loc[dup, keys].iloc[0].tolist()
+    codes_a, codes_b = _key_codes(a, b, keys)
+    for name, g, codes in (("A", a, codes_a), ("B", b, codes_b)):
+        uniq, first_idx, counts = np.unique(codes, return_index=True, return_counts=True)
+        if (counts > 1).any():
+            dup_code = uniq[np.argmax(counts > 1)]
+            row = int(np.flatnonzero(codes == dup_code)[1])
+            first = g.iloc[row][keys].tolist()
             return None, (
                 f"policy {name} ran {'/'.join(keys)} = {'/'.join(map(str, first))} more than "
                 "once: cannot pair, unpaired analysis"
             )
-    merged = a[[*keys, "success"]].merge(b[[*keys, "success"]], on=keys, suffixes=("_a", "_b"))
-    if len(merged) == 0:
+    _, ia, ib = np.intersect1d(codes_a, codes_b, assume_unique=True, return_indices=True)
+    if ia.size == 0:
         return None, "the two policies share no condition ids: unpaired analysis"
+    order = np.argsort(ia, kind="stable")
+    ia, ib = ia[order], ib[order]
+    merged = pd.DataFrame(
+        {
+            "success_a": a["success"].to_numpy()[ia],
+            "success_b": b["success"].to_numpy()[ib],
+        }
+    )
     return merged, None
 
 
@@ -107,12 +141,11 @@ def _select(args):
     if args.task is not None:
         if "task" not in df.columns:
             raise BadInput("--task given but the log has no 'task' column")
-        if args.task not in set(df["task"]):
-            raise BadInput(
-                f"task {args.task!r} not in the log (tasks: {', '.join(sorted(set(df['task'])))})"
-            )
+        tasks = sorted(str(t) for t in df["task"].unique())
+        if args.task not in tasks:
+            raise BadInput(f"task {args.task!r} not in the log (tasks: {', '.join(tasks)})")
         df = df[df["task"] == args.task]
-    policies = sorted(set(df["policy"]))
+    policies = sorted(str(v) for v in df["policy"].unique())
     for flag, name in (("--a", args.a), ("--b", args.b)):
         if name not in policies:
             raise BadInput(

@@ -90,9 +90,9 @@ def _by_column(df, column: str) -> dict:
         )
     if column == "policy":
         raise BadInput("--by policy is the default table; give another column, e.g. condition")
-    policies = sorted(set(df["policy"]))
+    policies = sorted(str(v) for v in df["policy"].unique())
     counts = df.groupby([column, "policy"], sort=False)["success"].agg(["sum", "count"])
-    values = sorted(set(df[column].astype(str)), key=_natural)
+    values = sorted((str(v) for v in df[column].unique()), key=_natural)
     rows = []
     for v in values:
         cells = {}

@@ -11,8 +11,8 @@ hypergeometric weights sorted once (two monotone sides merged) and a cumulative 
 storing the (n1 + 1)(n2 + 1) table of p-values. Weights below 1e-30 of the mode's are left
 out of the sort (their tables have p far below alpha and are rejected; the omitted mass,
 < 1e-26 of the margin, cannot move a p-value across alpha except within ~1e-26 of it), and
-pairs whose binomial probability is below 1e-50 of the arm's largest are skipped. A p-value within 1e-9
-(relative) of alpha is a tie and does not reject (:mod:`evalsim.stats.decision`), as in
+pairs whose binomial probability is below 1e-50 of the arm's largest are skipped. A p-value
+within 1e-9 (relative) of alpha is a tie and does not reject (:mod:`evalsim.stats.decision`), as in
 :func:`evalsim.stats.fisher.fisher_rejects`. The result equals the brute
 force double loop over ``scipy.stats.fisher_exact`` (``tests/test_power.py``).
 
