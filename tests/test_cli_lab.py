@@ -214,3 +214,16 @@ def test_peek_paired_equals_the_library(capsys):
     assert out["false_win_rate_fixed"] == lib.fixed_rate
     assert "--discordance" in bad(capsys, "peek", "--n", "10", "--paired")
     assert "only with --paired" in bad(capsys, "peek", "--n", "10", "--discordance", "0.2")
+
+
+# ----------------------------------------------------------------------- README walkthrough
+def test_readme_walkthrough_is_a_real_run():
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
+    from readme_walkthrough import README, run_command, walkthrough_blocks
+
+    blocks = walkthrough_blocks(README.read_text(encoding="utf-8"))
+    assert len(blocks) >= 8
+    for command, printed in blocks:
+        assert printed == run_command(command), command

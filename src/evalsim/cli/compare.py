@@ -389,8 +389,16 @@ def cmd_compare(args) -> Report:
                 _ci_pts(*ci),
             ]
         )
+    if one_sided:
+        end = "lower" if alternative == "greater" else "upper"
+        diff_title = (
+            f"Difference B - A (points; {level} two-sided interval, its {end} end the "
+            f"{100 * (1 - alpha):g}% one-sided bound)"
+        )
+    else:
+        diff_title = f"Difference B - A (points, {level} interval)"
     rep.table(
-        f"Difference B - A (points, {level} interval)",
+        diff_title,
         ["method", "estimate", "interval"],
         diff_rows,
     )
