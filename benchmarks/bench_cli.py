@@ -16,7 +16,7 @@ Keys of ``--json`` (issue 15), each with its target:
 
 Each command runs in its own ``python`` process after a warm-up run that loads the numba
 cache; ``*_cpu_seconds`` is that process's CPU time and ``*_peak_mb`` its peak resident set
-(``ru_maxrss``). ``load_average_1min`` is recorded because on a shared machine wall time
+(``VmHWM``). ``load_average_1min`` is recorded because on a shared machine wall time
 follows the load while CPU time does not.
 
 Usage: python benchmarks/bench_cli.py [--json] [--repeat 5] [--keep DIR]
@@ -35,13 +35,20 @@ from pathlib import Path
 
 import numpy as np
 
+# Peak memory is the process's VmHWM (reset at exec; ru_maxrss would carry over the resident
+# set of the benchmark process that forked it), ru_maxrss where /proc is missing.
 _RUNNER = """
 import resource, sys, time
 t0, c0 = time.perf_counter(), time.process_time()
 from evalsim.cli import main
 rc = main(sys.argv[1:])
-print("BENCH", rc, time.perf_counter() - t0, time.process_time() - c0,
-      resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, file=sys.stderr)
+wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+try:
+    with open("/proc/self/status") as fh:
+        peak = next(int(l.split()[1]) for l in fh if l.startswith("VmHWM:")) / 1024
+except OSError:
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print("BENCH", rc, wall, cpu, peak, file=sys.stderr)
 """
 
 
