@@ -172,7 +172,8 @@ def _pairing(args, df, a, b):
     return _pair_up(a, b, keys)
 
 
-def _paired_analysis(merged, alpha: float, alternative: str, conf: float) -> dict:
+def _paired_analysis(merged, alternative: str, conf: float) -> dict:
+    """McNemar (with the stated alternative) and the paired intervals of B - A on the pairs."""
     sa, sb = merged["success_a"].to_numpy(), merged["success_b"].to_numpy()
     a_only, b_only = int((sa & ~sb).sum()), int((~sa & sb).sum())
     both, neither = int((sa & sb).sum()), int((~sa & ~sb).sum())
@@ -200,7 +201,7 @@ def _paired_analysis(merged, alpha: float, alternative: str, conf: float) -> dic
 
 
 def _decide(p, lo, hi, alpha, alternative):
-    """(reject, interval agrees, direction): the stated rule, applied."""
+    """(test rejects, interval agrees): the stated rule, applied to one p and one interval."""
     reject = bool(_lib("decision", "rejects")(p, alpha))
     if alternative == "greater":
         excludes = lo > 0
@@ -230,7 +231,7 @@ def cmd_compare(args) -> Report:
     if pair_note:
         notes.append(f"note: {pair_note}")
     if paired:
-        pa = _paired_analysis(merged, alpha, alternative, conf)
+        pa = _paired_analysis(merged, alternative, conf)
         k_a, n_a, k_b, n_b = pa["k_a"], pa["n_pairs"], pa["k_b"], pa["n_pairs"]
         unmatched = n_a_all + n_b_all - 2 * pa["n_pairs"]
         if unmatched:
