@@ -4,7 +4,8 @@ The schema (``workflow/schemas/config.schema.yaml``, JSON Schema draft 2020-12) 
 description of every key. :func:`check_config` turns the first schema violations into one
 readable :class:`ConfigError` that names the key path and the allowed values or keys, and
 adds the cross-key checks a schema cannot express (a comparison must name configured
-policies; names must be unique). It runs in ``workflow/rules/common.smk`` before any job.
+policies; names must be unique). Per-pair keys left at null (``experiment.comparisons``)
+become every pair of the configured policies, in config order (:func:`policy_pairs`). It runs in ``workflow/rules/common.smk`` before any job.
 """
 
 from __future__ import annotations
@@ -124,8 +125,21 @@ def check_config(config: dict, schema: dict | None = None) -> dict:
         # The most specific error first: deepest key path.
         best = max(errors, key=lambda e: len(e.absolute_path))
         raise ConfigError(_describe(best))
+    _fill_policy_pairs(checked)
     _cross_checks(checked)
     return checked
+
+
+def policy_pairs(names: list[str]) -> list[list[str]]:
+    """Every pair of ``names`` in their order: [[P1, P2], [P1, P3], ..., [P2, P3], ...]."""
+    return [[a, b] for i, a in enumerate(names) for b in names[i + 1 :]]
+
+
+def _fill_policy_pairs(config: dict) -> None:
+    """A per-pair key left at null means every pair of the configured policies."""
+    experiment = config.get("experiment")
+    if isinstance(experiment, dict) and experiment.get("comparisons") is None:
+        experiment["comparisons"] = policy_pairs([p["name"] for p in config.get("policies", [])])
 
 
 def load_config(path: str | os.PathLike) -> dict:
