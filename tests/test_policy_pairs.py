@@ -7,11 +7,13 @@ import copy
 import io
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 from test_experiment import SPEC, TASK, make_pools
 
 from evalsim.config import ConfigError, check_config, policy_pairs
+from evalsim.products import design as de
 from evalsim.products import experiment as ex
 
 
@@ -55,8 +57,8 @@ def test_comparisons_default_to_every_pair_and_the_config_narrows(smoke):
         check_config(narrowed)
 
 
-def _table_e_params(repo: Path, configfile: Path) -> dict:
-    """The kwargs the workflow passes to Table E's builder under ``configfile``."""
+def _builder_kwargs(repo: Path, configfile: Path, *rules: str) -> list[dict]:
+    """The kwargs the workflow passes to each rule's builder under ``configfile``."""
     from snakemake.api import ConfigSettings, OutputSettings, ResourceSettings, SnakemakeApi
 
     sink = io.StringIO()
@@ -68,7 +70,8 @@ def _table_e_params(repo: Path, configfile: Path) -> dict:
                 snakefile=repo / "Snakefile",
                 workdir=repo,
             )
-            return dict(wapi._workflow.get_rule("resample_table_e").params.kwargs)
+            wf = wapi._workflow
+            return [dict(wf.get_rule(rule).params.kwargs) for rule in rules]
 
 
 def test_adding_policy_c_to_the_smoke_config_puts_c_in_t10(repo, smoke, tmp_path):
@@ -76,7 +79,10 @@ def test_adding_policy_c_to_the_smoke_config_puts_c_in_t10(repo, smoke, tmp_path
     C's rows while A vs B's rows stay as they were."""
     configfile = tmp_path / "smoke_c.yaml"
     configfile.write_text(yaml.safe_dump(with_policy_c(smoke)), encoding="utf-8")
-    kwargs = _table_e_params(repo, configfile)
+    kwargs, t18, t27 = _builder_kwargs(
+        repo, configfile, "resample_table_e", "design_T18", "design_T27"
+    )
+    assert t18["pairs"] == t27["pairs"] == [["A", "B"], ["A", "C"], ["B", "C"]]
     assert kwargs["comparisons"] == [["A", "B"], ["A", "C"], ["B", "C"]]
 
     pools = make_pools({**SPEC, "C": (12.0, [180, 170, 190], [240, 230, 250])})
@@ -90,3 +96,30 @@ def test_adding_policy_c_to_the_smoke_config_puts_c_in_t10(repo, smoke, tmp_path
     ab = t10[(t10["policy_a"] == "A") & (t10["policy_b"] == "B")].reset_index(drop=True)
     cols = ["n", "fisher_p_lt_alpha", "wilson_disjoint", "b_not_better"]
     assert ab[cols].equals(two[cols])
+
+
+def test_paired_pool_tables_have_one_block_per_pair():
+    pools = make_pools({**SPEC, "C": (12.0, [180, 170, 190], [240, 230, 250])})
+    pairs = [["A", "B"], ["A", "C"], ["B", "C"]]
+    t18 = de.mcnemar_vs_unpaired(pools, task=TASK, pairs=pairs)
+    t27 = de.paired_contingency_table(pools, task=TASK, n_boot=200, study_seed=1, pairs=pairs)
+    for t in (t18, t27):
+        assert list(t.columns[:2]) == ["policy_a", "policy_b"]
+        blocks = list(dict.fromkeys(zip(t["policy_a"], t["policy_b"], strict=True)))
+        assert blocks == [("A", "B"), ("A", "C"), ("B", "C")]
+        assert t.groupby(["policy_a", "policy_b"]).size().tolist() == [3, 3, 3]  # seeds
+        assert "A vs B; A vs C; B vs C" in t.attrs["note"]
+    # a pair's rows do not depend on the other pairs listed
+    alone = de.paired_contingency_table(
+        pools, policy_a="B", policy_b="C", task=TASK, n_boot=200, study_seed=1
+    )
+    bc = t27[t27["policy_a"] == "B"].drop(columns=["policy_a", "policy_b"])
+    pd.testing.assert_frame_equal(bc.reset_index(drop=True), alone, check_like=False)
+    # B-only successes of the pair (A, C) seed 0, counted by hand from the pools
+    sel = pools[(pools["task"] == TASK) & (pools["seed"] == 0)]
+    a = sel[sel["policy"] == "A"].sort_values("trial")["success"].to_numpy()
+    c = sel[sel["policy"] == "C"].sort_values("trial")["success"].to_numpy()
+    row = t18[(t18["policy_b"] == "C") & (t18["policy_a"] == "A") & (t18["seed"] == 0)].iloc[0]
+    assert (row["a_only_b"], row["b_only_c"]) == (int((a & ~c).sum()), int((~a & c).sum()))
+    with pytest.raises(ValueError, match="pairs: empty"):
+        de.mcnemar_vs_unpaired(pools, task=TASK, pairs=[])

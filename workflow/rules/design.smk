@@ -122,8 +122,7 @@ rule design_T18:
     params:
         builder="design:mcnemar_vs_unpaired",
         kwargs=dict(
-            policy_a=config["design"]["paired_pools"]["policy_a"],
-            policy_b=config["design"]["paired_pools"]["policy_b"],
+            pairs=config["design"]["paired_pools"]["pairs"],
             task=TASKS[0],
             alpha=config["alpha"],
             power=config["design"]["power"],
@@ -259,8 +258,7 @@ rule design_T27:
     params:
         builder="design:paired_contingency_table",
         kwargs=dict(
-            policy_a=config["design"]["paired_pools"]["policy_a"],
-            policy_b=config["design"]["paired_pools"]["policy_b"],
+            pairs=config["design"]["paired_pools"]["pairs"],
             task=TASKS[0],
             n_boot=config["design"]["paired_pools"]["n_boot"],
             confidence=config["confidence"],
