@@ -3,12 +3,12 @@ F02 draws the document's flowchart, the README's generated sections are current.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import matplotlib
 import pandas as pd
 import pytest
-from conftest import snakemake
 
 from evalsim.flowchart import PROTOCOL_MERMAID, layout, parse_mermaid
 from evalsim.ledger import load_claims, section
@@ -106,7 +106,9 @@ def test_readme_disagreements_rows_are_ledger_claims(repo):
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("pipeline")
-def test_smoke_run_resolves_every_claim_and_reports_every_product(products, smoke_run):
+def test_smoke_run_resolves_every_claim_and_reports_every_product(
+    products, smoke_run, smoke_report
+):
     assert smoke_run.result.returncode == 0, smoke_run.result.stderr[-4000:]
     work = smoke_run.work
     ledger = pd.read_csv(work / "results" / "claims.csv")
@@ -116,12 +118,15 @@ def test_smoke_run_resolves_every_claim_and_reports_every_product(products, smok
     broken = missing[~missing["reason"].str.fullmatch(r"(.*: no row with [^;]*;? ?)+")]
     assert broken.empty, broken[["id", "reason"]].to_string()
     assert len(missing) < len(ledger) / 3
-    rep = snakemake(
-        work, "--configfile", "config/smoke.yaml", "--report", "results/report.html", timeout=600
-    )
-    assert rep.returncode == 0, rep.stderr[-4000:]
-    html = (work / "results" / "report.html").read_text(encoding="utf-8", errors="replace")
+    html = smoke_report.read_text(encoding="utf-8", errors="replace")
     for p in products:
         if p.kind in ("table", "figure") or p.path == "results/claims.csv":
             # Each report entry is keyed by its path, with the file embedded.
             assert f'"{p.path}": {{"name": ' in html, f"{p.path} not in the report"
+    # Each table's caption carries its note (rendered from results/report/notes/).
+    entries = re.findall(
+        r'"(results/tables/[^"]+\.csv)": \{"name": .*?"caption": "(.*?)(?<!\\)"', html
+    )
+    assert {path for path, _ in entries} == {p.path for p in products if p.kind == "table"}
+    for path, caption in entries:
+        assert "<strong>Note.</strong>" in caption, f"{path}: no note in its report caption"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from types import SimpleNamespace
@@ -13,7 +14,15 @@ import pytest
 from docutils.core import publish_parts
 from jinja2 import Environment
 
-from evalsim.tables import latex_escape, note_rst, table_id, to_latex, to_markdown, write_table
+from evalsim.tables import (
+    latex_escape,
+    note_rst,
+    report_rst,
+    table_id,
+    to_latex,
+    to_markdown,
+    write_table,
+)
 
 NOTE = (
     "doc_* columns quote the document; *_exact = the same at the pool rate; max_z = the "
@@ -57,9 +66,7 @@ def test_latex_is_a_booktabs_float_with_title_caption_and_id_label(df):
     tex = to_latex(df, "T07")
     lines = tex.splitlines()
     assert lines[0] == "\\begin{table}[htbp]" and lines[-1] == "\\end{table}"
-    assert lines[2] == (
-        "\\caption{T07 - Table A: the pools ($\\sigma$ in mm, 100\\% \\& more)}"
-    )
+    assert lines[2] == ("\\caption{T07 - Table A: the pools ($\\sigma$ in mm, 100\\% \\& more)}")
     assert lines[3] == "\\label{T07}"
     # numbers right-aligned, text and booleans left-aligned
     assert lines[4] == "\\begin{tabular}{lrrrl}"
@@ -137,15 +144,32 @@ def test_note_rst_is_blank_without_a_note_and_survives_an_odd_backtick():
     assert "one ' stray backtick" in html
 
 
+def test_report_rst_renders_the_table_cell_by_cell_then_the_note(df):
+    frame = df.copy()
+    frame.attrs = dict(df.attrs)
+    frame["text"] = ['say "hi", *now*', "|x| <b> a_b `c`"]
+    html = _rendered_text(report_rst(frame))
+    table = html.split("<table", 1)[1].split("</table>", 1)[0]
+    head = re.findall(r"<th(?: [^>]*)?>(.*?)</th>", table, re.S)
+    assert [h.strip() for h in head] == ["policy", "sigma_mm", "k", "rate", "flag", "text"]
+    rows = re.findall(r"<tr(?: [^>]*)?>(.*?)</tr>", table.split("<tbody", 1)[1], re.S)
+    cells = [[c.strip() for c in re.findall(r"<td(?: [^>]*)?>(.*?)</td>", r, re.S)] for r in rows]
+    assert cells == [
+        ["A", "9", "221", "0.7367", "True", "say &quot;hi&quot;, *now*"],
+        ["B_2", "6", "263", "&nbsp;", "False", "|x| &lt;b&gt; a_b `c`"],  # NaN: empty
+    ]
+    assert html.index("</table>") < html.index("<strong>Note.</strong>")
+
+
 def test_report_caption_includes_the_note_fragment(df, tmp_path, repo, monkeypatch):
     """Render a table's caption as Snakemake's report does (Jinja, then docutils in the
-    working directory): the note written by write_table appears in the HTML."""
+    working directory): the table and the note written by write_table appear in the HTML."""
     monkeypatch.chdir(tmp_path)
     paths = {
         "csv": "results/tables/T10_compare.csv",
         "md": "results/tables/T10_compare.md",
         "tex": "results/tables/T10_compare.tex",
-        "note": "results/report/notes/T10_compare.rst",
+        "rst": "results/report/tables/T10_compare.rst",
     }
     write_table(df, **{f"{k}_path": v for k, v in paths.items()})
     caption = (repo / "workflow" / "report" / "T10_compare.rst").read_text(encoding="utf-8")
@@ -154,6 +178,7 @@ def test_report_caption_includes_the_note_fragment(df, tmp_path, repo, monkeypat
     html = _rendered_text(rst.render(snakemake=snakemake))
     assert "Table E of document 000" in html
     assert "<strong>Note.</strong> doc_* columns quote the document" in html
+    assert re.search(r'<table [^>]*class="[^"]*evalsim-table', html) and "<td>B_2</td>" in html
 
 
 def test_write_table_writes_four_consistent_files_atomically(df, tmp_path):
@@ -161,17 +186,16 @@ def test_write_table_writes_four_consistent_files_atomically(df, tmp_path):
         "csv_path": tmp_path / "t" / "T07_pools.csv",
         "md_path": tmp_path / "t" / "T07_pools.md",
         "tex_path": tmp_path / "t" / "T07_pools.tex",
-        "note_path": tmp_path / "notes" / "T07_pools.rst",
+        "rst_path": tmp_path / "notes" / "T07_pools.rst",
     }
     write_table(df, **out)
     back = pd.read_csv(out["csv_path"])
     assert back["k"].tolist() == [221, 263] and back["policy"].tolist() == ["A", "B_2"]
     assert out["md_path"].read_text(encoding="utf-8") == to_markdown(df)
     assert out["tex_path"].read_text(encoding="utf-8") == to_latex(df, "T07")
-    assert out["note_path"].read_text(encoding="utf-8") == note_rst(df)
+    assert out["rst_path"].read_text(encoding="utf-8") == report_rst(df)
     leftovers = [p for d in ("t", "notes") for p in os.listdir(tmp_path / d) if p.startswith(".")]
     assert leftovers == []
     # the old two-file call still works
     write_table(df, tmp_path / "u.csv", tmp_path / "u.md")
     assert sorted(os.listdir(tmp_path)) == ["notes", "t", "u.csv", "u.md"]
-

@@ -4,9 +4,10 @@ The schema (``workflow/schemas/config.schema.yaml``, JSON Schema draft 2020-12) 
 description of every key. :func:`check_config` turns the first schema violations into one
 readable :class:`ConfigError` that names the key path and the allowed values or keys, and
 adds the cross-key checks a schema cannot express (a comparison must name configured
-policies; names must be unique). Per-pair keys left at null (:data:`PAIR_KEYS`: ``experiment.comparisons``,
-``design.paired_pools.pairs``) become every pair of the configured policies, in config order
-(:func:`policy_pairs`). It runs in ``workflow/rules/common.smk`` before any job.
+policies; names must be unique). Per-pair keys left at null (:data:`PAIR_KEYS`:
+``experiment.comparisons``, ``design.paired_pools.pairs``) become every pair of the
+configured policies, in config order (:func:`policy_pairs`). It runs in
+``workflow/rules/common.smk`` before any job.
 """
 
 from __future__ import annotations

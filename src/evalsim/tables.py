@@ -2,9 +2,10 @@
 
 Table builders in ``evalsim.products`` return a ``pandas.DataFrame``; they may set
 ``df.attrs["title"]`` and ``df.attrs["note"]``. The title becomes the Markdown heading and the
-LaTeX caption; the note becomes the paragraph under the Markdown table, a footnote-size
-paragraph under the LaTeX tabular, and the reStructuredText fragment that the HTML report
-shows beside the table (:func:`note_rst`, included by ``workflow/report/table.rst``).
+LaTeX caption; the note becomes the paragraph under the Markdown table and a footnote-size
+paragraph under the LaTeX tabular. For the HTML report, :func:`report_rst` writes the table
+and its note as a reStructuredText fragment, which each table's caption in
+``workflow/report/`` includes, so the report shows the note beside the table.
 Floats are written with a fixed format so that the same numbers give the same bytes; every
 file is written atomically (:func:`evalsim.io.atomic_path`).
 """
@@ -23,6 +24,7 @@ __all__ = [
     "FLOAT_FORMAT",
     "note_rst",
     "read_table",
+    "report_rst",
     "table_id",
     "to_latex",
     "to_markdown",
@@ -184,15 +186,41 @@ def note_rst(df: pd.DataFrame) -> str:
     return "**Note.** " + "".join(out) + "\n"
 
 
+# Cell padding and rules for the report's rendering of a table (its page resets table CSS).
+_REPORT_STYLE = (
+    "<style>table.evalsim-table{border-collapse:collapse;margin:.5em 0}"
+    "table.evalsim-table th,table.evalsim-table td{padding:.1em .5em;"
+    "border-bottom:1px solid #64748b;text-align:right;white-space:nowrap}</style>"
+)
+
+
+def report_rst(df: pd.DataFrame, digits: int = 4) -> str:
+    """The table (cells as in the Markdown) and its note as reStructuredText for the report.
+
+    A ``csv-table`` with inline content, every cell escaped as in :func:`note_rst`, then the
+    note; a short ``raw`` style block gives the cells padding in Snakemake's report page.
+    """
+
+    def quoted(text: object) -> str:
+        return '"' + _rst_text(str(text)).replace('"', '""') + '"'
+
+    lines = [".. raw:: html", "", "   " + _REPORT_STYLE, ""]
+    lines += [".. csv-table::", "   :header-rows: 1", "   :class: evalsim-table", ""]
+    lines.append("   " + ",".join(quoted(c) for c in df.columns))
+    for row in df.itertuples(index=False):
+        lines.append("   " + ",".join(quoted(_cell(v, digits)) for v in row))
+    return "\n".join(lines) + "\n\n" + note_rst(df)
+
+
 def write_table(
     df: pd.DataFrame,
     csv_path: str | os.PathLike,
     md_path: str | os.PathLike,
     tex_path: str | os.PathLike | None = None,
-    note_path: str | os.PathLike | None = None,
+    rst_path: str | os.PathLike | None = None,
 ) -> None:
     """Write ``df`` to ``csv_path``, ``md_path`` and, if given, ``tex_path`` and
-    ``note_path`` (the report's rst fragment), each atomically.
+    ``rst_path`` (the table and its note for the report, :func:`report_rst`), each atomically.
 
     The LaTeX label is :func:`table_id` of ``csv_path``.
     """
@@ -201,8 +229,8 @@ def write_table(
     write_text_atomic(md_path, to_markdown(df))
     if tex_path is not None:
         write_text_atomic(tex_path, to_latex(df, table_id(csv_path)))
-    if note_path is not None:
-        write_text_atomic(note_path, note_rst(df))
+    if rst_path is not None:
+        write_text_atomic(rst_path, report_rst(df))
 
 
 def read_table(csv_path: str | os.PathLike) -> pd.DataFrame:

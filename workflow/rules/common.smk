@@ -23,12 +23,12 @@ wildcard_constraints:
 
 def table(tid):
     """Table ``tid``'s products (e.g. 'T01_wilson_vs_library'): CSV, Markdown, LaTeX, and the
-    note as an rst fragment that the table's report caption includes."""
+    table with its note as an rst fragment that the table's report caption includes."""
     return {
         "csv": f"results/tables/{tid}.csv",
         "md": f"results/tables/{tid}.md",
         "tex": f"results/tables/{tid}.tex",
-        "note": f"results/report/notes/{tid}.rst",
+        "rst": f"results/report/tables/{tid}.rst",
     }
 
 
@@ -39,7 +39,7 @@ def figure(fid):
 
 def report_table(tid, category, caption=None):
     """Table ``tid``'s outputs, the CSV shown in the HTML report with its caption
-    (workflow/report/<caption or tid>.rst, which includes the note fragment)."""
+    (workflow/report/<caption or tid>.rst, which includes the rst fragment)."""
     paths = table(tid)
     return {
         **paths,
