@@ -52,6 +52,26 @@ def test_every_declared_table_and_figure_is_wrapped_in_report_with_a_caption(rep
     assert ledger and ledger[0].caption
 
 
+def test_every_table_is_declared_with_latex_and_its_report_fragment(repo, products):
+    """Each table rule declares .csv, .md, .tex and the rst fragment its caption includes."""
+    by_rule: dict[str, set[str]] = {}
+    for p in products:
+        by_rule.setdefault(p.rule, set()).add(p.path)
+    for p in (p for p in products if p.kind == "table"):
+        stem = Path(p.path).stem
+        expected = {
+            f"results/tables/{stem}.csv",
+            f"results/tables/{stem}.md",
+            f"results/tables/{stem}.tex",
+            f"results/report/tables/{stem}.rst",
+        }
+        assert expected <= by_rule[p.rule], f"rule {p.rule}: {expected - by_rule[p.rule]}"
+        caption = (repo / p.caption).read_text(encoding="utf-8")
+        assert ".. include:: {{ snakemake.output.rst }}" in caption, (
+            f"{p.caption} does not include the table and its note"
+        )
+
+
 def test_every_claim_source_is_a_table_some_rule_declares(repo, products):
     declared = [Path(p.path).name for p in products if p.kind == "table"]
     claims = load_claims(repo / "config" / "claims.yaml")
@@ -123,10 +143,12 @@ def test_smoke_run_resolves_every_claim_and_reports_every_product(
         if p.kind in ("table", "figure") or p.path == "results/claims.csv":
             # Each report entry is keyed by its path, with the file embedded.
             assert f'"{p.path}": {{"name": ' in html, f"{p.path} not in the report"
-    # Each table's caption carries its note (rendered from results/report/notes/).
+    # Each table's caption carries its rows and note (included from results/report/tables/).
     entries = re.findall(
         r'"(results/tables/[^"]+\.csv)": \{"name": .*?"caption": "(.*?)(?<!\\)"', html
     )
     assert {path for path, _ in entries} == {p.path for p in products if p.kind == "table"}
     for path, caption in entries:
         assert "<strong>Note.</strong>" in caption, f"{path}: no note in its report caption"
+        assert "evalsim-table" in caption, f"{path}: its rows are not in its report caption"
+        assert "system-message" not in caption, f"{path}: rst error in its report caption"

@@ -28,15 +28,26 @@ WALK_JS = """
 <script>
 window.addEventListener("load", function () {
   const steps = [];
-  Object.keys(categories).forEach(function (cat) { steps.push(["category", cat]); });
-  Object.keys(results).forEach(function (path) { steps.push(["result", path]); });
+  Object.keys(categories).forEach(function (cat) {
+    const first = Object.values(categories[cat])[0][0];
+    steps.push(["category", cat, first]);
+  });
+  Object.keys(results).forEach(function (path) { steps.push(["result", path, path]); });
   const seen = {category: {}, result: {}};
-  let i = 0;
+  let i = 0, tries = 0;
+  function text() { return document.querySelector("#app").innerText; }
+  function record() {
+    // React renders asynchronously: wait until the page shows what was asked for
+    const [kind, key, expect] = steps[i - 1];
+    const now = text();
+    const shown = kind === "category"
+      ? now.includes(expect) : now.includes("DESCRIPTION") && now.includes(expect);
+    if (!shown && tries++ < 100) { setTimeout(record, 50); return; }
+    seen[kind][key] = now;
+    tries = 0;
+    next();
+  }
   function next() {
-    if (i > 0) {
-      const [kind, key] = steps[i - 1];
-      seen[kind][key] = document.querySelector("#app").innerText;
-    }
     if (i === steps.length) {
       const pre = document.createElement("pre");
       pre.id = "evalsim-walk";
@@ -45,8 +56,12 @@ window.addEventListener("load", function () {
       return;
     }
     const [kind, key] = steps[i++];
-    if (kind === "category") { app.showCategory(key); } else { app.showResultInfo(key); }
-    setTimeout(next, 100);
+    // back to the menu first, as a reader's click does, so the category list is rebuilt
+    app.setView({navbarMode: "menu"});
+    setTimeout(function () {
+      if (kind === "category") { app.showCategory(key); } else { app.showResultInfo(key); }
+      setTimeout(record, 50);
+    }, 50);
   }
   setTimeout(next, 500);
 });
@@ -71,7 +86,8 @@ def walk_report(browser: str, report: Path, tmp_path: Path) -> dict:
     """Open an instrumented copy of ``report``; return {category|result: {key: text}}."""
     page = tmp_path / "walk.html"
     text = report.read_text(encoding="utf-8")
-    page.write_text(text.replace("</body>", WALK_JS + "</body>", 1), encoding="utf-8")
+    end = text.rindex("</body>")  # the page's own; scripts above quote "</body>" in strings
+    page.write_text(text[:end] + WALK_JS + text[end:], encoding="utf-8")
     res = subprocess.run(
         [*browser_args(browser), "--virtual-time-budget=120000", "--dump-dom", page.as_uri()],
         capture_output=True,

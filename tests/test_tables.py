@@ -80,7 +80,10 @@ def test_latex_is_a_booktabs_float_with_title_caption_and_id_label(df):
     ]
     note = lines[bottom + 3]
     assert note.startswith("{\\footnotesize doc\\_* columns")
-    assert "|resampled - exact|" in note and "z\\textasciicircum{}2/4n\\textasciicircum{}2" in note
+    assert (
+        "\\textbar{}resampled - exact\\textbar{}" in note
+        and "z\\textasciicircum{}2/4n\\textasciicircum{}2" in note
+    )
     assert "5\\% of $\\sigma$ $\\leq$ 9 mm \\& " in note
     assert "\\textless{}b\\textgreater{}" in note
 
@@ -92,8 +95,8 @@ def test_latex_without_title_or_note_uses_the_label():
 
 
 def test_latex_escape_covers_every_special():
-    assert latex_escape("\\&%$#_{}~^") == (
-        "\\textbackslash{}\\&\\%\\$\\#\\_\\{\\}\\textasciitilde{}\\textasciicircum{}"
+    assert latex_escape("\\&%$#_{}~^|") == (
+        "\\textbackslash{}\\&\\%\\$\\#\\_\\{\\}\\textasciitilde{}\\textasciicircum{}\\textbar{}"
     )
     assert latex_escape("a – b — c…") == "a -- b --- c\\ldots{}"
 

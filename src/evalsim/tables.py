@@ -47,6 +47,7 @@ _LATEX_SPECIALS = {
     "^": r"\textasciicircum{}",
     "<": r"\textless{}",
     ">": r"\textgreater{}",
+    "|": r"\textbar{}",
 }
 # Unicode the tables use that pdfLaTeX's default UTF-8 input cannot typeset; other
 # characters are passed through (XeLaTeX and LuaLaTeX typeset them).
