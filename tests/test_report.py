@@ -13,6 +13,7 @@ import pytest
 from evalsim.flowchart import PROTOCOL_MERMAID, layout, parse_mermaid
 from evalsim.ledger import load_claims, section
 from evalsim.products.report import declared_products, gallery_markdown, protocol_flowchart
+from evalsim.tables import table_id
 
 matplotlib.use("Agg")
 
@@ -138,6 +139,12 @@ def test_smoke_run_resolves_every_claim_and_reports_every_product(
     broken = missing[~missing["reason"].str.fullmatch(r"(.*: no row with [^;]*;? ?)+")]
     assert broken.empty, broken[["id", "reason"]].to_string()
     assert len(missing) < len(ledger) / 3
+    for csv in sorted((work / "results" / "tables").glob("*.csv")):
+        tex = csv.with_suffix(".tex").read_text(encoding="utf-8")
+        shape = pd.read_csv(csv).shape  # rows x columns must match the LaTeX body
+        body = tex.split("\\midrule\n", 1)[1].split("\\bottomrule", 1)[0].splitlines()
+        assert len(body) == shape[0] and f"\\label{{{table_id(csv)}}}" in tex, csv.name
+        assert all(row.count(" & ") == shape[1] - 1 for row in body), csv.name
     html = smoke_report.read_text(encoding="utf-8", errors="replace")
     for p in products:
         if p.kind in ("table", "figure") or p.path == "results/claims.csv":
