@@ -55,6 +55,10 @@ def test_comparisons_default_to_every_pair_and_the_config_narrows(smoke):
     narrowed["experiment"]["comparisons"] = []
     with pytest.raises(ConfigError, match="experiment.comparisons"):
         check_config(narrowed)
+    one = copy.deepcopy(smoke)
+    one["policies"] = one["policies"][:1]
+    with pytest.raises(ConfigError, match=r"'experiment.comparisons'.*only one \(A\)"):
+        check_config(one)
 
 
 def _builder_kwargs(repo: Path, configfile: Path, *rules: str) -> list[dict]:

@@ -148,6 +148,12 @@ def _fill_policy_pairs(config: dict) -> None:
         for name in parents:
             node = node.get(name) if isinstance(node, dict) else None
         if isinstance(node, dict) and node.get(key) is None:
+            if not pairs:
+                names = ", ".join(p["name"] for p in config.get("policies", []))
+                raise ConfigError(
+                    f"config key '{'.'.join([*parents, key])}': null means every pair of the "
+                    f"configured policies, but there is only one ({names}); add a policy"
+                )
             node[key] = copy.deepcopy(pairs)
 
 
