@@ -966,7 +966,7 @@ def mcnemar_vs_unpaired(
             }
         )
     note = (
-        f"Pools: task {task}, policy {policy_a} vs {policy_b}, the same cube pose for trial i of "
+        f"Pools: task {task}, {policy_a} vs {policy_b}, the same cube pose for trial i of "
         "both policies; one row per training seed (seed 0 is the headline). McNemar works on "
         "the discordant pairs b (A only) and c (B only); the unpaired test is Fisher's exact "
         "test on the same trials treated as independent. rho is the correlation of the two "
