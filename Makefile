@@ -22,8 +22,17 @@ reproduce: venv
 	$(BIN)/snakemake --report results/report.html
 	$(BIN)/python -m evalsim.ledger readme
 
-test: venv
+test: venv browser
 	$(BIN)/pytest -n 2 --dist loadgroup
+
+# tests/test_report_browser.py opens the report in headless Chromium: install Debian's
+# chromium when it is missing and we are root; otherwise that test skips, saying why.
+.PHONY: browser
+browser:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 \
+	  || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 \
+	       && apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } \
+	  || echo "chromium not installed: tests/test_report_browser.py will be skipped"
 
 lint: venv
 	$(BIN)/ruff check src tests benchmarks workflow/scripts

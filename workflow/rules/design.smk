@@ -29,12 +29,7 @@ DESIGN_TARGETS = [p for t in DESIGN_TABLES for p in table(t).values()] + [
 
 rule design_T13:
     output:
-        csv=report(
-            table("T13_paired_vs_unpaired_sizing")["csv"],
-            caption="../report/T13_paired_vs_unpaired_sizing.rst",
-            category="design",
-        ),
-        md=table("T13_paired_vs_unpaired_sizing")["md"],
+        **report_table("T13_paired_vs_unpaired_sizing", "design"),
     log:
         "logs/design/T13_paired_vs_unpaired_sizing.log",
     benchmark:
@@ -54,12 +49,7 @@ rule design_T13:
 
 rule design_T14:
     output:
-        csv=report(
-            table("T14_repeat_evaluation_gap")["csv"],
-            caption="../report/T14_repeat_evaluation_gap.rst",
-            category="design",
-        ),
-        md=table("T14_repeat_evaluation_gap")["md"],
+        **report_table("T14_repeat_evaluation_gap", "design"),
     log:
         "logs/design/T14_repeat_evaluation_gap.log",
     params:
@@ -71,12 +61,7 @@ rule design_T14:
 
 rule design_T15:
     output:
-        csv=report(
-            table("T15_wilson_vs_wald")["csv"],
-            caption="../report/T15_wilson_vs_wald.rst",
-            category="design",
-        ),
-        md=table("T15_wilson_vs_wald")["md"],
+        **report_table("T15_wilson_vs_wald", "design"),
     log:
         "logs/design/T15_wilson_vs_wald.log",
     params:
@@ -91,12 +76,7 @@ rule design_T15:
 
 rule design_T16:
     output:
-        csv=report(
-            table("T16_width_vs_n_bench_hours")["csv"],
-            caption="../report/T16_width_vs_n_bench_hours.rst",
-            category="design",
-        ),
-        md=table("T16_width_vs_n_bench_hours")["md"],
+        **report_table("T16_width_vs_n_bench_hours", "design"),
     log:
         "logs/design/T16_width_vs_n_bench_hours.log",
     params:
@@ -112,12 +92,7 @@ rule design_T16:
 
 rule design_T17:
     output:
-        csv=report(
-            table("T17_mde_and_n_per_arm")["csv"],
-            caption="../report/T17_mde_and_n_per_arm.rst",
-            category="design",
-        ),
-        md=table("T17_mde_and_n_per_arm")["md"],
+        **report_table("T17_mde_and_n_per_arm", "design"),
     log:
         "logs/design/T17_mde_and_n_per_arm.log",
     benchmark:
@@ -141,19 +116,13 @@ rule design_T18:
     input:
         pools="results/pools/pools.parquet",
     output:
-        csv=report(
-            table("T18_mcnemar_vs_unpaired")["csv"],
-            caption="../report/T18_mcnemar_vs_unpaired.rst",
-            category="design",
-        ),
-        md=table("T18_mcnemar_vs_unpaired")["md"],
+        **report_table("T18_mcnemar_vs_unpaired", "design"),
     log:
         "logs/design/T18_mcnemar_vs_unpaired.log",
     params:
         builder="design:mcnemar_vs_unpaired",
         kwargs=dict(
-            policy_a=config["design"]["paired_pools"]["policy_a"],
-            policy_b=config["design"]["paired_pools"]["policy_b"],
+            pairs=config["design"]["paired_pools"]["pairs"],
             task=TASKS[0],
             alpha=config["alpha"],
             power=config["design"]["power"],
@@ -164,12 +133,7 @@ rule design_T18:
 
 rule design_T19:
     output:
-        csv=report(
-            table("T19_null_result_mde")["csv"],
-            caption="../report/T19_null_result_mde.rst",
-            category="design",
-        ),
-        md=table("T19_null_result_mde")["md"],
+        **report_table("T19_null_result_mde", "design"),
     log:
         "logs/design/T19_null_result_mde.log",
     params:
@@ -188,12 +152,7 @@ rule design_T19:
 
 rule design_T20:
     output:
-        csv=report(
-            table("T20_fisher_pvalue_ladder")["csv"],
-            caption="../report/T20_fisher_pvalue_ladder.rst",
-            category="design",
-        ),
-        md=table("T20_fisher_pvalue_ladder")["md"],
+        **report_table("T20_fisher_pvalue_ladder", "design"),
     log:
         "logs/design/T20_fisher_pvalue_ladder.log",
     params:
@@ -205,12 +164,7 @@ rule design_T20:
 
 rule design_T21:
     output:
-        csv=report(
-            table("T21_trials_to_separate_90_80")["csv"],
-            caption="../report/T21_trials_to_separate_90_80.rst",
-            category="design",
-        ),
-        md=table("T21_trials_to_separate_90_80")["md"],
+        **report_table("T21_trials_to_separate_90_80", "design"),
     log:
         "logs/design/T21_trials_to_separate_90_80.log",
     benchmark:
@@ -230,12 +184,7 @@ rule design_T21:
 
 rule design_T23:
     output:
-        csv=report(
-            table("T23_clopper_pearson_vs_wilson")["csv"],
-            caption="../report/T23_clopper_pearson_vs_wilson.rst",
-            category="design",
-        ),
-        md=table("T23_clopper_pearson_vs_wilson")["md"],
+        **report_table("T23_clopper_pearson_vs_wilson", "design"),
     log:
         "logs/design/T23_clopper_pearson_vs_wilson.log",
     params:
@@ -251,12 +200,7 @@ rule design_T23:
 
 rule design_T24:
     output:
-        csv=report(
-            table("T24_difference_intervals")["csv"],
-            caption="../report/T24_difference_intervals.rst",
-            category="design",
-        ),
-        md=table("T24_difference_intervals")["md"],
+        **report_table("T24_difference_intervals", "design"),
     log:
         "logs/design/T24_difference_intervals.log",
     params:
@@ -272,12 +216,7 @@ rule design_T24:
 
 rule design_T25:
     output:
-        csv=report(
-            table("T25_width_at_90")["csv"],
-            caption="../report/T25_width_at_90.rst",
-            category="design",
-        ),
-        md=table("T25_width_at_90")["md"],
+        **report_table("T25_width_at_90", "design"),
     log:
         "logs/design/T25_width_at_90.log",
     params:
@@ -291,12 +230,7 @@ rule design_T25:
 
 rule design_T26:
     output:
-        csv=report(
-            table("T26_estimation_vs_detection")["csv"],
-            caption="../report/T26_estimation_vs_detection.rst",
-            category="design",
-        ),
-        md=table("T26_estimation_vs_detection")["md"],
+        **report_table("T26_estimation_vs_detection", "design"),
     log:
         "logs/design/T26_estimation_vs_detection.log",
     benchmark:
@@ -318,19 +252,13 @@ rule design_T27:
     input:
         pools="results/pools/pools.parquet",
     output:
-        csv=report(
-            table("T27_paired_contingency")["csv"],
-            caption="../report/T27_paired_contingency.rst",
-            category="design",
-        ),
-        md=table("T27_paired_contingency")["md"],
+        **report_table("T27_paired_contingency", "design"),
     log:
         "logs/design/T27_paired_contingency.log",
     params:
         builder="design:paired_contingency_table",
         kwargs=dict(
-            policy_a=config["design"]["paired_pools"]["policy_a"],
-            policy_b=config["design"]["paired_pools"]["policy_b"],
+            pairs=config["design"]["paired_pools"]["pairs"],
             task=TASKS[0],
             n_boot=config["design"]["paired_pools"]["n_boot"],
             confidence=config["confidence"],
@@ -342,12 +270,7 @@ rule design_T27:
 
 rule design_T29:
     output:
-        csv=report(
-            table("T29_cohens_h")["csv"],
-            caption="../report/T29_cohens_h.rst",
-            category="design",
-        ),
-        md=table("T29_cohens_h")["md"],
+        **report_table("T29_cohens_h", "design"),
     log:
         "logs/design/T29_cohens_h.log",
     params:

@@ -16,12 +16,7 @@ EXACT_TARGETS = [
 
 rule exact_t01_wilson_vs_library:
     output:
-        csv=report(
-            table("T01_wilson_vs_library")["csv"],
-            caption="../report/T01_wilson_vs_library.rst",
-            category="exact",
-        ),
-        md=table("T01_wilson_vs_library")["md"],
+        **report_table("T01_wilson_vs_library", "exact"),
     log:
         "logs/exact/T01_wilson_vs_library.log",
     params:
@@ -41,12 +36,7 @@ rule exact_t01_wilson_vs_library:
 
 rule exact_t02_exact_coverage:
     output:
-        csv=report(
-            table("T02_exact_coverage")["csv"],
-            caption="../report/T02_exact_coverage.rst",
-            category="exact",
-        ),
-        md=table("T02_exact_coverage")["md"],
+        **report_table("T02_exact_coverage", "exact"),
     log:
         "logs/exact/T02_exact_coverage.log",
     params:
@@ -65,12 +55,7 @@ rule exact_t02_exact_coverage:
 
 rule exact_t03_prob_at_least:
     output:
-        csv=report(
-            table("T03_prob_at_least_9_of_10")["csv"],
-            caption="../report/T03_prob_at_least_9_of_10.rst",
-            category="exact",
-        ),
-        md=table("T03_prob_at_least_9_of_10")["md"],
+        **report_table("T03_prob_at_least_9_of_10", "exact"),
     log:
         "logs/exact/T03_prob_at_least_9_of_10.log",
     params:
@@ -87,12 +72,7 @@ rule exact_t03_prob_at_least:
 
 rule exact_t04_trials_for_half_width:
     output:
-        csv=report(
-            table("T04_trials_for_half_width")["csv"],
-            caption="../report/T04_trials_for_half_width.rst",
-            category="exact",
-        ),
-        md=table("T04_trials_for_half_width")["md"],
+        **report_table("T04_trials_for_half_width", "exact"),
     log:
         "logs/exact/T04_trials_for_half_width.log",
     params:

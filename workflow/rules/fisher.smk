@@ -13,12 +13,7 @@ FISHER_TARGETS = [
 
 rule fisher_t05_checks:
     output:
-        csv=report(
-            table("T05_fisher_checks")["csv"],
-            caption="../report/T05_fisher_checks.rst",
-            category="fisher",
-        ),
-        md=table("T05_fisher_checks")["md"],
+        **report_table("T05_fisher_checks", "fisher"),
     log:
         "logs/fisher/T05_fisher_checks.log",
     benchmark:
@@ -38,12 +33,7 @@ rule fisher_t05_checks:
 
 rule fisher_t06_power:
     output:
-        csv=report(
-            table("T06_fisher_power")["csv"],
-            caption="../report/T06_fisher_power.rst",
-            category="fisher",
-        ),
-        md=table("T06_fisher_power")["md"],
+        **report_table("T06_fisher_power", "fisher"),
     log:
         "logs/fisher/T06_fisher_power.log",
     params:

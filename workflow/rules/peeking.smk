@@ -13,12 +13,7 @@ PEEKING_TARGETS = [
 
 rule peeking_table:
     output:
-        csv=report(
-            table("F03_peeking")["csv"],
-            caption="../report/F03_peeking_table.rst",
-            category="peeking",
-        ),
-        md=table("F03_peeking")["md"],
+        **report_table("F03_peeking", "peeking", caption="F03_peeking_table"),
     log:
         "logs/peeking/F03_peeking_table.log",
     benchmark:
@@ -61,12 +56,7 @@ rule hierarchy_two_spreads:
     input:
         pools="results/pools/pools.parquet",
     output:
-        csv=report(
-            table("T22_two_spreads")["csv"],
-            caption="../report/T22_two_spreads.rst",
-            category="peeking",
-        ),
-        md=table("T22_two_spreads")["md"],
+        **report_table("T22_two_spreads", "peeking"),
     log:
         "logs/peeking/T22_two_spreads.log",
     params:
@@ -83,12 +73,7 @@ rule hierarchy_bootstrap:
     input:
         pools="results/pools/pools.parquet",
     output:
-        csv=report(
-            table("T28_hierarchical_bootstrap")["csv"],
-            caption="../report/T28_hierarchical_bootstrap.rst",
-            category="peeking",
-        ),
-        md=table("T28_hierarchical_bootstrap")["md"],
+        **report_table("T28_hierarchical_bootstrap", "peeking"),
     log:
         "logs/peeking/T28_hierarchical_bootstrap.log",
     benchmark:

@@ -139,12 +139,7 @@ rule simulate_pool_rates:
     input:
         pools="results/pools/pools.parquet",
     output:
-        csv=report(
-            table("sim_pool_rates")["csv"],
-            caption="../report/sim_pool_rates.rst",
-            category="simulate",
-        ),
-        md=table("sim_pool_rates")["md"],
+        **report_table("sim_pool_rates", "simulate"),
     log:
         "logs/simulate/sim_pool_rates.log",
     threads: 1
