@@ -207,3 +207,68 @@ def test_product_tables_from_synthetic_pools():
     assert (loose.pooled_k >= t22.pooled_k).all()
     with pytest.raises(ValueError, match="lack column"):
         two_spreads_table(pools.drop(columns="seed"), confidence=0.95)
+
+
+def _plain_two_stage(values, clusters, n_reps, rng):
+    """The two-stage bootstrap as a plain loop over the clusters' episode lists (no numba).
+
+    Consumes the stream as documented: per replicate one uniform per drawn cluster, then one
+    per episode drawn within it; then N uniforms for the naive replicate. An index is
+    ``int(u * size)``.
+    """
+    groups = {}
+    for v, c in zip(values, clusters, strict=True):
+        groups.setdefault(c, []).append(float(v))
+    ordered = [groups[c] for c in sorted(groups)]
+    flat = [v for g in ordered for v in g]
+    g = len(ordered)
+    macro, micro, naive = [], [], []
+    for _ in range(n_reps):
+        means, drawn = [], []
+        for _ in range(g):
+            cluster = ordered[int(rng.random() * g)]
+            picks = [cluster[int(rng.random() * len(cluster))] for _ in cluster]
+            means.append(sum(picks) / len(picks))
+            drawn.extend(picks)
+        macro.append(sum(means) / g)
+        micro.append(sum(drawn) / len(drawn))
+        naive.append(sum(flat[int(rng.random() * len(flat))] for _ in flat) / len(flat))
+    return np.array(macro), np.array(micro), np.array(naive)
+
+
+@pytest.mark.parametrize("jit", [True, False])
+def test_kernel_draw_for_draw_against_a_plain_loop(jit):
+    """Every replicate equals a plain-Python two-stage loop on the same random stream."""
+    from evalsim.stats import _hierarchy_kernels as k
+
+    rng = np.random.default_rng(11)
+    sizes = [3, 7, 1, 12, 5]
+    vals = np.round(rng.random(sum(sizes)), 3)
+    labels = np.repeat(np.arange(len(sizes)), sizes)
+    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    kernel = k.hierarchical_bootstrap if jit else k._hierarchical_bootstrap
+    got = kernel(vals, starts, 50, np.random.default_rng(7))
+    want = _plain_two_stage(vals, labels, 50, np.random.default_rng(7))
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-13, atol=0)
+
+
+def test_public_function_uses_the_kernel_on_sorted_clusters():
+    """Unsorted string labels: the intervals are the quantiles of the plain loop's draws."""
+    rng = np.random.default_rng(3)
+    labels = np.array(["t2", "t0", "t1", "t2", "t0", "t2", "t1", "t1", "t2", "t0", "t2"])
+    vals = (rng.random(labels.size) < 0.6).astype(float)
+    res = hierarchical_bootstrap(vals, labels, n_reps=400, confidence=0.8, seed=9)
+    macro, micro, naive = _plain_two_stage(vals, labels, 400, np.random.default_rng(9))
+    q = [0.1, 0.9]
+    assert (res.macro_lower, res.macro_upper) == pytest.approx(tuple(np.quantile(macro, q)))
+    assert (res.micro_lower, res.micro_upper) == pytest.approx(tuple(np.quantile(micro, q)))
+    assert (res.naive_lower, res.naive_upper) == pytest.approx(tuple(np.quantile(naive, q)))
+    assert res.macro_se == pytest.approx(np.std(macro, ddof=1))
+    assert res.micro_se == pytest.approx(np.std(micro, ddof=1))
+    assert res.naive_se == pytest.approx(np.std(naive, ddof=1))
+    means = [vals[labels == c].mean() for c in ("t0", "t1", "t2")]
+    assert res.macro == pytest.approx(np.mean(means)) and res.micro == pytest.approx(vals.mean())
+    assert res.n_reps == 400 and res.confidence == 0.8 and res.seed == 9
+    gen = hierarchical_bootstrap(vals, labels, n_reps=400, seed=np.random.default_rng(9))
+    assert gen.seed is None and gen.micro_lower == pytest.approx(np.quantile(micro, 0.025))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -19,7 +21,12 @@ from evalsim.ledger import (
     section,
 )
 
-SEEDS = "/work/shared/seeds"
+
+
+def documents_dir(repo):
+    """The four documents: $EVALSIM_DOCUMENTS, else ../shared/seeds beside the repository."""
+    env = os.environ.get("EVALSIM_DOCUMENTS")
+    return Path(env) if env else repo.parent / "shared" / "seeds"
 
 
 @pytest.fixture(scope="module")
@@ -50,11 +57,9 @@ def test_claims_cover_the_four_documents(claims, claims_path):
 
 def test_every_stated_number_is_printed_on_its_lines(claims, claims_path, repo):
     """The stated value (or the printed words) appears on the lines the claim cites."""
-    import pathlib
-
-    seeds = pathlib.Path(SEEDS)
-    if not seeds.exists():
-        pytest.skip("documents not available")
+    seeds = documents_dir(repo)
+    if not seeds.is_dir():
+        pytest.skip(f"documents not found at {seeds} (set EVALSIM_DOCUMENTS to their folder)")
     texts = {}
     for c in claims:
         if c.doc not in texts:
@@ -127,7 +132,7 @@ def test_missing_table_column_and_row_are_reported(claims):
     assert row.verdict == "missing source" and "no row" in row.reason
 
 
-def test_unstated_premise_gives_ambiguous_when_readings_disagree(claims):
+def test_stated_method_decides_and_other_readings_are_reported(claims):
     t25 = _table(
         n=[10, 10, 100, 100],
         method=["wilson", "clopper_pearson", "wilson", "clopper_pearson"],
@@ -138,6 +143,95 @@ def test_unstated_premise_gives_ambiguous_when_readings_disagree(claims):
     row = _ledger(claims, "004-01", T25=t25)
     assert row.verdict == "differs"
     assert "half-width" in row.reason
+
+
+def _t14(ge20, gt20, normal):
+    return _table(
+        quantity=[
+            "exact (>= 20 points) P(|k1 - k2| >= 4)",
+            "exact (> 20 points) P(|k1 - k2| >= 5)",
+            "normal approximation, no continuity correction",
+        ],
+        value=[ge20, gt20, normal],
+    )
+
+
+def test_unstated_premise_gives_ambiguous_when_readings_disagree(claims):
+    # 001-11 "about one time in six", premise unstated (>= or > 20 points).
+    (claim,) = _by_id(claims, "001-11")
+    assert claim.premise_unstated and not claim.method_stated
+    row = _ledger(claims, "001-11", T14=_t14(0.170, 0.095, 0.160))
+    assert row.verdict == "ambiguous", row.reason
+    assert "leaves out a premise" in row.reason
+    reproduced, not_by = row.reason.split("; not by: ")
+    assert "0.17" in reproduced and "0.16" in reproduced and "0.095" in not_by
+    # All readings agree: no ambiguity, the best reading decides.
+    row = _ledger(claims, "001-11", T14=_t14(0.170, 0.160, 0.165))
+    assert row.verdict == "matches approximately", row.reason
+    assert "Other readings" in row.reason
+    # All readings disagree with the document: "differs", not "ambiguous".
+    row = _ledger(claims, "001-11", T14=_t14(0.30, 0.25, 0.28))
+    assert row.verdict == "differs", row.reason
+
+
+def test_order_of_magnitude_rule(claims):
+    # 001-18 "on the order of a thousand trials": the nearest power of ten must be 10**3.
+    def t16(n05, n07):
+        return _table(row=["n at 0.5 (wilson)", "n at 0.7 (wilson)"], n=[n05, n07])
+
+    row = _ledger(claims, "001-18", T16=t16(1067, 897))
+    assert row.verdict == "matches approximately" and "same order" in row.reason
+    for n05, n07 in [(120, 95), (4000, 3300)]:  # 10**2 and 10**4, not 10**3
+        row = _ledger(claims, "001-18", T16=t16(n05, n07))
+        assert row.verdict == "differs", (n05, row.reason)
+        assert "different order" in row.reason
+
+
+def test_simulation_rule_with_an_absolute_criterion(claims):
+    # 000-26 "the true gap is 0.14": criterion |b - a - 0.14| <= 0.09.
+    def t07(a, b):
+        return _table(policy=["A", "B"], rate=[a, b], trials=[300, 300])
+
+    row = _ledger(claims, "000-26", T07=t07(0.737, 0.877))
+    assert row.verdict == "depends on the simulation", row.reason
+    assert float(row.reproduced) == pytest.approx(0.14)
+    assert _ledger(claims, "000-26", T07=t07(0.70, 0.92)).verdict == "depends on the simulation"
+    for a, b in [(0.60, 0.90), (0.80, 0.82), (0.88, 0.737)]:  # gaps 0.30, 0.02, -0.143
+        row = _ledger(claims, "000-26", T07=t07(a, b))
+        assert row.verdict == "differs", (a, b, row.reason)
+        assert "> 0.09" in row.reason
+
+
+def test_at_least_and_at_most_rules(claims):
+    # 001-22 at_least 15: the worst-case MDE at 20 per arm must be >= the 15-point gap.
+    def t17(mde):
+        return _table(quantity=["MDE (worst case)"], n_per_arm=[20], mde_normal_points=[mde])
+
+    assert _ledger(claims, "001-22", T17=t17(44.3)).verdict == "matches"
+    assert _ledger(claims, "001-22", T17=t17(15.0)).verdict == "matches"
+    row = _ledger(claims, "001-22", T17=t17(12.0))
+    assert row.verdict == "differs" and "not >=" in row.reason
+    # 000-46 at_most 0.80: power at 100 trials each must stay below 0.80.
+    t06 = _table(n=[50, 100], power=[0.3, 0.55], power_pool_rates=[0.35, 0.6])
+    assert _ledger(claims, "000-46", T06=t06).verdict == "matches"
+    t06.loc[1, "power"] = 0.85
+    row = _ledger(claims, "000-46", T06=t06)
+    assert row.verdict == "differs" and "not <=" in row.reason
+
+
+def test_at_least_slack_allows_rounding(claims):
+    # 001-20 at_least 40 with abs 0.5: 39.6 rounds to 40 ("40-plus"), 39.4 does not.
+    def t17(mde):
+        return _table(
+            quantity=["MDE (worst case)"],
+            n_per_arm=[25],
+            mde_normal_points=[mde],
+            mde_exact_fisher_points=[mde + 3],
+        )
+
+    row = _ledger(claims, "001-20", T17=t17(39.6))
+    assert row.verdict == "matches" and "allowing 0.5" in row.reason
+    assert _ledger(claims, "001-20", T17=t17(39.4)).verdict == "differs"
 
 
 def test_roundoff_rule(claims):
@@ -222,3 +316,84 @@ def test_readme_command_rewrites_and_checks_the_section(claims, tmp_path):
     assert main(args) == 0
     assert "000-01" in readme.read_text() and "stale" not in readme.read_text()
     assert main([*args, "--check"]) == 0
+
+
+ESCAPE = "().__class__.__mro__[1].__subclasses__()"
+
+
+def test_expression_escape_is_refused_naming_the_claim(tmp_path):
+    from evalsim.safe_expr import ExpressionError
+
+    base = {"id": "x-9", "doc": "d", "quote": "q", "stated": "1", "rule": "value"}
+    p = tmp_path / "c.yaml"
+    p.write_text(yaml.safe_dump({"claims": [dict(base, sources=[{"expr": ESCAPE}])]}))
+    with pytest.raises(ExpressionError, match=r"claim 'x-9': expr .*__subclasses__.*: call of .*; allowed functions"):
+        load_claims(p)
+    # The same refusal when a claim is judged without load_claims' check.
+    from evalsim.ledger import Tables, evaluate_source
+
+    with pytest.raises(ExpressionError, match="claim 'x-9'.*Attribute not allowed"):
+        evaluate_source(Tables("/nonexistent"), {"expr": "(1).__class__"}, "x-9")
+
+
+@pytest.mark.parametrize(
+    ("expr", "match"),
+    [
+        ("__import__('os')", "call of '__import__'"),
+        ("open", "unknown name 'open'"),
+        ("[x for x in (1, 2)]", "ListComp not allowed"),
+        ("(lambda: 1)()", "call of"),
+        ("norm.ppf.__globals__", "Attribute not allowed"),
+        ("sqrt(x=4)", "keyword arguments"),
+        ("'a' * 3", "constant 'a' is not a number"),
+        ("True + 1", "constant True is not a number"),
+        ("(1, 2)[0]", "Subscript not allowed"),
+        ("1 +", "does not parse"),
+        ("1 if a else 2", "IfExp not allowed"),
+        ("a and 1", "BoolOp not allowed"),
+        ("a in [1]", "Compare not allowed"),
+        ("~a", "UnaryOp not allowed"),
+        ("a @ a", "BinOp not allowed"),
+    ],
+)
+def test_expressions_outside_the_whitelist_are_refused(expr, match):
+    from evalsim.safe_expr import ExpressionError, evaluate
+
+    with pytest.raises(ExpressionError, match=match):
+        evaluate(expr, {"a": 1.0})
+
+
+def test_whitelisted_expressions_evaluate_like_python():
+    from scipy import stats
+
+    from evalsim.safe_expr import evaluate
+
+    a, b = 0.7, np.array([0.2, 0.5])
+    names = {"a": a, "b": b}
+    assert evaluate("-a + 2 * a ** 2 / 4 - 7 // 2 + 7 % 4", names) == -a + 2 * a**2 / 4 - 3 + 3
+    assert evaluate("+a", names) == a
+    assert evaluate("[a, 1]", names) == [a, 1]
+    assert evaluate("(a, 2.5)", names) == [a, 2.5]
+    np.testing.assert_array_equal(evaluate("b * 2", names), b * 2)
+    assert evaluate("max(a, b)", names) == 0.7 and evaluate("min(b)", names) == 0.2
+    assert evaluate("max(abs(0.987 - 0.95), abs(0.942 - 0.95))") == pytest.approx(0.037)
+    assert evaluate("norm.ppf(0.975)") == stats.norm.ppf(0.975)
+    assert evaluate("norm.cdf(1)") == stats.norm.cdf(1) and evaluate("norm.sf(1)") == stats.norm.sf(1)
+    assert evaluate("binom.pmf(3, 10, a)", names) == stats.binom.pmf(3, 10, a)
+    assert evaluate("binom.cdf(3, 10, a)", names) == stats.binom.cdf(3, 10, a)
+    assert evaluate("binom.sf(3, 10, a)", names) == stats.binom.sf(3, 10, a)
+    assert evaluate("ceil(2.1) + floor(2.9) + round(2.6) + log10(100) + sqrt(16)") == 14.0
+    assert evaluate("a < 1") and not evaluate("a > 1") and evaluate("a >= 0.7")
+    assert evaluate("a <= 0.7") and evaluate("a == 0.7") and evaluate("a != 0.5")
+    assert evaluate("0 < a < 1") and not evaluate("0 < a < 0.5") and not evaluate("1 < a < 2")
+    np.testing.assert_array_equal(evaluate("0.1 < b < 0.3", names), [True, False])
+
+
+def test_every_expression_of_the_claims_file_passes_the_whitelist(claims):
+    from evalsim.safe_expr import evaluate
+
+    exprs = [s for c in claims for s in c.sources if "expr" in s]
+    assert len(exprs) > 20
+    for src in exprs:  # every named value at 0.6: a finite number comes out
+        value = evaluate(src["expr"], dict.fromkeys(src.get("values") or {}, 0.6))
+        assert np.all(np.isfinite(np.asarray(value, dtype=float))), src["expr"]
