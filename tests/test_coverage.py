@@ -1,6 +1,6 @@
 """evalsim.stats.coverage against the lesson's plain-Python coverage (tests/naive_binom.py),
-SciPy's pmf with statsmodels' intervals, the lesson's table, known properties (speed: benchmarks/bench_stats.py, key
-``coverage_curves_seconds_n50``)."""
+SciPy's pmf with statsmodels' intervals, the lesson's table, known properties (speed:
+benchmarks/bench_stats.py, key ``coverage_curves_seconds_n50``)."""
 
 from __future__ import annotations
 

@@ -22,7 +22,6 @@ from evalsim.ledger import (
 )
 
 
-
 def documents_dir(repo):
     """The four documents: $EVALSIM_DOCUMENTS, else ../shared/seeds beside the repository."""
     env = os.environ.get("EVALSIM_DOCUMENTS")
@@ -327,7 +326,10 @@ def test_expression_escape_is_refused_naming_the_claim(tmp_path):
     base = {"id": "x-9", "doc": "d", "quote": "q", "stated": "1", "rule": "value"}
     p = tmp_path / "c.yaml"
     p.write_text(yaml.safe_dump({"claims": [dict(base, sources=[{"expr": ESCAPE}])]}))
-    with pytest.raises(ExpressionError, match=r"claim 'x-9': expr .*__subclasses__.*: call of .*; allowed functions"):
+    with pytest.raises(
+        ExpressionError,
+        match=r"claim 'x-9': expr .*__subclasses__.*: call of .*; allowed functions",
+    ):
         load_claims(p)
     # The same refusal when a claim is judged without load_claims' check.
     from evalsim.ledger import Tables, evaluate_source
@@ -378,7 +380,9 @@ def test_whitelisted_expressions_evaluate_like_python():
     assert evaluate("max(a, b)", names) == 0.7 and evaluate("min(b)", names) == 0.2
     assert evaluate("max(abs(0.987 - 0.95), abs(0.942 - 0.95))") == pytest.approx(0.037)
     assert evaluate("norm.ppf(0.975)") == stats.norm.ppf(0.975)
-    assert evaluate("norm.cdf(1)") == stats.norm.cdf(1) and evaluate("norm.sf(1)") == stats.norm.sf(1)
+    assert evaluate("norm.cdf(1)") == stats.norm.cdf(1) and evaluate("norm.sf(1)") == stats.norm.sf(
+        1
+    )
     assert evaluate("binom.pmf(3, 10, a)", names) == stats.binom.pmf(3, 10, a)
     assert evaluate("binom.cdf(3, 10, a)", names) == stats.binom.cdf(3, 10, a)
     assert evaluate("binom.sf(3, 10, a)", names) == stats.binom.sf(3, 10, a)

@@ -200,7 +200,7 @@ def test_as_success_array_accepts_bool_and_01_and_refuses_the_rest():
     out = rs.as_success_array([True, False, True])
     assert out.dtype == np.uint8 and out.tolist() == [1, 0, 1] and out.flags.c_contiguous
     assert rs.as_success_array(np.array([0.0, 1.0])).tolist() == [0, 1]
-    with pytest.raises(ValueError, match=r"only 0/1, got np.int64\(3\) at index 2|got 3 at index 2"):
+    with pytest.raises(ValueError, match=r"only 0/1, got .*3.* at index 2"):
         rs.as_success_array(np.array([1, 0, 3, 1]))
     with pytest.raises(ValueError, match=r"shape \(2, 2\)"):
         rs.as_success_array(np.ones((2, 2)))

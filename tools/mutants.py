@@ -194,7 +194,9 @@ def report(scratch: Path, out: Path, rev: str | None = None) -> dict:
         commit = subprocess.run(
             ["git", "rev-parse", "--short", rev or "HEAD"], cwd=REPO, capture_output=True, text=True
         ).stdout.strip() + ("" if rev else "+work tree")
-        seconds = (work / "seconds.txt").read_text().strip() if (work / "seconds.txt").exists() else ""
+        seconds = (
+            (work / "seconds.txt").read_text().strip() if (work / "seconds.txt").exists() else ""
+        )
         per: dict[str, dict] = {}
         for mutant, status in sorted(statuses.items()):
             module = _module_of(mutant, group["modules"])

@@ -40,6 +40,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import yaml
+
 from evalsim.io import atomic_path, write_text_atomic
 from evalsim.safe_expr import ExpressionError, evaluate, parse
 
@@ -352,9 +353,7 @@ def _lookup(tables: Tables, spec: dict) -> tuple[np.ndarray, str]:
     return np.asarray(values, dtype=float), desc
 
 
-def evaluate_source(
-    tables: Tables, source: dict, claim_id: str = "?"
-) -> tuple[np.ndarray, str]:
+def evaluate_source(tables: Tables, source: dict, claim_id: str = "?") -> tuple[np.ndarray, str]:
     """The reproduced value(s) of one source and where they came from.
 
     Raises
