@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from naive_peeking import anova_icc_from_observations
-from scipy.stats import f_oneway
+from scipy.stats import chi2_contingency, f_oneway
 
 from evalsim.stats.hierarchy import hierarchical_bootstrap, two_spreads
 
@@ -24,6 +24,7 @@ def _obs(k, n):
         ([3, 9, 5, 7], [10, 12, 8, 15]),  # unbalanced
         ([15, 15, 15], [20, 20, 20]),  # identical rates: negative ICC
         ([0, 20], [20, 20]),  # complete separation: ICC = 1
+        ([1, 2], [3, 3]),  # ANOVA denominator below 1 (0.83): ICC still defined, -0.2
     ],
 )
 def test_two_spreads_against_naive_anova_and_scipy(k, n):
@@ -37,9 +38,15 @@ def test_two_spreads_against_naive_anova_and_scipy(k, n):
     if msw > 0:
         f = f_oneway(*[np.array(g, dtype=float) for g in groups]).statistic
         assert res.msb / res.msw == pytest.approx(f, rel=1e-10)
+    assert res.between_var == pytest.approx((msb - msw) / n0, rel=1e-12, abs=1e-15)
     m = sum(n) / len(n)
     assert res.design_effect == pytest.approx(1 + (m - 1) * max(icc, 0.0))
     assert res.n_effective == pytest.approx(sum(n) / res.design_effect)
+    # Homogeneity: Pearson's chi-square on the g x 2 table (SciPy, no continuity correction).
+    table = [[a, b - a] for a, b in zip(k, n, strict=True)]
+    assert res.homogeneity_pvalue == pytest.approx(
+        chi2_contingency(table, correction=False).pvalue, rel=1e-10
+    )
 
 
 def test_two_spreads_hand_example():
@@ -53,7 +60,11 @@ def test_two_spreads_hand_example():
     assert res.icc == pytest.approx((0.75 - msw) / (0.75 + 299 * msw))
     assert res.seed_sd == pytest.approx(0.05)
     assert res.trial_sd == pytest.approx(math.sqrt(0.75 * 0.25 / 300))
-    assert "210/300" in repr(res)
+    assert repr(res) == (
+        "TwoSpreads([210/300, 225/300, 240/300], pooled=0.7500, seed_sd=0.0500, "
+        f"trial_sd=0.0250, icc={res.icc:.4f}, design_effect={res.design_effect:.3f}, "
+        f"n_effective={900 / res.design_effect:.1f})"
+    )
 
 
 def test_identical_seeds_give_no_design_effect():
@@ -63,9 +74,12 @@ def test_identical_seeds_give_no_design_effect():
     assert res.homogeneity_pvalue == pytest.approx(1.0)
 
 
-def test_all_successes_are_undefined_not_an_error():
-    res = two_spreads([20, 20], [20, 20])
+@pytest.mark.parametrize("k", [[20, 20], [0, 0]])
+def test_all_successes_or_all_failures_are_undefined_not_an_error(k):
+    res = two_spreads(k, [20, 20])
     assert math.isnan(res.icc) and math.isnan(res.design_effect)
+    assert math.isnan(res.n_effective) and math.isnan(res.homogeneity_pvalue)
+    assert res.seed_sd == 0.0 and res.trial_sd == 0.0 and res.pooled_rate == k[0] / 20
 
 
 @pytest.mark.parametrize(
@@ -138,6 +152,11 @@ def test_unbalanced_macro_differs_from_micro():
     res = hierarchical_bootstrap(vals, cl, n_reps=200, seed=0)
     assert res.micro == pytest.approx(15 / 110)
     assert res.macro == pytest.approx((0.1 + 0.5) / 2)
+    assert repr(res).startswith(
+        "HierarchicalBootstrap(clusters=2, episodes=110, macro=0.3000 ["
+        f"{res.macro_lower:.4f}, {res.macro_upper:.4f}], micro=0.1364 ["
+    )
+    assert repr(res).endswith(f"width_ratio={res.width_ratio:.2f})")
 
 
 def test_constant_outcomes_give_zero_width():
