@@ -387,9 +387,13 @@ def test_whitelisted_expressions_evaluate_like_python():
     assert evaluate("binom.cdf(3, 10, a)", names) == stats.binom.cdf(3, 10, a)
     assert evaluate("binom.sf(3, 10, a)", names) == stats.binom.sf(3, 10, a)
     assert evaluate("ceil(2.1) + floor(2.9) + round(2.6) + log10(100) + sqrt(16)") == 14.0
-    assert evaluate("a < 1") and not evaluate("a > 1") and evaluate("a >= 0.7")
-    assert evaluate("a <= 0.7") and evaluate("a == 0.7") and evaluate("a != 0.5")
-    assert evaluate("0 < a < 1") and not evaluate("0 < a < 0.5") and not evaluate("1 < a < 2")
+    assert evaluate("a < 1", names) and not evaluate("a > 1", names)
+    assert evaluate("a >= 0.7", names) and not evaluate("a >= 0.71", names)
+    assert evaluate("a <= 0.7", names) and not evaluate("a <= 0.69", names)
+    assert evaluate("a == 0.7", names) and evaluate("a != 0.5", names)
+    assert not evaluate("a == 0.5", names) and not evaluate("a != 0.7", names)
+    assert evaluate("0 < a < 1", names) and not evaluate("0 < a < 0.5", names)
+    assert not evaluate("1 < a < 2", names)
     np.testing.assert_array_equal(evaluate("0.1 < b < 0.3", names), [True, False])
 
 
