@@ -291,3 +291,23 @@ def test_public_function_uses_the_kernel_on_sorted_clusters():
     assert res.n_reps == 400 and res.confidence == 0.8 and res.seed == 9
     gen = hierarchical_bootstrap(vals, labels, n_reps=400, seed=np.random.default_rng(9))
     assert gen.seed is None and gen.micro_lower == pytest.approx(np.quantile(micro, 0.025))
+
+
+def test_bootstrap_defaults_and_edge_inputs():
+    vals, cl = _clustered([0.6, 0.8], 5, seed=4)
+    res = hierarchical_bootstrap(vals, cl)
+    assert (res.n_reps, res.confidence, res.seed) == (2000, 0.95, 0)
+    assert res == hierarchical_bootstrap(vals, cl, n_reps=2000, confidence=0.95, seed=0)
+    # 0/1 given as bools or ints: the same numbers as floats
+    assert hierarchical_bootstrap(vals.astype(bool), cl, n_reps=50, seed=1) == (
+        hierarchical_bootstrap(vals, cl, n_reps=50, seed=1)
+    )
+    one = hierarchical_bootstrap([1.0], ["only"], n_reps=2, seed=0)  # the smallest input
+    assert (one.n_clusters, one.n_episodes, one.micro, one.micro_lower) == (1, 1, 1.0, 1.0)
+    with pytest.raises(ValueError, match=r"^values must be finite, got a NaN or infinity$"):
+        hierarchical_bootstrap([1.0, np.inf], [0, 1])
+    with pytest.raises(ValueError, match="non-empty"):
+        hierarchical_bootstrap([], [])
+    for bad in (True, 1.5, "3"):
+        with pytest.raises(ValueError, match="seed must be a non-negative integer"):
+            hierarchical_bootstrap([1.0, 0.0], [0, 1], seed=bad)
