@@ -64,7 +64,11 @@ GROUPS: dict[str, dict] = {
     },
     "kernels": {
         "modules": ["evalsim/stats/_hierarchy_kernels.py"],
-        "tests": ["tests/test_hierarchy.py"],
+        # the kernel's own tests (draw for draw against a plain loop): fast without the JIT
+        "tests": [
+            "tests/test_hierarchy.py::test_kernel_draw_for_draw_against_a_plain_loop",
+            "tests/test_hierarchy.py::test_public_function_uses_the_kernel_on_sorted_clusters",
+        ],
         "env": {"NUMBA_DISABLE_JIT": "1"},
     },
     "paired": {
