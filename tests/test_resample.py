@@ -259,3 +259,56 @@ def test_summaries_record_their_arguments_and_refuse_bad_ones():
     disjoint, b_le = naive.pair_probabilities(0.6, 7, 0.8, 9, confidence=0.9)
     assert ex.disjoint == pytest.approx(disjoint, abs=1e-12)
     assert ex.b_not_better == pytest.approx(b_le, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: rs.draw_counts(POOL_A, 0, 10, 1), r"^n must be an integer >= 1, got 0$"),
+        (lambda: rs.draw_counts(POOL_A, 5, 0, 1), r"^n_evals must be an integer >= 1, got 0$"),
+        (lambda: rs.draw_counts(POOL_A, 5, 2, 2**63), r"^seed must be an integer in \[0, 2\*\*63"),
+        (lambda: rs.draw_counts(POOL_A, 5, 2, True), r"^seed must be an integer"),
+        (lambda: rs.exact_pair_probabilities(1.5, 5, 0.5, 5), r"^p_a must be a probability"),
+        (lambda: rs.exact_pair_probabilities(0.5, 5, 1.5, 5), r"^p_b must be a probability"),
+        (lambda: rs.exact_pair_probabilities(0.5, 0, 0.5, 5), r"^n_a must be an integer >= 1"),
+        (lambda: rs.exact_pair_probabilities(0.5, 5, 0.5, 0), r"^n_b must be an integer >= 1"),
+        (lambda: rs.rate_at_least(EV10, -1), r"^k must be an integer >= 0, got -1$"),
+        (lambda: rs.rate_range(EV10, lower=-0.1), r"^lower must be a probability"),
+        (lambda: rs.rate_range(EV10, upper=1.1), r"^upper must be a probability"),
+    ],
+)
+def test_validation_names_the_argument(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+EV10 = rs.evaluations(POOL_A, 10, 4, 3, "A", "names")
+
+
+def test_seed_range_edges_and_defaults():
+    assert rs.draw_counts(POOL_A, 3, 2, 2**63 - 1).shape == (2,)
+    a, b = rs.evaluation_pairs(POOL_A, POOL_B, 5, 3, 1, "A", "B")
+    assert a.purpose == b.purpose == "compare:A|B"
+    assert rs.interval_summary(a).method == "wilson"
+    # rate_range reports observed rates (inverted CDF), never a value between two of them
+    ev = rs.evaluations(POOL_A, 10, 4, 3, "A", "median")
+    lo, hi = rs.rate_range(ev, 0.5, 0.5)
+    assert lo in set(ev.rates.tolist()) and lo == hi
+    assert lo == np.quantile(ev.rates, 0.5, method="inverted_cdf")
+
+
+def test_boundaries_count_as_inside_and_as_rejections():
+    zeros, ones = np.zeros(50, bool), np.ones(50, bool)
+    ev0 = rs.evaluations(zeros, 10, 20, 1, "Z", "edge")
+    # Wilson's interval for 0/10 is [0, 0.278]: p = 0 lies on its closed lower end
+    assert rs.interval_summary(ev0, "wilson", p=0.0).coverage == 1.0
+    ev1 = rs.evaluations(ones, 10, 20, 1, "O", "edge")
+    assert rs.interval_summary(ev1, "wilson", p=1.0).coverage == 1.0
+    # alpha equal to an attainable p-value: p < alpha is strict, that table is not rejected
+    from evalsim.stats.fisher import fisher_pvalue_table
+
+    p_0_vs_2 = float(np.asarray(fisher_pvalue_table(2, 2))[0, 2])
+    a = rs.evaluations(zeros, 2, 5, 1, "Z", "edge")
+    b = rs.evaluations(ones, 2, 5, 1, "O", "edge")
+    assert rs.pair_summary(a, b, alpha=p_0_vs_2).fisher_rejection_rate == 0.0
+    assert rs.pair_summary(a, b, alpha=np.nextafter(p_0_vs_2, 1)).fisher_rejection_rate == 1.0
