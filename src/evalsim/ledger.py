@@ -398,6 +398,12 @@ def _half_unit(claim: Claim) -> np.ndarray:
     )
 
 
+def _se_distance(diff: np.ndarray, se: np.ndarray) -> float:
+    """Largest ``diff / se``; a difference with zero standard error is infinitely far."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(np.max(np.where(diff > 0, diff / se, 0.0)))
+
+
 def _within_tolerance(claim: Claim, r: np.ndarray, s: np.ndarray) -> tuple[bool, str]:
     tol = claim.tolerance
     if "one_in" in tol:
@@ -453,7 +459,7 @@ def _judge(claim: Claim, tables: Tables, r: np.ndarray) -> tuple[str, str]:
     if claim.rule == "mc":
         half = np.nan_to_num(_half_unit(claim))
         se = np.sqrt(np.clip(r * (1 - r), 0, None) / float(claim.n_doc))
-        z = np.max(diff / np.where(se > 0, se, np.inf))
+        z = _se_distance(diff, se)
         if np.all(diff <= half * 1.000001):
             return "matches", f"exact value rounds to the printed {claim.stated_text}"
         ok = bool(np.all(diff <= half + 2 * se))
@@ -469,7 +475,7 @@ def _judge(claim: Claim, tables: Tables, r: np.ndarray) -> tuple[str, str]:
                 n_repro = float(_lookup(tables, n_repro)[0][0])
             n_doc = float(c["n_doc"])
             se = np.sqrt(np.clip(r * (1 - r), 0, None) / n_repro + s * (1 - s) / n_doc)
-            z = np.max(diff / np.where(se > 0, se, np.inf))
+            z = _se_distance(diff, se)
             ok = bool(np.all(diff <= 2 * se + 1e-12))
             why = (
                 f"{z:.1f} SE apart (two independent estimates, n = {n_doc:.0f} document, "
@@ -513,7 +519,7 @@ def judge_claim(claim: Claim, tables: Tables) -> dict:
         what = "; ".join(m for _, m in missing) or "no source"
         return row | {
             "reproduced": "",
-            "method": claim.sources[0].get("method", ""),
+            "method": claim.sources[0].get("method", "") if claim.sources else "",
             "verdict": "missing source",
             "reason": what,
             "source": "",
