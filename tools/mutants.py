@@ -77,11 +77,11 @@ GROUPS: dict[str, dict] = {
     },
     "calibrate": {
         "modules": ["evalsim/sim/calibrate.py"],
-        "tests": ["tests/test_calibrate.py"],
+        "tests": ["tests/test_calibrate.py", "tests/test_sim.py"],
     },
     "cli": {
         "modules": ["evalsim/cli/compare.py", "evalsim/cli/plan.py"],
-        "tests": ["tests/test_cli.py"],
+        "tests": ["tests/test_cli.py", "tests/test_cli_mde.py"],
     },
 }
 # mutmut's command line, with its string operator reduced to the "XX" wrap (see above).
