@@ -77,7 +77,14 @@ GROUPS: dict[str, dict] = {
     },
     "calibrate": {
         "modules": ["evalsim/sim/calibrate.py"],
-        "tests": ["tests/test_calibrate.py", "tests/test_sim.py"],
+        # the rule on a simulated simulator, and test_sim's calibration tests without MuJoCo
+        # (its MuJoCo sweep, test_calibration_rule_on_a_tiny_grid, takes minutes per mutant)
+        "tests": [
+            "tests/test_calibrate.py",
+            "tests/test_sim.py::test_prob_inside_counts_the_binomial",
+            "tests/test_sim.py::test_calibration_score_prefers_margin_on_both_sides",
+            "tests/test_sim.py::test_paired_correlation_is_phi",
+        ],
     },
     "cli": {
         "modules": ["evalsim/cli/compare.py", "evalsim/cli/plan.py"],
