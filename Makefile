@@ -7,7 +7,7 @@ CORES ?= 8
 export NUMBA_CACHE_DIR := $(CURDIR)/.cache/numba
 export MPLBACKEND := Agg
 
-.PHONY: reproduce test lint bench clean venv
+.PHONY: reproduce test lint bench clean venv mutants
 
 venv: $(VENV)/.installed
 
@@ -40,8 +40,15 @@ lint: venv
 	$(BIN)/snakefmt --check Snakefile workflow/rules
 	$(BIN)/snakemake --lint
 
+# Mutation testing of the verdict modules (issue 17, docs/MUTANTS.md): writes results/mutants.json.
+# About 30 min on 2 cores; GROUPS=ledger,kernels runs some groups (tools/mutants.py --list).
+GROUPS ?=
+comma := ,
+mutants: venv
+	nice -n 10 $(BIN)/python tools/mutants.py $(subst $(comma), ,$(GROUPS))
+
 bench: venv
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf results figures .snakemake .cache
+	rm -rf results figures .snakemake .cache .mutmut
