@@ -6,6 +6,7 @@ import argparse
 import math
 import time
 
+from evalsim.cli import by_task
 from evalsim.cli._common import (
     BadInput,
     Report,
@@ -82,6 +83,8 @@ def _mde_80(n_a: int, n_b: int, alpha: float, pbar: float) -> tuple[float | None
 
 
 def cmd_compare(args) -> Report:
+    if args.by == "task":  # per-task tables and pooled verdicts: cli/by_task.py
+        return by_task.cmd_compare_by_task(args)
     df = read_trial_logs(args.files, policy=args.policy)
     if args.task is not None:
         if "task" not in df.columns:
@@ -267,5 +270,6 @@ def register(sub) -> None:
     p.add_argument("--alpha", type=_open_unit, default=0.05, help="default 0.05")
     p.add_argument("--unpaired", action="store_true", help="ignore condition ids")
     p.add_argument("--policy", help=argparse.SUPPRESS)
+    by_task.add_arguments(p)
     add_json_flag(p)
     p.set_defaults(run=cmd_compare)

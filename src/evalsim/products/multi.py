@@ -18,7 +18,7 @@ import pandas as pd
 from evalsim.seeding import rng_for
 from evalsim.stats.intervals import wilson_interval
 from evalsim.stats.multi import cmh_test, exact_stratified_test, per_task_tests
-from evalsim.stats.multi_aggregate import aggregate_success, outcome_grid
+from evalsim.stats.multi_aggregate import aggregate_success, outcome_grid, task_pairs
 from evalsim.stats.multi_rank import rank_policies
 
 __all__ = [
@@ -27,32 +27,11 @@ __all__ = [
     "per_task_table",
     "ranking_figure",
     "ranking_table",
-    "task_pairs",
+    "ranking_frame",
 ]
 
 #: Where the ranking's policies come from (config key multi.ranking.source).
 RANK_SOURCES = ("auto", "policies", "sweep")
-
-
-def task_pairs(trials: pd.DataFrame, a: str, b: str, keys: list[str], outcome: str):
-    """Per task, ``(a_only, b_only)`` discordant counts of A and B paired on ``keys``
-    (columns besides ``task`` that identify a starting state), or None where they cannot be
-    paired (a key repeated, or no shared key)."""
-    out = {}
-    for task, grp in trials.groupby("task", sort=False):
-        ga = grp[grp["policy"] == a]
-        gb = grp[grp["policy"] == b]
-        if ga.duplicated(keys).any() or gb.duplicated(keys).any():
-            out[str(task)] = None
-            continue
-        merged = ga[[*keys, outcome]].merge(gb[[*keys, outcome]], on=keys, suffixes=("_a", "_b"))
-        if merged.empty:
-            out[str(task)] = None
-            continue
-        sa = merged[f"{outcome}_a"].to_numpy(bool)
-        sb = merged[f"{outcome}_b"].to_numpy(bool)
-        out[str(task)] = (int((sa & ~sb).sum()), int((~sa & sb).sum()), len(merged))
-    return out
 
 
 def per_task_table(
@@ -254,6 +233,64 @@ def _sweep_as_policies(sweep: pd.DataFrame) -> pd.DataFrame:
     return out.sort_values(["sigma_mm", "trial"], kind="stable")
 
 
+def ranking_frame(r, sigma=None) -> pd.DataFrame:
+    """One row per policy of a :class:`~evalsim.stats.multi_rank.Ranking`, best first.
+
+    ``sigma``: optional policy -> aim noise (mm), shown in a ``sigma_mm`` column.
+    """
+    sigma = sigma or {}
+    rows = []
+    for rank, p in enumerate(r.order, start=1):
+        a = r.aggregates[p]
+        lo, hi = r.simultaneous[p]
+        iq = r.iqm.get(p, (math.nan, math.nan, math.nan))
+        differs = [
+            q.second if q.first == p else q.first
+            for q in r.pairs
+            if q.differ and p in (q.first, q.second)
+        ]
+        rows.append(
+            {
+                "rank": rank,
+                "policy": p,
+                "sigma_mm": sigma.get(p, math.nan),
+                "letters": r.letters[p],
+                "k": a.k,
+                "n": a.n,
+                "macro": a.macro,
+                "macro_lower": a.macro_lower,
+                "macro_upper": a.macro_upper,
+                "simultaneous_lower": lo,
+                "simultaneous_upper": hi,
+                "micro": a.micro,
+                "iqm": iq[0],
+                "iqm_lower": iq[1],
+                "iqm_upper": iq[2],
+                "differs_from": ", ".join(differs),
+            }
+        )
+    df = pd.DataFrame(rows)
+    nxt = {q: r.order[i + 1] for i, q in enumerate(r.order[:-1])}
+    cols = ([], [], [])
+    for p in df["policy"]:
+        q = nxt.get(p)
+        pair = next((x for x in r.pairs if {x.first, x.second} == {p, q}), None) if q else None
+        if pair is None:
+            vals = (math.nan, math.nan, math.nan)
+        elif pair.second == p:
+            vals = (pair.prob_improvement, pair.prob_improvement_lower, pair.prob_improvement_upper)
+        else:
+            vals = (
+                1 - pair.prob_improvement,
+                1 - pair.prob_improvement_upper,
+                1 - pair.prob_improvement_lower,
+            )
+        for col, v in zip(cols, vals, strict=True):
+            col.append(v)
+    df["p_improve_over_next"], df["p_improve_lower"], df["p_improve_upper"] = cols
+    return df
+
+
 def ranking_table(
     pools: pd.DataFrame,
     sweep: pd.DataFrame,
@@ -301,44 +338,7 @@ def ranking_table(
         grid, runs, alpha, confidence, bootstrap_reps, rng_for(study_seed, "multi", "rank")
     )
     sigma = trials.groupby("policy")["sigma_mm"].first().to_dict() if "sigma_mm" in trials else {}
-    rows = []
-    for rank, p in enumerate(r.order, start=1):
-        a = r.aggregates[p]
-        lo, hi = r.simultaneous[p]
-        iq = r.iqm.get(p, (math.nan, math.nan, math.nan))
-        better = [q.first for q in r.pairs if q.second == p and q.differ and q.diff_macro > 0]
-        worse = [q.second for q in r.pairs if q.first == p and q.differ and q.diff_macro < 0]
-        rows.append(
-            {
-                "rank": rank,
-                "policy": p,
-                "sigma_mm": sigma.get(p, math.nan),
-                "letters": r.letters[p],
-                "k": a.k,
-                "n": a.n,
-                "macro": a.macro,
-                "macro_lower": a.macro_lower,
-                "macro_upper": a.macro_upper,
-                "simultaneous_lower": lo,
-                "simultaneous_upper": hi,
-                "micro": a.micro,
-                "iqm": iq[0],
-                "iqm_lower": iq[1],
-                "iqm_upper": iq[2],
-                "beats": ", ".join(sorted(set(better + worse))),
-            }
-        )
-    df = pd.DataFrame(rows)
-    nxt = {q: r.order[i + 1] for i, q in enumerate(r.order[:-1])}
-    pi_next = []
-    for p in df["policy"]:
-        q = nxt.get(p)
-        pair = next((x for x in r.pairs if {x.first, x.second} == {p, q}), None) if q else None
-        if pair is None:
-            pi_next.append(math.nan)
-        else:
-            pi_next.append(pair.prob_improvement if pair.second == p else 1 - pair.prob_improvement)
-    df["p_improve_over_next"] = pi_next
+    df = ranking_frame(r, sigma)
     what = "the configured policies" if source == "policies" else "the sigma sweep's sigma values"
     df.attrs["title"] = f"T35 Ranking of {what} with a compact letter display"
     df.attrs["note"] = (
@@ -346,11 +346,12 @@ def ranking_table(
         "macro success (mean of task rates). Every pair compared by the exact stratified "
         f"test over the tasks; Holm-adjusted over the {len(r.pairs)} pairs; policies that "
         f"share a letter are not detectably different at Holm p < {alpha:g} (insert-and-"
-        "absorb letters). beats: the policies this one differs from. macro_lower/upper: "
+        "absorb letters). differs_from: the policies this one differs from. macro_lower/upper: "
         "stratified bootstrap (tasks, then episodes) percentile interval; simultaneous_lower/"
         f"upper: max-|t| bootstrap intervals that hold jointly for all rows at {confidence:g}. "
         "iqm: interquartile mean of per-seed task rates with rliable's stratified bootstrap "
-        "(only with training seeds). p_improve_over_next: rliable's P(this > next-ranked), on "
+        "(only with training seeds). p_improve_over_next: rliable's P(this > next-ranked) with "
+        "its bootstrap interval, on "
         f"per-seed rates when there are seeds, else on episodes. {bootstrap_reps:,} replicates."
     )
     return df
@@ -449,12 +450,12 @@ def ranking_figure(table, confidence: float = 0.95, ax=None):
         color=color_for(1),
         label=f"per policy {confidence:g}",
     )
-    for yy, hi, letters in zip(y, df["simultaneous_upper"], df["letters"], strict=True):
-        ax.text(min(float(hi), 1.0) + 0.015, yy, letters, va="center", fontsize=7)
+    for yy, letters in zip(y, df["letters"], strict=True):
+        ax.text(1.01, yy, letters, va="center", fontsize=7, transform=ax.get_yaxis_transform())
     ax.set_yticks(y, df["policy"])
-    ax.set_xlim(max(0.0, float(df["simultaneous_lower"].min()) - 0.05), 1.08)
+    ax.set_xlim(max(0.0, float(df["simultaneous_lower"].min()) - 0.05), 1.02)
     ax.set_xlabel("macro success (mean of task rates)")
-    ax.legend(frameon=False, loc="lower left")
+    ax.legend(frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.28), ncol=2)
     ax.set_title("Ranking; a shared letter = not detectably different (Holm)")
     sns_despine(ax)
     return fig

@@ -264,12 +264,18 @@ def cmh_test(k_a, n_a, k_b, n_b, confidence: float = 0.95) -> CMHResult:
 
     Notes
     -----
+    The statistics are statsmodels'; the p-values are ``scipy.stats.chi2.sf`` of them
+    (statsmodels returns ``1 - chi2.cdf``, which is 0 below about 1e-16). statsmodels'
+    corrected statistic subtracts 1/2 from ``|sum(a - E a)|`` always; R does only when that
+    is at least 1/2.
+
     Tasks where every trial succeeded (or every trial failed) carry no information on the
     odds ratio and are dropped before calling statsmodels (their CMH variance is zero). When
     no task is informative, the statistics are NaN and the p-values 1.
     """
     import warnings
 
+    from scipy.stats import chi2
     from statsmodels.stats.contingency_tables import StratifiedTable
 
     k_a, n_a, k_b, n_b = _check_strata(k_a, n_a, k_b, n_b)
@@ -293,9 +299,9 @@ def cmh_test(k_a, n_a, k_b, n_b, confidence: float = 0.95) -> CMHResult:
         odds = float(st.oddsratio_pooled)
     return CMHResult(
         statistic=float(plain.statistic),
-        pvalue=float(plain.pvalue),
+        pvalue=float(chi2.sf(plain.statistic, 1)),
         statistic_corrected=float(corrected.statistic),
-        pvalue_corrected=float(corrected.pvalue),
+        pvalue_corrected=float(chi2.sf(corrected.statistic, 1)),
         odds_ratio=odds,
         odds_ratio_lower=float(lo),
         odds_ratio_upper=float(hi),

@@ -48,6 +48,7 @@ __all__ = [
     "as_rng",
     "mover_macro_interval",
     "outcome_grid",
+    "task_pairs",
 ]
 
 
@@ -331,3 +332,32 @@ def aggregate_success(
             )
         )
     return out, reps
+
+
+def task_pairs(frame, a: str, b: str, keys, outcome: str = "success") -> dict:
+    """Per task, A and B's trials paired on ``keys`` (columns besides ``task`` that name a
+    starting state, e.g. seed and trial or condition).
+
+    Returns
+    -------
+    dict
+        task -> ``(a_only, b_only, n_pairs)`` (A-only and B-only successes among the pairs),
+        or None for a task whose trials cannot be paired (a key repeated within a policy, or
+        no key shared by the two).
+    """
+    keys = list(keys)
+    out = {}
+    for task, grp in frame.groupby("task", sort=False):
+        ga = grp[grp["policy"] == a]
+        gb = grp[grp["policy"] == b]
+        if not keys or ga.duplicated(keys).any() or gb.duplicated(keys).any():
+            out[str(task)] = None
+            continue
+        merged = ga[[*keys, outcome]].merge(gb[[*keys, outcome]], on=keys, suffixes=("_a", "_b"))
+        if merged.empty:
+            out[str(task)] = None
+            continue
+        sa = merged[f"{outcome}_a"].to_numpy(bool)
+        sb = merged[f"{outcome}_b"].to_numpy(bool)
+        out[str(task)] = (int((sa & ~sb).sum()), int((~sa & sb).sum()), len(merged))
+    return out

@@ -255,7 +255,8 @@ class Ranking:
     aggregates : dict
         policy -> PolicyAggregate.
     simultaneous : dict
-        policy -> (lower, upper) joint interval of macro success.
+        policy -> (lower, upper) joint interval of macro success (max-|t|, clipped to
+        [0, 1]; pairwise differences are clipped to [-1, 1]).
     iqm : dict
         policy -> (estimate, lower, upper), or empty when there are no per-run scores.
     pairs : list of PairComparison
@@ -334,6 +335,7 @@ def rank_policies(
     macro = np.array([a.macro for a in aggs])
     order = sorted(range(m), key=lambda p: (-macro[p], -aggs[p].micro, grid.policies[p]))
     lo, hi, _ = simultaneous_intervals(macro, reps.macro, confidence)
+    lo, hi = np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)  # rates: the max-|t| band is symmetric
     pairs_idx = list(itertools.combinations(range(m), 2))
     raw, exact = [], []
     for i, j in pairs_idx:
@@ -346,6 +348,7 @@ def rank_policies(
     d_est = np.array([macro[j] - macro[i] for i, j in pairs_idx])
     d_reps = np.stack([reps.macro[:, j] - reps.macro[:, i] for i, j in pairs_idx], axis=1)
     d_lo, d_hi, crit = simultaneous_intervals(d_est, d_reps, confidence)
+    d_lo, d_hi = np.clip(d_lo, -1.0, 1.0), np.clip(d_hi, -1.0, 1.0)
     scores = [_run_scores(grid, runs, p) for p in range(m)]
     have_runs = all(s is not None for s in scores)
     if not have_runs:
