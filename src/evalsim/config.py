@@ -97,6 +97,8 @@ def _cross_checks(config: dict) -> None:
     named += [
         (f"design.paired_pools.{k}", paired[k]) for k in ("policy_a", "policy_b") if k in paired
     ]
+    multi = config.get("multi", {})
+    named += [(f"multi.{k}", multi[k]) for k in ("policy_a", "policy_b") if multi.get(k)]
     for key, name in named:
         if name not in policies:
             raise ConfigError(
