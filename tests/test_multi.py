@@ -155,7 +155,7 @@ def test_exact_stratified_matches_enumeration(k_a, n_a, k_b, n_b):
 def test_density_kernel_sums_to_one_and_matches_enumeration():
     k_a, n_a, k_b, n_b = SMALL_STRATA[4]
     t = np.array(k_a) + np.array(k_b)
-    lo, logd = _k.strata_log_density(np.array(n_b), np.array(n_a), t)
+    lo, logd = _k.strata_log_density(np.array(n_b), np.array(n_a), t, 0.0)
     dist = naive_strata_distribution(k_a, n_a, k_b, n_b)
     assert lo == min(dist)
     np.testing.assert_allclose(
@@ -316,3 +316,43 @@ def test_input_errors():
         exact_stratified_test([4], [3], [1], [3])
     with pytest.raises(ValueError, match="task names"):
         per_task_tests(["a"], [1, 2], [3, 3], [1, 1], [3, 3])
+
+
+def logspace_strata(k_a, n_a, k_b, n_b):
+    """Log-density of S by a log-sum-exp convolution of scipy's hypergeometric log-pmfs
+    (no underflow anywhere): (lo, log_density)."""
+    from scipy.special import logsumexp
+    from scipy.stats import hypergeom
+
+    lo, logd = 0, np.array([0.0])
+    for ka, na, kb, nb in zip(k_a, n_a, k_b, n_b, strict=True):
+        t = ka + kb
+        xs = np.arange(max(0, t - na), min(nb, t) + 1)
+        lp = hypergeom.logpmf(xs, na + nb, nb, t)
+        out = np.full(logd.size + xs.size - 1, -np.inf)
+        for i, v in enumerate(logd):
+            out[i : i + xs.size] = np.logaddexp(out[i : i + xs.size], v + lp)
+        logd, lo = out, lo + int(xs[0])
+    return lo, logd - logsumexp(logd)
+
+
+def test_far_from_the_null_interval_stays_exact():
+    """P(S = s_obs) at psi = 1 is ~1e-400 here (below double range): the p-value is 0, the
+    interval and the MLE still solve their equations on a log-space reference."""
+    from scipy.special import logsumexp
+
+    k_a, n_a, k_b, n_b = [100, 100, 100, 100], [500] * 4, [500, 500, 499, 500], [500] * 4
+    res = exact_stratified_test(k_a, n_a, k_b, n_b)
+    lo, logd = logspace_strata(k_a, n_a, k_b, n_b)
+    j = sum(k_b) - lo
+    assert logd[j] < -745  # exp() of it is 0 in double precision
+    assert res.pvalue == 0.0
+
+    def log_tail(psi, upper):
+        w = logd + np.arange(logd.size) * math.log(psi)
+        return (logsumexp(w[j:]) if upper else logsumexp(w[: j + 1])) - logsumexp(w)
+
+    assert math.exp(log_tail(res.odds_ratio_lower, True)) == pytest.approx(0.025, rel=1e-6)
+    assert math.exp(log_tail(res.odds_ratio_upper, False)) == pytest.approx(0.025, rel=1e-6)
+    swapped = exact_stratified_test(k_b, n_b, k_a, n_a)
+    assert swapped.odds_ratio == pytest.approx(1 / res.odds_ratio, rel=1e-8)

@@ -33,8 +33,10 @@ from numba import njit
 
 
 @njit(cache=True)
-def _stratum_log_pmf(nb, na, t, lo, hi, out):
-    """Central hypergeometric log-pmf of B's successes on ``lo..hi``, minus its maximum."""
+def _stratum_log_pmf(nb, na, t, lo, hi, log_psi, out):
+    """Hypergeometric log-pmf of B's successes on ``lo..hi`` tilted by ``psi**(x - lo)``
+    (Fisher's noncentral law at odds ratio psi; central at ``log_psi = 0``), minus its
+    maximum."""
     best = -np.inf
     base = (
         math.lgamma(nb + 1.0)
@@ -45,11 +47,15 @@ def _stratum_log_pmf(nb, na, t, lo, hi, out):
     )
     for j in range(hi - lo + 1):
         x = lo + j
-        v = base - (
-            math.lgamma(x + 1.0)
-            + math.lgamma(nb - x + 1.0)
-            + math.lgamma(t - x + 1.0)
-            + math.lgamma(na - t + x + 1.0)
+        v = (
+            base
+            - (
+                math.lgamma(x + 1.0)
+                + math.lgamma(nb - x + 1.0)
+                + math.lgamma(t - x + 1.0)
+                + math.lgamma(na - t + x + 1.0)
+            )
+            + j * log_psi
         )
         out[j] = v
         if v > best:
@@ -59,21 +65,24 @@ def _stratum_log_pmf(nb, na, t, lo, hi, out):
 
 
 @njit(cache=True)
-def strata_log_density(n_b, n_a, t):
-    """Log of the central product-hypergeometric density of ``S = sum x_i`` on its support.
+def strata_log_density(n_b, n_a, t, log_psi):
+    """Log of the density of ``S = sum x_i`` on its support at odds ratio ``exp(log_psi)``.
 
     Parameters
     ----------
     n_b, n_a, t : int64[K]
         Trials of B, trials of A and total successes of each stratum.
+    log_psi : float
+        The tilt: 0 gives the central (null) law. A tilt near the estimate keeps the values
+        around the observed S representable when they are far below the null law's mode.
 
     Returns
     -------
     lo : int
         Smallest value of S; entry j of the density is ``P(S = lo + j)`` at psi = 1.
     log_density : float64[hi - lo + 1]
-        ``log P(S = s)``, normalised to sum to one. Values below about 1e-308 of the largest
-        underflow to ``-inf``.
+        ``log P(S = s)`` at that odds ratio, normalised to sum to one. Values below about
+        1e-308 of the largest underflow to ``-inf``.
 
     Notes
     -----
@@ -98,7 +107,7 @@ def strata_log_density(n_b, n_a, t):
         lo = max(0, t[i] - n_a[i])
         hi = min(n_b[i], t[i])
         m = hi - lo + 1
-        _stratum_log_pmf(n_b[i], n_a[i], t[i], lo, hi, logp)
+        _stratum_log_pmf(n_b[i], n_a[i], t[i], lo, hi, log_psi, logp)
         for j in range(m):
             w[j] = math.exp(logp[j])
         new_len = length + m - 1

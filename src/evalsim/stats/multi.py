@@ -351,6 +351,24 @@ class ExactStratifiedResult:
         )
 
 
+#: Below this log-probability at psi = 1 the observed S is re-based on a tilted convolution
+#: (exp(-600) ~ 1e-261, well above the 1e-308 where doubles run out).
+_UNDERFLOW_LOG = -600.0
+
+
+def _mh_log_odds(k_a, n_a, k_b, n_b) -> float:
+    """log of the Mantel-Haenszel common odds ratio (B vs A), +-0.5 added to every cell
+    when a sum is zero, clipped to the search range."""
+    a, b = k_b.astype(float), (n_b - k_b).astype(float)
+    c, d = k_a.astype(float), (n_a - k_a).astype(float)
+    n = n_a + n_b
+    num, den = float(np.sum(a * d / n)), float(np.sum(b * c / n))
+    if num == 0.0 or den == 0.0:
+        num = float(np.sum((a + 0.5) * (d + 0.5) / (n + 2)))
+        den = float(np.sum((b + 0.5) * (c + 0.5) / (n + 2)))
+    return float(np.clip(math.log(num / den), -_LOG_PSI_MAX, _LOG_PSI_MAX))
+
+
 def _solve_log_psi(fn, target: float) -> float:
     """Root of ``fn(theta) = target`` for an increasing ``fn`` on |theta| <= 36.04;
     -inf / +inf when the root lies beyond (then psi is reported as 0 / inf)."""
@@ -399,12 +417,14 @@ def exact_stratified_test(k_a, n_a, k_b, n_b, confidence: float = 0.95) -> Exact
     1e-12, so R's printed bounds can differ in the fourth digit.
 
     Values of ``P(S = s)`` below about 1e-308 of the largest underflow: a p-value under
-    ~1e-300 is returned as 0.
+    ~1e-300 is returned as 0. The interval and the estimate stay accurate there: when the
+    observed value's null probability is below exp(-600), the convolution is redone tilted at
+    the Mantel-Haenszel estimate, which puts the observed value near the mode.
     """
     k_a, n_a, k_b, n_b = _check_strata(k_a, n_a, k_b, n_b)
     confidence = check_confidence(confidence)
     t = k_a + k_b
-    lo, logd = _k.strata_log_density(n_b, n_a, t)
+    lo, logd = _k.strata_log_density(n_b, n_a, t, 0.0)
     s = int(k_b.sum())
     j = s - lo
     hi = lo + logd.shape[0] - 1
@@ -412,16 +432,26 @@ def exact_stratified_test(k_a, n_a, k_b, n_b, confidence: float = 0.95) -> Exact
     p_less = float(_k.tail_probability(logd, j, 0.0, False))
     p_greater = float(_k.tail_probability(logd, j, 0.0, True))
     half = (1.0 - confidence) / 2.0
+    # Far from the null, P(S = s_obs) at psi = 1 underflows: redo the convolution tilted at
+    # the Mantel-Haenszel estimate, so the law near s_obs is represented, and shift the tilt.
+    theta0 = 0.0
+    if logd[j] < _UNDERFLOW_LOG:
+        theta0 = _mh_log_odds(k_a, n_a, k_b, n_b)
+        _, logd = _k.strata_log_density(n_b, n_a, t, theta0)
     if s == lo:
         lower = 0.0
     else:
         # P(S >= s; psi) increases with psi.
-        lower = math.exp(_solve_log_psi(lambda th: _k.tail_probability(logd, j, th, True), half))
+        lower = math.exp(
+            _solve_log_psi(lambda th: _k.tail_probability(logd, j, th - theta0, True), half)
+        )
     if s == hi:
         upper = math.inf
     else:
         # P(S <= s; psi) decreases with psi: solve -P = -half.
-        upper = math.exp(_solve_log_psi(lambda th: -_k.tail_probability(logd, j, th, False), -half))
+        upper = math.exp(
+            _solve_log_psi(lambda th: -_k.tail_probability(logd, j, th - theta0, False), -half)
+        )
     if lo == hi:  # no informative task: S is fixed by the margins
         estimate = math.nan
     elif s == lo:
@@ -429,7 +459,9 @@ def exact_stratified_test(k_a, n_a, k_b, n_b, confidence: float = 0.95) -> Exact
     elif s == hi:
         estimate = math.inf
     else:
-        estimate = math.exp(_solve_log_psi(lambda th: _k.mean_statistic(logd, th), float(j)))
+        estimate = math.exp(
+            _solve_log_psi(lambda th: _k.mean_statistic(logd, th - theta0), float(j))
+        )
     return ExactStratifiedResult(
         statistic=s,
         support=(int(lo), int(hi)),
