@@ -203,6 +203,8 @@ def per_task_table(
             }
         )
     df = pd.DataFrame(rows)
+    df.insert(0, "policy_b", policy_b)
+    df.insert(0, "policy_a", policy_a)
     df.attrs["title"] = f"T34 Per-task comparison, {policy_b} vs {policy_a}, over the tasks"
     design = (
         "exact McNemar on the trials paired by (seed, trial) within each task"
@@ -221,7 +223,8 @@ def per_task_table(
         f"{bootstrap_reps:,} replicates, {confidence:g} percentile intervals; 'tasks fixed' "
         "rows answer for these tasks only, the stratified rows for tasks drawn from the same "
         "population. stratified_to_this_width = stratified micro width / this row's width "
-        "(> 1 on a naive row: the naive interval is too narrow by that factor)."
+        "(> 1 on a naive row: the naive interval is too narrow by that factor). Micro and "
+        "macro coincide when every task has the same number of trials of a policy."
     )
     return df
 
@@ -392,7 +395,7 @@ def per_task_figure(table, confidence: float = 0.95, ax=None):
             ms=3.5,
             capsize=2,
             color=color_for(j),
-            label="A" if arm == "a" else "B",
+            label=str(table[f"policy_{arm}"].iloc[0]) if f"policy_{arm}" in table else arm.upper(),
         )
     ax.axvline(len(tasks) - 0.5 + 0.4, color="0.6", lw=0.6, ls=":")
     ax.set_xticks(x, [lab.replace(" (MOVER)", "\n(MOVER)").replace(", ", ",\n") for lab in labels])
