@@ -224,7 +224,10 @@ def per_task_table(
         "rows answer for these tasks only, the stratified rows for tasks drawn from the same "
         "population. stratified_to_this_width = stratified micro width / this row's width "
         "(> 1 on a naive row: the naive interval is too narrow by that factor). Micro and "
-        "macro coincide when every task has the same number of trials of a policy."
+        "macro coincide when every task has the same number of trials of a policy. With few "
+        f"tasks ({len(grid.tasks)} here) the task stage of the bootstrap has at most "
+        f"C(2T-1, T) = {math.comb(2 * len(grid.tasks) - 1, len(grid.tasks))} distinct draws, "
+        "so its interval is rough."
     )
     return df
 
@@ -458,7 +461,7 @@ def ranking_figure(table, confidence: float = 0.95, ax=None):
     ax.set_yticks(y, df["policy"])
     ax.set_xlim(max(0.0, float(df["simultaneous_lower"].min()) - 0.05), 1.02)
     ax.set_xlabel("macro success (mean of task rates)")
-    ax.legend(frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.28), ncol=2)
+    ax.legend(frameon=False, loc="upper left")
     ax.set_title("Ranking; a shared letter = not detectably different (Holm)")
     sns_despine(ax)
     return fig
