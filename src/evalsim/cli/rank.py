@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 
 from evalsim.cli._common import (
     BadInput,
@@ -25,7 +26,15 @@ from evalsim.cli._common import (
 )
 from evalsim.cli.by_task import read_task_logs
 
-__all__ = ["cmd_rank", "register"]
+__all__ = ["MAX_PAIRS_SHOWN", "cmd_rank", "register"]
+
+#: The text output lists at most this many differing pairs (JSON has them all).
+MAX_PAIRS_SHOWN = 15
+
+
+def _natural(text: str) -> tuple:
+    """Sort key: 'sigma2' before 'sigma10'."""
+    return tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", text))
 
 
 def cmd_rank(args) -> Report:
@@ -34,10 +43,10 @@ def cmd_rank(args) -> Report:
     from evalsim.stats.multi_rank import rank_policies
 
     df = read_task_logs(args.files, args.policy, need_task=False)
-    policies = sorted(set(df["policy"]))
+    policies = sorted(set(df["policy"]), key=_natural)
     if len(policies) < 2:
         raise BadInput(f"rank needs at least 2 policies, the log has {', '.join(policies)}")
-    tasks = sorted(set(df["task"]))
+    tasks = sorted(set(df["task"]), key=_natural)
     try:
         grid = outcome_grid(df, tasks=tasks, policies=policies)
     except ValueError as err:
@@ -134,22 +143,35 @@ def cmd_rank(args) -> Report:
         rep.line("IQM needs a seed column (per-run scores); P(> next) then uses the episodes.")
     else:
         rep.line("IQM skipped: the seeds differ in number between tasks or policies.")
-    diff = [q for q in r.pairs if q.differ]
+    rank_of = {p: i for i, p in enumerate(r.order)}
+    diff = []
+    for q in r.pairs:
+        if not q.differ:
+            continue
+        flip = rank_of[q.second] < rank_of[q.first]  # show the better-ranked policy first
+        better, worse = (q.second, q.first) if flip else (q.first, q.second)
+        sign = 1.0 if flip else -1.0  # diff_macro is second - first
+        lo, hi = sorted((sign * q.diff_lower, sign * q.diff_upper))
+        gap_rank = rank_of[worse] - rank_of[better]
+        diff.append((gap_rank, rank_of[better], better, worse, q, sign * q.diff_macro, lo, hi))
+    diff.sort(key=lambda d: d[:2])  # nearest in rank first: the informative separations
     if diff:
+        shown = diff[:MAX_PAIRS_SHOWN]
         rep.table(
-            "Pairs that differ (Holm)",
+            "Pairs that differ (Holm), nearest in rank first",
             ["pair", "p", "Holm p", "macro gap [simultaneous]"],
             [
                 [
-                    f"{q.second} vs {q.first}",
+                    f"{b} vs {w}",
                     f"{q.pvalue:.2g}",
                     f"{q.pvalue_holm:.2g}",
-                    f"{100 * q.diff_macro:+.1f} [{100 * q.diff_lower:+.1f}, "
-                    f"{100 * q.diff_upper:+.1f}]",
+                    f"{100 * gap:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}]",
                 ]
-                for q in diff
+                for _, _, b, w, q, gap, lo, hi in shown
             ],
         )
+        if len(diff) > len(shown):
+            rep.line(f"... and {len(diff) - len(shown)} more pairs (all in --json).")
     else:
         rep.line("No pair differs after Holm.")
     if args.plot:
