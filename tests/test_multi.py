@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from scipy.stats import fisher_exact
 from scipy.stats.contingency import odds_ratio as scipy_odds_ratio
+from statsmodels.stats.multitest import multipletests
 
 from evalsim.stats import _multi_kernels as _k
 from evalsim.stats.multi import (
@@ -261,6 +262,8 @@ def test_adjust_against_plain_python(method):
     for _ in range(20):
         p = rng.uniform(0, 0.2, size=rng.integers(1, 12))
         np.testing.assert_allclose(adjust_pvalues(p, method), naive_adjust(p, method), rtol=1e-12)
+        sm = {"holm": "holm", "hochberg": "simes-hochberg", "bh": "fdr_bh"}[method]
+        np.testing.assert_array_equal(adjust_pvalues(p, method), multipletests(p, method=sm)[1])
 
 
 def test_adjust_errors():
