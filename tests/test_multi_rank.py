@@ -331,3 +331,21 @@ def test_rank_policies_orders_and_letters():
         ),
         r.letters,
     )
+
+
+def test_episode_bootstrap_kernel_equals_plain_python_and_binomial_variance():
+    rng = np.random.default_rng(12)
+    values = (rng.random(30) < 0.6).astype(float)
+    starts = np.array([0, 12, 30], dtype=np.int64)
+    got = _k.episode_bootstrap(values, starts, 20, np.random.default_rng(5))
+    stream = np.random.default_rng(5)
+    want = np.empty((20, 2))
+    for r in range(20):
+        for g in range(2):
+            lo, size = starts[g], starts[g + 1] - starts[g]
+            want[r, g] = sum(values[lo + int(stream.random() * size)] for _ in range(size)) / size
+    np.testing.assert_allclose(got, want, rtol=1e-14)
+    many = _k.episode_bootstrap(values, starts, 4000, np.random.default_rng(6))
+    p = values[12:].mean()
+    # SciPy's binomial variance of a mean of 18 draws; SE of a variance over 4000 reps ~2.2%
+    assert many[:, 1].var() == pytest.approx(sps.binom(18, p).var() / 18**2, rel=4 * 0.022)
