@@ -99,6 +99,8 @@ def _cross_checks(config: dict) -> None:
     paired = config.get("design", {}).get("paired_pools", {})
     for i, pair in enumerate(paired.get("pairs") or []):
         named += [(f"design.paired_pools.pairs[{i}]", name) for name in pair]
+    multi = config.get("multi", {})
+    named += [(f"multi.{k}", multi[k]) for k in ("policy_a", "policy_b") if multi.get(k)]
     for key, name in named:
         if name not in policies:
             raise ConfigError(

@@ -67,5 +67,6 @@ def all_targets():
         + RESAMPLE_TARGETS
         + DESIGN_TARGETS
         + PEEKING_TARGETS
+        + MULTI_TARGETS
         + REPORT_TARGETS
     )
