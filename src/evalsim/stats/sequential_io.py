@@ -378,6 +378,9 @@ def check_unpaired(design: SequentialDesign, success_a, success_b) -> CheckResul
         if nxt < len(sizes):
             ka, kb = int(a[:n].sum()), int(b[:n].sum())
             watch = f"next look at {m} trials each; {n} each so far (A {ka}/{n}, B {kb}/{n})"
+            u = int(r["upper"][j, ka]) if m == n + 1 else None
+            if u is not None and u <= m:
+                watch += f"; at the next look B better if k_B >= {u} with k_A = {ka}"
         else:
             watch = "no look reached"
         return CheckResult("continue", None, n, {"n": n, "k_a": int(a[:n].sum()), "k_b": int(b[:n].sum())}, watch, None, None)
@@ -418,8 +421,15 @@ def check_paired(design: SequentialDesign, success_a, success_b) -> CheckResult:
     tallies = {"pairs": t, "discordant": d, "b_only": b_only, "a_only": a_only}
     r = design.rows
     if stop[0] < 0:
-        u = int(r["upper"][d]) if d <= design.d_max else d + 1
-        watch = f"after {t} pairs: {d} discordant, B alone {b_only}; B better at {u} of {d}"
+        reach = [k for k in range(d + 1, design.d_max + 1) if r["upper"][k] - b_only <= k - d]
+        if reach:
+            k = reach[0]
+            watch = (
+                f"after {t} pairs: {d} discordant, B alone {b_only}; the earliest stop 'B better' "
+                f"is at {k} discordant pairs with B alone {int(r['upper'][k])}"
+            )
+        else:
+            watch = f"after {t} pairs: {d} discordant, B alone {b_only}; run on to the final look"
         return CheckResult("continue", None, t, tallies, watch, None, None)
     v = int(verdict[0])
     final = t == design.n_max or d == design.d_max
