@@ -41,7 +41,12 @@ def main() -> None:
         for policy, p in RATES.items():
             latent = np.sqrt(RHO) * z[i] + np.sqrt(1 - RHO) * rng.standard_normal()
             rows.append(
-                {"policy": policy, "task": "pick_cube", "condition": f"pose{i:03d}", "success": int(latent < norm.ppf(p))}
+                {
+                    "policy": policy,
+                    "task": "pick_cube",
+                    "condition": f"pose{i:03d}",
+                    "success": int(latent < norm.ppf(p)),
+                }
             )
     pd.DataFrame(rows).to_csv(OUT, index=False)
     print(f"wrote {OUT} ({len(rows)} trials, synthetic)")

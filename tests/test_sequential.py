@@ -139,7 +139,9 @@ def test_bernstein_certify_bounds_a_polynomial_from_above():
         beta = rng.random(n + 1) ** 3
         grid = np.linspace(0, 1, 20001)
         dense = (beta[None, :] * binom.pmf(np.arange(n + 1)[None, :], n, grid[:, None])).sum(1)
-        up, att, p_at, n_int, _ = K.bernstein_certify(beta, 0.0, 1.0, np.array([0.0, 0.0]), 1e-9, 60)
+        up, att, p_at, n_int, _ = K.bernstein_certify(
+            beta, 0.0, 1.0, np.array([0.0, 0.0]), 1e-9, 60
+        )
         assert up >= dense.max() - 1e-12
         assert up - dense.max() <= 1e-8
         assert att == pytest.approx(float(beta @ binom.pmf(np.arange(n + 1), n, p_at)), abs=1e-12)
@@ -162,7 +164,9 @@ def test_type1_at_most_alpha_on_dense_grid_and_at_certified_worst(family):
 def test_alpha_spent_by_each_look_within_spending_function():
     d = unpaired_design(0.05, 40, "two-sided", "pocock", looks=8)
     grid = np.linspace(0.01, 0.99, 99)
-    beta_by = K.unpaired_null_bernstein(d.look_sizes, d.rows["upper"], d.rows["lower"], True, True)[1]
+    beta_by = K.unpaired_null_bernstein(d.look_sizes, d.rows["upper"], d.rows["lower"], True, True)[
+        1
+    ]
     budget = spending(d.look_sizes / 40, 0.05, "pocock")
     for j, m in enumerate(d.look_sizes):
         s = np.arange(2 * m + 1)
@@ -197,7 +201,12 @@ def test_paired_dp_equals_enumeration(alternative):
         exact = brute_paired(d, p10, p01)
         oc = operating_characteristics(d, p10=p10, p01=p01)
         assert oc.stop_prob == pytest.approx(exact.sum(axis=1), abs=1e-13)
-        for v, name in ((1, "B better"), (2, "A better"), (3, "futility"), (0, "no difference shown")):
+        for v, name in (
+            (1, "B better"),
+            (2, "A better"),
+            (3, "futility"),
+            (0, "no difference shown"),
+        ):
             assert oc.verdicts[name] == pytest.approx(exact[:, v].sum(), abs=1e-13)
 
 
@@ -260,7 +269,9 @@ def test_fixed_n_power_against_scipy():
         b_, c_ = counts
         if b_ + c_ > n or b_ + c_ == 0:
             continue
-        pr = math.factorial(n) / (math.factorial(b_) * math.factorial(c_) * math.factorial(n - b_ - c_))
+        pr = math.factorial(n) / (
+            math.factorial(b_) * math.factorial(c_) * math.factorial(n - b_ - c_)
+        )
         pr *= p10**b_ * p01**c_ * (1 - p10 - p01) ** (n - b_ - c_)
         if binomtest(c_, b_ + c_, 0.5, alternative="greater").pvalue < alpha:
             ref += pr
@@ -281,7 +292,17 @@ def test_optimiser_respects_floors_and_certification():
 def test_mc_kernel_type1_within_3se():
     d = unpaired_design(0.05, 30, "one-sided", "pocock")
     r = d.rows
-    look, verdict = K.unpaired_mc(0.4, 0.4, 50_000, np.random.default_rng(11), d.look_sizes, r["upper"], r["lower"], r["fut_lo"], r["fut_hi"])
+    look, verdict = K.unpaired_mc(
+        0.4,
+        0.4,
+        50_000,
+        np.random.default_rng(11),
+        d.look_sizes,
+        r["upper"],
+        r["lower"],
+        r["fut_lo"],
+        r["fut_hi"],
+    )
     exact = operating_characteristics(d, 0.4, 0.4).verdicts["B better"]
     se = math.sqrt(exact * (1 - exact) / 50_000)
     assert abs((verdict == 1).mean() - exact) <= 3 * se

@@ -39,7 +39,10 @@ def _cert_text(design) -> str:
     c = design.certificate
     if c is None:
         return "no certificate in the file"
-    return f"certified worst-case false-win rate <= {c.upper:.6f} (attained {c.attained:.6f}; {c.method})"
+    return (
+        f"certified worst-case false-win rate <= {c.upper:.6f} "
+        f"(attained {c.attained:.6f}; {c.method})"
+    )
 
 
 def cmd_design(args) -> Report:
@@ -52,11 +55,20 @@ def cmd_design(args) -> Report:
         raise BadInput("--spending power needs --rho")
     if args.kind == "paired":
         if args.spending == "shape":
-            raise BadInput("--spending shape is for unpaired designs; paired designs take pocock, obrien-fleming or power")
+            raise BadInput(
+                "--spending shape is for unpaired designs; "
+                "paired designs take pocock, obrien-fleming or power"
+            )
         if args.looks != "every":
             raise BadInput("paired designs look after every pair; drop --looks")
         design = _lib("sequential_paired", "paired_design")(
-            args.alpha, args.n_max, args.alternative, args.spending, rho=args.rho, d_max=args.d_max, futility=futility
+            args.alpha,
+            args.n_max,
+            args.alternative,
+            args.spending,
+            rho=args.rho,
+            d_max=args.d_max,
+            futility=futility,
         )
     elif args.spending == "shape":
         design = _lib("sequential", "unpaired_shape_design")(
@@ -64,7 +76,13 @@ def cmd_design(args) -> Report:
         )
     else:
         design = _lib("sequential", "unpaired_design")(
-            args.alpha, args.n_max, args.alternative, args.spending, rho=args.rho, looks=args.looks, futility=futility
+            args.alpha,
+            args.n_max,
+            args.alternative,
+            args.spending,
+            rho=args.rho,
+            looks=args.looks,
+            futility=futility,
         )
     _lib("sequential_io", "save_design")(design, args.out)
     c = design.certificate
@@ -96,7 +114,11 @@ def _oc_report(design, oc) -> Report:
         "rejection_prob": oc.rejection_prob,
         "power": oc.power,
         "ess": oc.ess,
-        "stop_quantiles": {"25%": oc.quantile(0.25), "50%": oc.quantile(0.5), "90%": oc.quantile(0.9)},
+        "stop_quantiles": {
+            "25%": oc.quantile(0.25),
+            "50%": oc.quantile(0.5),
+            "90%": oc.quantile(0.9),
+        },
         "max_type1_certified": design.certificate.upper if design.certificate else None,
     }
     rep = Report(data)
@@ -106,7 +128,9 @@ def _oc_report(design, oc) -> Report:
     if oc.p10 is not None:
         where += f"{'; ' if where else ''}A-only pairs {oc.p10:.4f}, B-only pairs {oc.p01:.4f}"
     rep.line(f"at {where} (exact)")
-    rep.table("Verdicts", ["verdict", "probability"], [[k, _pct(v, 2)] for k, v in oc.verdicts.items()])
+    rep.table(
+        "Verdicts", ["verdict", "probability"], [[k, _pct(v, 2)] for k, v in oc.verdicts.items()]
+    )
     rep.table(
         f"Stopping time ({unit})",
         ["expected", "25%", "median", "90%", "max"],
@@ -123,14 +147,18 @@ def cmd_oc(args) -> Report:
         raise BadInput("--p10/--p01 are for paired designs; give --pa and --pb")
     if not given_split and (args.pa is None or args.pb is None):
         raise BadInput("give --pa and --pb (or --p10 and --p01 for a paired design)")
-    oc = _lib("sequential", "operating_characteristics")(design, p_a=args.pa, p_b=args.pb, p10=args.p10, p01=args.p01)
+    oc = _lib("sequential", "operating_characteristics")(
+        design, p_a=args.pa, p_b=args.pb, p10=args.p10, p01=args.p01
+    )
     return _oc_report(design, oc)
 
 
 def _policy_rows(df, name: str, flag: str):
     policies = sorted(set(df["policy"]))
     if name not in policies:
-        raise BadInput(f"{flag} {name!r} is not a policy in the log (policies: {', '.join(policies)})")
+        raise BadInput(
+            f"{flag} {name!r} is not a policy in the log (policies: {', '.join(policies)})"
+        )
     return df[df["policy"] == name]
 
 
@@ -154,14 +182,22 @@ def cmd_check(args) -> Report:
                 raise BadInput(f"policy {name} ran a condition more than once: cannot pair")
         b_idx = b.reset_index()[[*keys, "index"]].rename(columns={"index": "row_b"})
         a_idx = a.reset_index()[[*keys, "index", "success"]].rename(columns={"index": "row_a"})
-        merged = a_idx.merge(b_idx.merge(b[[*keys, "success"]], on=keys), on=keys, suffixes=("_a", "_b"))
+        merged = a_idx.merge(
+            b_idx.merge(b[[*keys, "success"]], on=keys), on=keys, suffixes=("_a", "_b")
+        )
         if merged.empty:
             raise BadInput("the two policies share no condition: nothing to pair")
         # a pair is complete when its later trial is logged
-        merged = merged.assign(done=np.maximum(merged["row_a"], merged["row_b"])).sort_values("done", kind="stable")
-        res = _lib("sequential_io", "check_paired")(design, merged["success_a"].to_numpy(), merged["success_b"].to_numpy())
+        merged = merged.assign(done=np.maximum(merged["row_a"], merged["row_b"])).sort_values(
+            "done", kind="stable"
+        )
+        res = _lib("sequential_io", "check_paired")(
+            design, merged["success_a"].to_numpy(), merged["success_b"].to_numpy()
+        )
     else:
-        res = _lib("sequential_io", "check_unpaired")(design, a["success"].to_numpy(), b["success"].to_numpy())
+        res = _lib("sequential_io", "check_unpaired")(
+            design, a["success"].to_numpy(), b["success"].to_numpy()
+        )
     data = {
         "design": design.label,
         "status": res.status,
@@ -180,8 +216,9 @@ def cmd_check(args) -> Report:
     if res.interval is not None:
         lo, hi = res.interval
         rep.line(
-            f"p_B - p_A: [{100 * lo:+.1f}, {100 * hi:+.1f}] points (approximate repeated confidence "
-            f"interval at the stopping look's critical value, nominal {res.confidence:.4f} pointwise)"
+            f"p_B - p_A: [{100 * lo:+.1f}, {100 * hi:+.1f}] points "
+            "(approximate repeated confidence interval at the stopping look's critical value, "
+            f"nominal {res.confidence:.4f} pointwise)"
         )
     rep.line(_cert_text(design))
     return rep
@@ -210,7 +247,9 @@ def _number(text: str) -> float:
 
 def register(sub) -> None:
     """Add the ``sequential`` subcommand (with design, oc, check, sheet) to the parser."""
-    p = sub.add_parser("sequential", help="sequential designs: stop early with a certified error rate")
+    p = sub.add_parser(
+        "sequential", help="sequential designs: stop early with a certified error rate"
+    )
     inner = p.add_subparsers(dest="action", metavar="ACTION", parser_class=type(p))
     inner.required = True
 
@@ -219,14 +258,35 @@ def register(sub) -> None:
     d.add_argument("--kind", choices=("unpaired", "paired"), default="unpaired")
     d.add_argument("--alternative", choices=("one-sided", "two-sided"), default="one-sided")
     d.add_argument("--alpha", type=_open_unit, default=0.05, help="default 0.05")
-    d.add_argument("--n-max", type=_positive_int, default=200, help="max trials per policy (pairs); default 200")
-    d.add_argument("--spending", choices=("pocock", "obrien-fleming", "power", "shape"), default="pocock")
+    d.add_argument(
+        "--n-max",
+        type=_positive_int,
+        default=200,
+        help="max trials per policy (pairs); default 200",
+    )
+    d.add_argument(
+        "--spending", choices=("pocock", "obrien-fleming", "power", "shape"), default="pocock"
+    )
     d.add_argument("--rho", type=_number, help="exponent of the power spending family")
-    d.add_argument("--b", type=_number, default=0.16, help="shape exponent b of c_t = a (t/n)^-b (default 0.16)")
-    d.add_argument("--looks", type=_looks, default="every", help="'every' (default), K, or sizes like 50,100,200")
+    d.add_argument(
+        "--b",
+        type=_number,
+        default=0.16,
+        help="shape exponent b of c_t = a (t/n)^-b (default 0.16)",
+    )
+    d.add_argument(
+        "--looks",
+        type=_looks,
+        default="every",
+        help="'every' (default), K, or sizes like 50,100,200",
+    )
     d.add_argument("--d-max", type=_positive_int, help="paired: stop at this many discordant pairs")
-    d.add_argument("--futility-z", type=_number, help="stop for futility when z <= this (non-binding)")
-    d.add_argument("--futility-from", type=_positive_int, help="... from this many trials (pairs) on")
+    d.add_argument(
+        "--futility-z", type=_number, help="stop for futility when z <= this (non-binding)"
+    )
+    d.add_argument(
+        "--futility-from", type=_positive_int, help="... from this many trials (pairs) on"
+    )
     add_json_flag(d)
     d.set_defaults(run=cmd_design)
 
@@ -250,6 +310,8 @@ def register(sub) -> None:
 
     s = inner.add_parser("sheet", help="printable bench sheet (PNG and PDF)")
     s.add_argument("design", metavar="DESIGN")
-    s.add_argument("--out", required=True, metavar="PREFIX", help="writes PREFIX.png and PREFIX.pdf")
+    s.add_argument(
+        "--out", required=True, metavar="PREFIX", help="writes PREFIX.png and PREFIX.pdf"
+    )
     add_json_flag(s)
     s.set_defaults(run=cmd_sheet)

@@ -47,11 +47,15 @@ __all__ = [
 ]
 
 
-def build_design(spec: dict, alpha: float, n_max: int, alternative: str, looks, futility: dict, optimise: dict) -> SequentialDesign:
+def build_design(
+    spec: dict, alpha: float, n_max: int, alternative: str, looks, futility: dict, optimise: dict
+) -> SequentialDesign:
     """The design named by one entry of ``sequential.designs`` (see config/README.md)."""
     fut = futility if spec.get("futility", False) else None
     if spec["kind"] == "paired":
-        return paired_design(alpha, n_max, alternative, spec["boundary"], rho=spec.get("rho"), futility=fut)
+        return paired_design(
+            alpha, n_max, alternative, spec["boundary"], rho=spec.get("rho"), futility=fut
+        )
     if spec["boundary"] == "optimised":
         res = optimise_design(
             [tuple(a) for a in optimise["alternatives"]],
@@ -67,7 +71,9 @@ def build_design(spec: dict, alpha: float, n_max: int, alternative: str, looks, 
         return res.design
     if spec["boundary"] == "shape":
         return unpaired_shape_design(alpha, n_max, spec["b"], alternative, looks, futility=fut)
-    return unpaired_design(alpha, n_max, alternative, spec["boundary"], rho=spec.get("rho"), looks=looks, futility=fut)
+    return unpaired_design(
+        alpha, n_max, alternative, spec["boundary"], rho=spec.get("rho"), looks=looks, futility=fut
+    )
 
 
 def _boundary_text(d: SequentialDesign) -> str:
@@ -95,7 +101,11 @@ def designs_table(designs: dict[str, SequentialDesign]) -> pd.DataFrame:
         else:
             crit = r["crit"]
             ok = np.flatnonzero(np.isfinite(crit))
-            earliest = f"{int(d.look_sizes[ok[0]])} per policy (z >= {crit[ok[0]]:.3f})" if ok.size else "never"
+            earliest = (
+                f"{int(d.look_sizes[ok[0]])} per policy (z >= {crit[ok[0]]:.3f})"
+                if ok.size
+                else "never"
+            )
             mid = len(crit) // 2
             middle = f"z >= {crit[mid]:.3f} at {int(d.look_sizes[mid])}"
             last = f"z >= {crit[-1]:.3f} at {d.n_max}"
@@ -108,13 +118,17 @@ def designs_table(designs: dict[str, SequentialDesign]) -> pd.DataFrame:
                 "n_max": d.n_max,
                 "looks": len(d.look_sizes) if d.kind == "unpaired" else "every pair",
                 "boundary": _boundary_text(d),
-                "futility": "none" if d.futility is None else f"z <= {d.futility['z']:g} from {d.futility['from']}",
+                "futility": "none"
+                if d.futility is None
+                else f"z <= {d.futility['z']:g} from {d.futility['from']}",
                 "earliest possible stop": earliest,
                 "boundary at mid-way": middle,
                 "boundary at the end": last,
                 "certified max type-I": c.upper,
                 "attained max type-I": c.attained,
-                "worst case at": (f"p = {c.p_at:.4f}" if c.p_at is not None else f"D = {c.discordant_at}"),
+                "worst case at": (
+                    f"p = {c.p_at:.4f}" if c.p_at is not None else f"D = {c.discordant_at}"
+                ),
                 "certificate": c.method,
                 "intervals": c.intervals,
                 "certified <= alpha": bool(c.upper <= d.alpha),
@@ -122,7 +136,8 @@ def designs_table(designs: dict[str, SequentialDesign]) -> pd.DataFrame:
                     "type-I certified over every common rate p in [0, 1] by Bernstein subdivision "
                     "(rounding allowance 1e-10 included)"
                     if d.kind == "unpaired"
-                    else "type-I exact for every nuisance (drifting rates included): worst case over "
+                    else "type-I exact for every nuisance (drifting rates included): "
+                    "worst case over "
                     "the number of discordant pairs at the stop"
                 ),
             }
@@ -130,7 +145,9 @@ def designs_table(designs: dict[str, SequentialDesign]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def oc_table(designs: dict[str, SequentialDesign], scenarios, step: list[dict] | None = None) -> pd.DataFrame:
+def oc_table(
+    designs: dict[str, SequentialDesign], scenarios, step: list[dict] | None = None
+) -> pd.DataFrame:
     """T32: exact power and ESS at each scenario, beside the fixed-n exact test of the same power.
 
     Paired designs assume the two outcomes of a pair independent given the condition
@@ -163,14 +180,19 @@ def oc_table(designs: dict[str, SequentialDesign], scenarios, step: list[dict] |
             else:
                 row["fixed-n of same power"] = None
                 row["ESS saving vs fixed n"] = None
-            s = step_at.get((p_a, p_b)) if d.kind == "unpaired" and d.alternative == "one-sided" else None
+            s = (
+                step_at.get((p_a, p_b))
+                if d.kind == "unpaired" and d.alternative == "one-sided"
+                else None
+            )
             row["STEP power"] = None if s is None else s["power"]
             row["STEP ESS"] = None if s is None else s["ess"]
             row["STEP fixed n"] = None if s is None else s.get("fixed_n")
             if s is not None:
+                meets = oc.power >= s["power"] - 0.01 and oc.ess <= 1.05 * s["ess"]
                 row["vs STEP"] = (
                     f"power {oc.power - s['power']:+.3f}, ESS x{oc.ess / s['ess']:.3f} "
-                    f"({'meets' if oc.power >= s['power'] - 0.01 and oc.ess <= 1.05 * s['ess'] else 'misses'} "
+                    f"({'meets' if meets else 'misses'} "
                     "power >= STEP - 0.01 and ESS <= 1.05 STEP)"
                 )
             else:
@@ -189,19 +211,38 @@ def _naive_one_sided_fisher_regions(n: int, alpha: float) -> list[np.ndarray]:
     return regions
 
 
-def false_win_figure(designs: dict[str, SequentialDesign], alpha: float, n_naive: int, p_points: int):
+def false_win_figure(
+    designs: dict[str, SequentialDesign], alpha: float, n_naive: int, p_points: int
+):
     """F05: false-win rate against the common rate p -- naive every-trial Fisher, designs, alpha."""
     fig, ax = plt.subplots(figsize=(PAGE_WIDTH_IN, 3.2))
     grid = np.linspace(0.0, 1.0, p_points)
     regions = _naive_one_sided_fisher_regions(n_naive, alpha)
     coarse = np.linspace(0.02, 0.98, 25)
-    naive = [sequential_rejection_probability(n_naive, p, p, alpha, "every", regions).false_win_rate for p in coarse]
-    ax.plot(coarse, naive, color=OKABE_ITO[3], marker="o", ms=3, label=f"naive: one-sided Fisher p < {alpha:g} after every trial (n = {n_naive})")
+    naive = [
+        sequential_rejection_probability(n_naive, p, p, alpha, "every", regions).false_win_rate
+        for p in coarse
+    ]
+    ax.plot(
+        coarse,
+        naive,
+        color=OKABE_ITO[3],
+        marker="o",
+        ms=3,
+        label=f"naive: one-sided Fisher p < {alpha:g} after every trial (n = {n_naive})",
+    )
     styles = ["-", "--", "-.", ":"]
     for i, (name, d) in enumerate(designs.items()):
         y = type1_curve(d, grid)
         c = d.certificate
-        ax.plot(grid, y, color=OKABE_ITO[i % 3 if i < 3 else 4 + i % 3], ls=styles[i % 4], lw=1.2, label=f"{name} (certified max {c.upper:.5f})")
+        ax.plot(
+            grid,
+            y,
+            color=OKABE_ITO[i % 3 if i < 3 else 4 + i % 3],
+            ls=styles[i % 4],
+            lw=1.2,
+            label=f"{name} (certified max {c.upper:.5f})",
+        )
     ax.axhline(alpha, color="black", lw=0.8, ls=":", label=f"alpha = {alpha:g}")
     ax.set_xlabel("common true success rate p (p_A = p_B)")
     ax.set_ylabel("false-win rate")
@@ -225,15 +266,27 @@ def power_ess_figure(designs: dict[str, SequentialDesign], p_a: float, p_b_grid,
         ax2.plot(pb, [o.ess for o in ocs], color=col, label=name)
     kinds = sorted({(d.kind, d.n_max, d.alternative) for d in designs.values()})
     for j, (kind, n_max, alt) in enumerate(kinds):
-        fixed = [fixed_n_power(n_max, p_a, float(p), alpha, kind, alt) if p != p_a else alpha for p in pb]
-        ax1.plot(pb, fixed, color="black", ls=[":", "--"][j % 2], lw=0.9, label=f"fixed n = {n_max} ({kind}, exact)")
+        fixed = [
+            fixed_n_power(n_max, p_a, float(p), alpha, kind, alt) if p != p_a else alpha for p in pb
+        ]
+        ax1.plot(
+            pb,
+            fixed,
+            color="black",
+            ls=[":", "--"][j % 2],
+            lw=0.9,
+            label=f"fixed n = {n_max} ({kind}, exact)",
+        )
         ax2.axhline(n_max, color="black", ls=[":", "--"][j % 2], lw=0.9)
     ax1.set_xlabel(f"p_B (p_A = {p_a:g})")
     ax1.set_ylabel("P(verdict: B better)")
     ax2.set_xlabel(f"p_B (p_A = {p_a:g})")
     ax2.set_ylabel("expected trials per policy (pairs)")
     ax1.legend(frameon=False, fontsize=5.5)
-    fig.suptitle("Power and expected trials of the sequential designs (paired: independent outcomes)", fontsize=8)
+    fig.suptitle(
+        "Power and expected trials of the sequential designs (paired: independent outcomes)",
+        fontsize=8,
+    )
     fig.tight_layout()
     return fig
 
@@ -241,7 +294,9 @@ def power_ess_figure(designs: dict[str, SequentialDesign], p_a: float, p_b_grid,
 def _pool_rates(pools: pd.DataFrame, task: str, policy: str, seed: int) -> np.ndarray:
     sel = pools[(pools["task"] == task) & (pools["policy"] == policy) & (pools["seed"] == seed)]
     if sel.empty:
-        raise ValueError(f"no trials for task={task!r}, policy={policy!r}, seed={seed!r} in the pools")
+        raise ValueError(
+            f"no trials for task={task!r}, policy={policy!r}, seed={seed!r} in the pools"
+        )
     return sel.sort_values("trial", kind="stable")["success"].to_numpy(dtype=bool)
 
 
@@ -269,7 +324,11 @@ def pools_table(
     sb = _pool_rates(pools, task, b_name, seed)
     rows = []
     for dname, d in designs.items():
-        cases = [("A vs B", sa, sb), ("A vs A", sa, sa)] if d.kind == "unpaired" else [("A vs B", sa, sb)]
+        cases = (
+            [("A vs B", sa, sb), ("A vs A", sa, sa)]
+            if d.kind == "unpaired"
+            else [("A vs B", sa, sb)]
+        )
         for label, xa, xb in cases:
             rng = rng_for(study_seed, "sequential", "pools", dname, label)
             n = d.n_max
@@ -287,7 +346,12 @@ def pools_table(
                 p01 = float((~xa & xb).mean())
                 oc = operating_characteristics(d, p10=p10, p01=p01)
                 rates = f"p10 = {p10:.4f}, p01 = {p01:.4f} (pool of {xa.size} poses)"
-            for v, word in ((1, "B better"), (2, "A better"), (3, "futility"), (0, "no difference shown")):
+            for v, word in (
+                (1, "B better"),
+                (2, "A better"),
+                (3, "futility"),
+                (0, "no difference shown"),
+            ):
                 exact = oc.verdicts[word]
                 if word == "A better" and not d.two_sided:
                     continue
@@ -295,10 +359,16 @@ def pools_table(
                     continue
                 emp = float((verdict == v).mean())
                 se = math.sqrt(max(exact * (1 - exact), 1e-12) / experiments)
-                rows.append(_pool_row(dname, label, rates, f"P({word})", exact, emp, se, experiments))
+                rows.append(
+                    _pool_row(dname, label, rates, f"P({word})", exact, emp, se, experiments)
+                )
             var = float(oc.stop_prob @ (oc.stop_sizes - oc.ess) ** 2)
             se = math.sqrt(var / experiments)
-            rows.append(_pool_row(dname, label, rates, "ESS", oc.ess, float(np.mean(stop_n)), se, experiments))
+            rows.append(
+                _pool_row(
+                    dname, label, rates, "ESS", oc.ess, float(np.mean(stop_n)), se, experiments
+                )
+            )
     return pd.DataFrame(rows)
 
 

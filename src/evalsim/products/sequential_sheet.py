@@ -16,7 +16,7 @@ from matplotlib.patches import Patch
 from evalsim.figures import OKABE_ITO
 from evalsim.stats.sequential import SequentialDesign
 
-__all__ = ["bench_sheet"]
+__all__ = ["bench_sheet", "bench_sheet_of"]
 
 _A4_LANDSCAPE_IN = (11.69, 8.27)
 
@@ -43,13 +43,33 @@ def _paired_sheet(design: SequentialDesign):
     ax.fill_between(d[ok], up_lead[ok] - 0.5, top + 1, color=OKABE_ITO[2], alpha=0.25, lw=0)
     ax.scatter(d[ok], up_lead[ok], marker="s", s=9, color=OKABE_ITO[2], lw=0, zorder=3)
     okf = np.isfinite(fin_up)
-    ax.scatter(d[okf], fin_up[okf], marker="s", s=9, facecolor="none", edgecolor=OKABE_ITO[2], lw=0.6, zorder=3)
+    ax.scatter(
+        d[okf],
+        fin_up[okf],
+        marker="s",
+        s=9,
+        facecolor="none",
+        edgecolor=OKABE_ITO[2],
+        lw=0.6,
+        zorder=3,
+    )
     if design.two_sided:
         okl = np.isfinite(lo_lead)
-        ax.fill_between(d[okl], bottom - 1, lo_lead[okl] + 0.5, color=OKABE_ITO[3], alpha=0.25, lw=0)
+        ax.fill_between(
+            d[okl], bottom - 1, lo_lead[okl] + 0.5, color=OKABE_ITO[3], alpha=0.25, lw=0
+        )
         ax.scatter(d[okl], lo_lead[okl], marker="s", s=9, color=OKABE_ITO[3], lw=0, zorder=3)
         okfl = np.isfinite(fin_lo)
-        ax.scatter(d[okfl], fin_lo[okfl], marker="s", s=9, facecolor="none", edgecolor=OKABE_ITO[3], lw=0.6, zorder=3)
+        ax.scatter(
+            d[okfl],
+            fin_lo[okfl],
+            marker="s",
+            s=9,
+            facecolor="none",
+            edgecolor=OKABE_ITO[3],
+            lw=0.6,
+            zorder=3,
+        )
     if design.futility is not None:
         fl = np.where(r["fut_hi"] >= 0, 2 * r["fut_hi"] - d, np.nan)
         okz = np.isfinite(fl)
@@ -70,18 +90,43 @@ def _paired_sheet(design: SequentialDesign):
         fontsize=9,
     )
     handles = [
-        Patch(color=OKABE_ITO[2], alpha=0.25, label="stop: B better (filled squares: the lowest such point)"),
-        plt.Line2D([], [], color=OKABE_ITO[2], marker="s", mfc="none", ls="", label=f"at pair {design.n_max} (the last): B better on or above"),
+        Patch(
+            color=OKABE_ITO[2],
+            alpha=0.25,
+            label="stop: B better (filled squares: the lowest such point)",
+        ),
+        plt.Line2D(
+            [],
+            [],
+            color=OKABE_ITO[2],
+            marker="s",
+            mfc="none",
+            ls="",
+            label=f"at pair {design.n_max} (the last): B better on or above",
+        ),
     ]
     if design.two_sided:
         handles.append(Patch(color=OKABE_ITO[3], alpha=0.25, label="stop: A better"))
     if design.futility is not None:
-        handles.append(plt.Line2D([], [], color=OKABE_ITO[1], marker="v", ls="", label=f"from pair {design.futility['from']}: may stop for futility on or below"))
+        handles.append(
+            plt.Line2D(
+                [],
+                [],
+                color=OKABE_ITO[1],
+                marker="v",
+                ls="",
+                label=f"from pair {design.futility['from']}: may stop for futility on or below",
+            )
+        )
     ax.legend(handles=handles, loc="lower left", frameon=True, fontsize=8)
     ax.text(
-        1.0, -0.09,
+        1.0,
+        -0.09,
         "pairs run (tick): " + "□ " * 40,
-        transform=ax.transAxes, ha="right", va="top", fontsize=7,
+        transform=ax.transAxes,
+        ha="right",
+        va="top",
+        fontsize=7,
     )
     fig.tight_layout()
     return fig
@@ -97,7 +142,13 @@ def _unpaired_sheet(design: SequentialDesign):
             ka = int(round(rate * m))
             u = r["upper"][j, ka]
             need.append(u - ka if u <= m else np.nan)
-        ax.step(sizes, need, where="post", color=OKABE_ITO[i], label=f"A has succeeded in about {rate:.0%} of its trials")
+        ax.step(
+            sizes,
+            need,
+            where="post",
+            color=OKABE_ITO[i],
+            label=f"A has succeeded in about {rate:.0%} of its trials",
+        )
     ax.set_xlabel("trials per policy so far")
     ax.set_ylabel("lead k_B - k_A needed to stop: B better")
     ax.grid(True, color="0.85", lw=0.5)
@@ -117,3 +168,10 @@ def _unpaired_sheet(design: SequentialDesign):
 def bench_sheet(design: SequentialDesign):
     """F07: the printable bench sheet of a design (A4 landscape)."""
     return _paired_sheet(design) if design.kind == "paired" else _unpaired_sheet(design)
+
+
+def bench_sheet_of(designs: dict[str, SequentialDesign]):
+    """F07 from the pipeline: the bench sheet of the one design passed."""
+    if len(designs) != 1:
+        raise ValueError(f"the bench sheet draws one design, got {len(designs)}")
+    return bench_sheet(next(iter(designs.values())))

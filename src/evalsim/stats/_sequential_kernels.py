@@ -71,7 +71,7 @@ def z_thresholds(look_sizes, crit, two_sided, n_max):
 
 @njit(cache=True)
 def z_futility_rows(look_sizes, z_fut, start, two_sided, n_max):
-    """Futility band rows: stop when z <= z_fut (|z| <= z_fut when two-sided) from look size ``start``."""
+    """Futility rows: stop when z <= z_fut (|z| <= z_fut two-sided) from look size ``start``."""
     n_looks = look_sizes.shape[0]
     lo = np.zeros((n_looks, n_max + 1), dtype=np.int64)
     hi = np.full((n_looks, n_max + 1), -1, dtype=np.int64)
@@ -558,9 +558,7 @@ def sign_walk_spending(d_max, targets, two_sided):
 
 
 @njit(cache=True)
-def paired_oc(
-    p10, p01, n_max, d_max, upper, lower, fut_lo, fut_hi, fut_start, f_upper, f_lower
-):
+def paired_oc(p10, p01, n_max, d_max, upper, lower, fut_lo, fut_hi, fut_start, f_upper, f_lower):
     """Exact operating characteristics of a paired design, one look after every pair.
 
     Each pair is A-only (prob ``p10``), B-only (``p01``) or concordant. After pair t with d

@@ -157,7 +157,9 @@ class Certificate:
             method=str(d["method"]),
             intervals=int(d.get("intervals", 0)),
             seconds=float(d.get("seconds", 0.0)),
-            discordant_at=None if d.get("discordant_at_max") is None else int(d["discordant_at_max"]),
+            discordant_at=None
+            if d.get("discordant_at_max") is None
+            else int(d["discordant_at_max"]),
         )
 
 
@@ -212,15 +214,25 @@ class SequentialDesign:
     def label(self) -> str:
         fam = self.boundary.get("family", "?")
         par = {k: v for k, v in self.boundary.items() if k != "family"}
-        extra = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in par.items())
-        fut = "" if self.futility is None else f", futility z<={self.futility['z']:g} from {self.futility['from']}"
+        extra = ", ".join(
+            f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in par.items()
+        )
+        fut = (
+            ""
+            if self.futility is None
+            else f", futility z<={self.futility['z']:g} from {self.futility['from']}"
+        )
         return (
             f"{self.kind} {self.alternative} {fam}{' (' + extra + ')' if extra else ''}, "
             f"alpha={self.alpha:g}, n_max={self.n_max}{fut}"
         )
 
     def __repr__(self) -> str:
-        cert = "uncertified" if self.certificate is None else f"certified max type-I <= {self.certificate.upper:.6f}"
+        cert = (
+            "uncertified"
+            if self.certificate is None
+            else f"certified max type-I <= {self.certificate.upper:.6f}"
+        )
         return f"SequentialDesign({self.label}, {len(self.look_sizes)} looks, {cert})"
 
     def without_futility(self) -> SequentialDesign:
@@ -241,7 +253,9 @@ def _check_futility(futility, n_max: int) -> dict | None:
     if futility is None:
         return None
     if not isinstance(futility, dict) or set(futility) != {"z", "from"}:
-        raise ValueError(f"futility must be None or a dict with keys 'z' and 'from', got {futility!r}")
+        raise ValueError(
+            f"futility must be None or a dict with keys 'z' and 'from', got {futility!r}"
+        )
     z = futility["z"]
     if isinstance(z, bool) or not isinstance(z, numbers.Real) or not math.isfinite(z):
         raise ValueError(f"futility z must be a finite number, got {z!r}")
@@ -256,7 +270,9 @@ def _unpaired_rows(sizes, crit, two_sided, n_max, futility) -> dict:
     if futility is None:
         fut_lo, fut_hi = _empty_futility(upper.shape)
     else:
-        fut_lo, fut_hi = _k.z_futility_rows(sizes, futility["z"], futility["from"], two_sided, n_max)
+        fut_lo, fut_hi = _k.z_futility_rows(
+            sizes, futility["z"], futility["from"], two_sided, n_max
+        )
     return {"upper": upper, "lower": lower, "fut_lo": fut_lo, "fut_hi": fut_hi, "crit": crit}
 
 
@@ -264,14 +280,18 @@ def _check_unpaired(alpha, n_max, alternative, looks):
     alpha = check_alpha(alpha)
     n_max = check_n(n_max, "n_max")
     if n_max > UNPAIRED_N_MAX:
-        raise ValueError(f"n_max of an unpaired design must be at most {UNPAIRED_N_MAX}, got {n_max!r}")
+        raise ValueError(
+            f"n_max of an unpaired design must be at most {UNPAIRED_N_MAX}, got {n_max!r}"
+        )
     _check_choice(alternative, "alternative", ALTERNATIVES)
     return alpha, n_max, look_sizes(n_max, looks)
 
 
 def _null_beta(design: SequentialDesign, by_look: bool = False):
     r = design.rows
-    beta, per_look = _k.unpaired_null_bernstein(design.look_sizes, r["upper"], r["lower"], True, design.two_sided)
+    beta, per_look = _k.unpaired_null_bernstein(
+        design.look_sizes, r["upper"], r["lower"], True, design.two_sided
+    )
     return (beta, per_look) if by_look else beta
 
 
@@ -451,7 +471,11 @@ def unpaired_shape_design(
     for _ in range(8):
         design = make(a)
         if futility is not None:
-            design = replace(design, rows=_unpaired_rows(sizes, a * shape, two_sided, n_max, futility), futility=futility)
+            design = replace(
+                design,
+                rows=_unpaired_rows(sizes, a * shape, two_sided, n_max, futility),
+                futility=futility,
+            )
         if not certify:
             return design
         cert = certify_type1(design)
@@ -523,7 +547,9 @@ def _verdict_dict(by: np.ndarray) -> dict:
     }
 
 
-def operating_characteristics(design: SequentialDesign, p_a=None, p_b=None, p10=None, p01=None) -> OperatingCharacteristics:
+def operating_characteristics(
+    design: SequentialDesign, p_a=None, p_b=None, p10=None, p01=None
+) -> OperatingCharacteristics:
     """Exact rejection probability, stopping-time law, ESS and verdict probabilities.
 
     Unpaired: give ``p_a`` and ``p_b``. Paired: give ``p_a`` and ``p_b`` (outcomes of a pair
@@ -539,7 +565,9 @@ def operating_characteristics(design: SequentialDesign, p_a=None, p_b=None, p10=
     p_a = check_probability(p_a, "p_a")
     p_b = check_probability(p_b, "p_b")
     r = design.rows
-    by = _k.unpaired_oc(p_a, p_b, design.look_sizes, r["upper"], r["lower"], r["fut_lo"], r["fut_hi"])
+    by = _k.unpaired_oc(
+        p_a, p_b, design.look_sizes, r["upper"], r["lower"], r["fut_lo"], r["fut_hi"]
+    )
     stop = by.sum(axis=1)
     return OperatingCharacteristics(
         p_a=p_a,

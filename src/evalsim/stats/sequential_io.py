@@ -143,7 +143,9 @@ def design_from_dict(d: dict) -> SequentialDesign:
         raise ValueError(f"design: kind must be unpaired or paired, got {kind!r}")
     alternative = _need(d, "alternative")
     if alternative not in ALTERNATIVES:
-        raise ValueError(f"design: alternative must be one of {', '.join(ALTERNATIVES)}, got {alternative!r}")
+        raise ValueError(
+            f"design: alternative must be one of {', '.join(ALTERNATIVES)}, got {alternative!r}"
+        )
     alpha = float(_need(d, "alpha"))
     n_max = _need(d, "n_max")
     if not isinstance(n_max, int) or n_max < 1:
@@ -163,12 +165,19 @@ def design_from_dict(d: dict) -> SequentialDesign:
         if not isinstance(d_max, int) or not 1 <= d_max <= n_max:
             raise ValueError(f"design: d_max must be an integer in 1..n_max={n_max}, got {d_max!r}")
         rows_in = _need(d, "rows")
-        rows = {key: _int_row(_need(rows_in, name, "design rows"), d_max + 1, name) for key, name in _PAIRED_KEYS.items()}
-        return SequentialDesign(look_sizes=np.arange(1, n_max + 1, dtype=np.int64), rows=rows, d_max=d_max, **common)
+        rows = {
+            key: _int_row(_need(rows_in, name, "design rows"), d_max + 1, name)
+            for key, name in _PAIRED_KEYS.items()
+        }
+        return SequentialDesign(
+            look_sizes=np.arange(1, n_max + 1, dtype=np.int64), rows=rows, d_max=d_max, **common
+        )
     looks = _need(d, "looks")
     if not isinstance(looks, list) or not looks:
         raise ValueError("design: looks must be a non-empty list")
-    sizes = np.asarray([_need(look, "n", f"look {j}") for j, look in enumerate(looks)], dtype=np.int64)
+    sizes = np.asarray(
+        [_need(look, "n", f"look {j}") for j, look in enumerate(looks)], dtype=np.int64
+    )
     if sizes[0] < 1 or sizes[-1] != n_max or np.any(np.diff(sizes) <= 0):
         raise ValueError(f"design: look sizes must increase strictly from >= 1 to n_max={n_max}")
     shape = (len(sizes), n_max + 1)
@@ -205,9 +214,10 @@ def design_json(design: SequentialDesign) -> str:
     if bulky == "looks":
         body = ",\n".join("  " + json.dumps(look, separators=(",", ":")) for look in items)
         return f'{head},\n "looks": [\n{body}\n ]\n}}\n'
-    body = ",\n".join(f"  {json.dumps(k)}: {json.dumps(v, separators=(',', ':'))}" for k, v in items.items())
+    body = ",\n".join(
+        f"  {json.dumps(k)}: {json.dumps(v, separators=(',', ':'))}" for k, v in items.items()
+    )
     return f'{head},\n "rows": {{\n{body}\n }}\n}}\n'
-
 
 
 def load_design(path: str | os.PathLike) -> SequentialDesign:
@@ -218,7 +228,9 @@ def load_design(path: str | os.PathLike) -> SequentialDesign:
     except OSError as e:
         raise ValueError(f"cannot read design file {os.fspath(path)!r}: {e.strerror}") from None
     except json.JSONDecodeError as e:
-        raise ValueError(f"design file {os.fspath(path)!r} is not JSON: {e.msg} at line {e.lineno}") from None
+        raise ValueError(
+            f"design file {os.fspath(path)!r} is not JSON: {e.msg} at line {e.lineno}"
+        ) from None
     return design_from_dict(content)
 
 
@@ -354,7 +366,12 @@ class CheckResult:
         return f"{head} ({self.boundary})"
 
 
-_WORDS = {0: "no difference shown", 1: "B better", 2: "A better", 3: "futility (no difference shown)"}
+_WORDS = {
+    0: "no difference shown",
+    1: "B better",
+    2: "A better",
+    3: "futility (no difference shown)",
+}
 
 
 def _conf(z: float) -> float:
@@ -383,17 +400,27 @@ def check_unpaired(design: SequentialDesign, success_a, success_b) -> CheckResul
                 watch += f"; at the next look B better if k_B >= {u} with k_A = {ka}"
         else:
             watch = "no look reached"
-        return CheckResult("continue", None, n, {"n": n, "k_a": int(a[:n].sum()), "k_b": int(b[:n].sum())}, watch, None, None)
+        return CheckResult(
+            "continue",
+            None,
+            n,
+            {"n": n, "k_a": int(a[:n].sum()), "k_b": int(b[:n].sum())},
+            watch,
+            None,
+            None,
+        )
     j = int(look[0])
     m = int(sizes[j])
     ka, kb = int(a[:m].sum()), int(b[:m].sum())
     v = int(verdict[0])
+    at = f"look {j + 1} at {m} each: k_B = {kb}"
     if v == 1:
-        bound = f"look {j + 1} at {m} each: k_B = {kb} >= {int(r['upper'][j, ka])} (B-better threshold at k_A = {ka})"
+        bound = f"{at} >= {int(r['upper'][j, ka])} (B-better threshold at k_A = {ka})"
     elif v == 2:
-        bound = f"look {j + 1} at {m} each: k_B = {kb} <= {int(r['lower'][j, ka])} (A-better threshold at k_A = {ka})"
+        bound = f"{at} <= {int(r['lower'][j, ka])} (A-better threshold at k_A = {ka})"
     elif v == 3:
-        bound = f"look {j + 1} at {m} each: k_B = {kb} in the futility band {int(r['fut_lo'][j, ka])}..{int(r['fut_hi'][j, ka])} at k_A = {ka}"
+        band = f"{int(r['fut_lo'][j, ka])}..{int(r['fut_hi'][j, ka])}"
+        bound = f"{at} in the futility band {band} at k_A = {ka}"
     else:
         bound = f"last look at {m} each: no boundary crossed"
     c = float(r["crit"][j])
@@ -402,7 +429,9 @@ def check_unpaired(design: SequentialDesign, success_a, success_b) -> CheckResul
         c = float(finite[-1]) if finite.size else float(norm.ppf(1 - design.alpha))
     conf = _conf(c)
     iv = diff_interval(kb, m, ka, m, method="newcombe", confidence=conf)
-    return CheckResult("stop", _WORDS[v], m, {"n": m, "k_a": ka, "k_b": kb}, bound, (iv.lower, iv.upper), conf)
+    return CheckResult(
+        "stop", _WORDS[v], m, {"n": m, "k_a": ka, "k_b": kb}, bound, (iv.lower, iv.upper), conf
+    )
 
 
 def check_paired(design: SequentialDesign, success_a, success_b) -> CheckResult:
@@ -446,6 +475,11 @@ def check_paired(design: SequentialDesign, success_a, success_b) -> CheckResult:
         bound = f"pair {t}: maximum reached, no boundary crossed"
     z = float(sign_z(up, d)) if 0 < up <= d else float(norm.ppf(1 - design.alpha))
     conf = _conf(abs(z))
-    counts = PairedCounts(both_succeed=int((aa & bb).sum()), a_only=a_only, b_only=b_only, both_fail=int((~aa & ~bb).sum()))
+    counts = PairedCounts(
+        both_succeed=int((aa & bb).sum()),
+        a_only=a_only,
+        b_only=b_only,
+        both_fail=int((~aa & ~bb).sum()),
+    )
     iv = paired_wald_interval(counts, confidence=conf)
     return CheckResult("stop", _WORDS[v], t, tallies, bound, (-iv.upper, -iv.lower), conf)

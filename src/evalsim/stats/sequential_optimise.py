@@ -59,7 +59,9 @@ def fixed_n_power(n, p_a, p_b, alpha=0.05, kind="unpaired", alternative="one-sid
     return float(up + lo)
 
 
-def fixed_n_for_power(power, p_a, p_b, alpha=0.05, kind="unpaired", alternative="one-sided", window=10, n_limit=20_000) -> int:
+def fixed_n_for_power(
+    power, p_a, p_b, alpha=0.05, kind="unpaired", alternative="one-sided", window=10, n_limit=20_000
+) -> int:
     """Smallest n from which the fixed-n exact test keeps ``power`` for ``window`` more n.
 
     The power of a discrete test is a saw-tooth in n; this is the first n with power >=
@@ -81,7 +83,10 @@ def fixed_n_for_power(power, p_a, p_b, alpha=0.05, kind="unpaired", alternative=
     za = ndtri(1.0 - alpha)
     zb = ndtri(min(target, 1 - 1e-12))
     pbar = 0.5 * (p_a + p_b)
-    n0 = ((za * math.sqrt(2 * pbar * (1 - pbar)) + zb * math.sqrt(p_a * (1 - p_a) + p_b * (1 - p_b))) / abs(p_b - p_a)) ** 2
+    n0 = (
+        (za * math.sqrt(2 * pbar * (1 - pbar)) + zb * math.sqrt(p_a * (1 - p_a) + p_b * (1 - p_b)))
+        / abs(p_b - p_a)
+    ) ** 2
     n = max(1, int(0.6 * n0))
     while n > 1 and pw(n) >= target:
         n = max(1, n // 2)
@@ -149,7 +154,9 @@ def optimise_design(
         raise ValueError("alternatives must name at least one (p_a, p_b)")
     floors = None if min_power is None else [float(v) for v in min_power]
     if floors is not None and len(floors) != len(alts):
-        raise ValueError(f"min_power must give one floor per alternative ({len(alts)}), got {len(floors)}")
+        raise ValueError(
+            f"min_power must give one floor per alternative ({len(alts)}), got {len(floors)}"
+        )
     futility = _check_futility(futility, n_max)
     rows = []
     designs: dict[float, SequentialDesign] = {}

@@ -204,8 +204,10 @@ def paired_certificate(design: SequentialDesign) -> Certificate:
     )
 
 
-def paired_oc(design: SequentialDesign, p_a=None, p_b=None, p10=None, p01=None) -> OperatingCharacteristics:
-    """Exact operating characteristics of a paired design (see :func:`operating_characteristics`)."""
+def paired_oc(
+    design: SequentialDesign, p_a=None, p_b=None, p10=None, p01=None
+) -> OperatingCharacteristics:
+    """Exact operating characteristics of a paired design (see ``operating_characteristics``)."""
     if p10 is None and p01 is None:
         if p_a is None or p_b is None:
             raise ValueError("a paired design needs p_a and p_b, or p10 and p01")
@@ -222,8 +224,17 @@ def paired_oc(design: SequentialDesign, p_a=None, p_b=None, p10=None, p01=None) 
     r = design.rows
     fut_start = design.futility["from"] if design.futility else design.n_max + 1
     by = _k.paired_oc(
-        float(p10), float(p01), design.n_max, design.d_max, r["upper"], r["lower"],
-        r["fut_lo"], r["fut_hi"], fut_start, r["final_upper"], r["final_lower"],
+        float(p10),
+        float(p01),
+        design.n_max,
+        design.d_max,
+        r["upper"],
+        r["lower"],
+        r["fut_lo"],
+        r["fut_hi"],
+        fut_start,
+        r["final_upper"],
+        r["final_lower"],
     )
     by = by[1:]
     stop = by.sum(axis=1)
