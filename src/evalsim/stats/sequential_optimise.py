@@ -26,6 +26,7 @@ import pandas as pd
 from scipy.special import ndtri
 
 from evalsim.stats import _sequential_kernels as _k
+from evalsim.stats import _sequential_paired_kernels as _pk
 from evalsim.stats._validate import check_alpha, check_n, check_probability
 from evalsim.stats.sequential import (
     SequentialDesign,
@@ -51,8 +52,8 @@ def fixed_n_power(n, p_a, p_b, alpha=0.05, kind="unpaired", alternative="one-sid
     level = alpha / 2.0 if alternative == "two-sided" else alpha
     if kind == "paired":
         p10, p01 = p_a * (1.0 - p_b), (1.0 - p_a) * p_b
-        up = _k.mcnemar_one_sided_power(n, p10, p01, level)
-        lo = _k.mcnemar_one_sided_power(n, p01, p10, level) if alternative == "two-sided" else 0.0
+        up = _pk.mcnemar_one_sided_power(n, p10, p01, level)
+        lo = _pk.mcnemar_one_sided_power(n, p01, p10, level) if alternative == "two-sided" else 0.0
     else:
         up = _k.fisher_one_sided_power(n, p_a, p_b, level)
         lo = _k.fisher_one_sided_power(n, p_b, p_a, level) if alternative == "two-sided" else 0.0

@@ -31,7 +31,7 @@ import time
 
 import numpy as np
 
-from evalsim.stats import _sequential_kernels as _k
+from evalsim.stats import _sequential_paired_kernels as _pk
 from evalsim.stats._validate import check_alpha, check_n, check_probability
 from evalsim.stats.sequential import (
     ALTERNATIVES,
@@ -121,7 +121,7 @@ def paired_design(
         boundary["rho"] = float(rho)
     tau = np.arange(d_max + 1) / d_max
     targets = spending(tau, alpha, spending_family, rho) * (1.0 - 1e-9)
-    upper, lower, f_upper, f_lower, _, _ = _k.sign_walk_spending(d_max, targets, two_sided)
+    upper, lower, f_upper, f_lower, _, _ = _pk.sign_walk_spending(d_max, targets, two_sided)
     fut_lo, fut_hi = _futility_rows(d_max, futility, two_sided)
     design = SequentialDesign(
         kind="paired",
@@ -223,7 +223,7 @@ def paired_oc(
             raise ValueError(f"p10 + p01 must be at most 1, got {p10!r} + {p01!r}")
     r = design.rows
     fut_start = design.futility["from"] if design.futility else design.n_max + 1
-    by = _k.paired_oc(
+    by = _pk.paired_oc(
         float(p10),
         float(p01),
         design.n_max,
