@@ -21,6 +21,7 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.ticker import MaxNLocator
 from scipy.stats import hypergeom
 
 from evalsim.figures import OKABE_ITO, PAGE_WIDTH_IN
@@ -124,8 +125,8 @@ def designs_table(designs: dict[str, SequentialDesign]) -> pd.DataFrame:
                 "earliest possible stop": earliest,
                 "boundary at mid-way": middle,
                 "boundary at the end": last,
-                "certified max type-I": c.upper,
-                "attained max type-I": c.attained,
+                "certified max type-I": f"{c.upper:.7f}",
+                "attained max type-I": f"{c.attained:.7f}",
                 "worst case at": (
                     f"p = {c.p_at:.4f}" if c.p_at is not None else f"D = {c.discordant_at}"
                 ),
@@ -142,7 +143,9 @@ def designs_table(designs: dict[str, SequentialDesign]) -> pd.DataFrame:
                 ),
             }
         )
-    return pd.DataFrame(rows)
+    df = pd.DataFrame(rows)
+    df.attrs["title"] = "T31: sequential designs and their certified maximum type-I error"
+    return df
 
 
 def oc_table(
@@ -166,8 +169,8 @@ def oc_table(
                 "design": name,
                 "p_A": p_a,
                 "p_B": p_b,
-                "power": oc.power if p_a != p_b else None,
-                "type-I (p_A = p_B)": oc.rejection_prob if p_a == p_b else None,
+                "power": oc.power if p_a != p_b else math.nan,
+                "type-I (p_A = p_B)": oc.rejection_prob if p_a == p_b else math.nan,
                 "ESS": oc.ess,
                 "median stop": oc.quantile(0.5),
                 "90% stop": oc.quantile(0.9),
@@ -178,16 +181,16 @@ def oc_table(
                 row["fixed-n of same power"] = n_fixed
                 row["ESS saving vs fixed n"] = 1.0 - oc.ess / n_fixed
             else:
-                row["fixed-n of same power"] = None
-                row["ESS saving vs fixed n"] = None
+                row["fixed-n of same power"] = math.nan
+                row["ESS saving vs fixed n"] = math.nan
             s = (
                 step_at.get((p_a, p_b))
                 if d.kind == "unpaired" and d.alternative == "one-sided"
                 else None
             )
-            row["STEP power"] = None if s is None else s["power"]
-            row["STEP ESS"] = None if s is None else s["ess"]
-            row["STEP fixed n"] = None if s is None else s.get("fixed_n")
+            row["STEP power"] = math.nan if s is None else s["power"]
+            row["STEP ESS"] = math.nan if s is None else s["ess"]
+            row["STEP fixed n"] = math.nan if s is None else s.get("fixed_n", math.nan)
             if s is not None:
                 meets = oc.power >= s["power"] - 0.01 and oc.ess <= 1.05 * s["ess"]
                 row["vs STEP"] = (
@@ -198,7 +201,16 @@ def oc_table(
             else:
                 row["vs STEP"] = ""
             rows.append(row)
-    return pd.DataFrame(rows)
+    df = pd.DataFrame(rows)
+    df.attrs["title"] = "T32: sequential operating characteristics (exact)"
+    df.attrs["note"] = (
+        "Power and ESS are exact (DP over the tallies). Fixed n: the smallest n from which the "
+        "exact fixed-n test keeps the design's power for 10 more n. STEP's figures are as "
+        "published in issue 13 (measured by its authors' decision table, not rerun here); "
+        "our fixed-n column is recomputed for our design's own power, so it differs from "
+        "STEP's fixed-n column where the powers differ."
+    )
+    return df
 
 
 def _naive_one_sided_fisher_regions(n: int, alpha: float) -> list[np.ndarray]:
@@ -278,6 +290,8 @@ def power_ess_figure(designs: dict[str, SequentialDesign], p_a: float, p_b_grid,
             label=f"fixed n = {n_max} ({kind}, exact)",
         )
         ax2.axhline(n_max, color="black", ls=[":", "--"][j % 2], lw=0.9)
+    for ax in (ax1, ax2):
+        ax.xaxis.set_major_locator(MaxNLocator(5))
     ax1.set_xlabel(f"p_B (p_A = {p_a:g})")
     ax1.set_ylabel("P(verdict: B better)")
     ax2.set_xlabel(f"p_B (p_A = {p_a:g})")
