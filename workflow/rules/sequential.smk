@@ -7,12 +7,11 @@ SEQ_DESIGNS = [d["name"] for d in SEQ["designs"]]
 SEQ_SPEC = {d["name"]: d for d in SEQ["designs"]}
 
 
-def seq_design(name):
-    return f"results/sequential/designs/{name}.json"
+SEQ_DESIGN_FILE = "results/sequential/designs/{}.json"
 
 
 SEQUENTIAL_TARGETS = [
-    *[seq_design(n) for n in SEQ_DESIGNS],
+    *[SEQ_DESIGN_FILE.format(n) for n in SEQ_DESIGNS],
     *table("T31_sequential_designs").values(),
     *table("T32_sequential_oc").values(),
     *table("T33_sequential_pools").values(),
@@ -24,7 +23,7 @@ SEQUENTIAL_TARGETS = [
 
 rule sequential_design:
     output:
-        seq_design("{design}"),
+        SEQ_DESIGN_FILE.format("{design}"),
     log:
         "logs/sequential/design_{design}.log",
     benchmark:
@@ -47,7 +46,7 @@ rule sequential_design:
 
 rule sequential_designs_table:
     input:
-        designs=[seq_design(n) for n in SEQ_DESIGNS],
+        designs=[SEQ_DESIGN_FILE.format(n) for n in SEQ_DESIGNS],
     output:
         **report_table("T31_sequential_designs", "sequential"),
     log:
@@ -61,7 +60,7 @@ rule sequential_designs_table:
 
 rule sequential_oc_table:
     input:
-        designs=[seq_design(n) for n in SEQ_DESIGNS],
+        designs=[SEQ_DESIGN_FILE.format(n) for n in SEQ_DESIGNS],
     output:
         **report_table("T32_sequential_oc", "sequential"),
     log:
@@ -77,7 +76,7 @@ rule sequential_oc_table:
 
 rule sequential_pools_table:
     input:
-        designs=[seq_design(n) for n in SEQ["pools"]["designs"]],
+        designs=[SEQ_DESIGN_FILE.format(n) for n in SEQ["pools"]["designs"]],
         pools="results/pools/pools.parquet",
     output:
         **report_table("T33_sequential_pools", "sequential"),
@@ -100,7 +99,7 @@ rule sequential_pools_table:
 
 rule sequential_false_win_figure:
     input:
-        designs=[seq_design(n) for n in SEQ_DESIGNS],
+        designs=[SEQ_DESIGN_FILE.format(n) for n in SEQ_DESIGNS],
     output:
         **report_figure("F05_sequential_false_win", "sequential"),
     log:
@@ -118,7 +117,7 @@ rule sequential_false_win_figure:
 
 rule sequential_power_ess_figure:
     input:
-        designs=[seq_design(n) for n in SEQ_DESIGNS],
+        designs=[SEQ_DESIGN_FILE.format(n) for n in SEQ_DESIGNS],
     output:
         **report_figure("F06_sequential_power_ess", "sequential"),
     log:
@@ -136,7 +135,7 @@ rule sequential_power_ess_figure:
 
 rule sequential_bench_sheet:
     input:
-        designs=[seq_design(SEQ["sheet_design"])],
+        designs=[SEQ_DESIGN_FILE.format(SEQ["sheet_design"])],
     output:
         **report_figure("F07_bench_sheet", "sequential"),
     log:
