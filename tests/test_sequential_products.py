@@ -67,18 +67,18 @@ def test_pools_table_agrees_with_exact_values(designs):
     n = 300
     rows = []
     pose_difficulty = rng.random(n)
-    for policy, rate in (("A", 0.55), ("B", 0.8)):
+    for policy, rate, seed in (("A", 0.55, 0), ("B", 0.8, 0), ("A", 0.55, 1)):
         ok = rng.random(n) < np.clip(rate + 0.3 * (pose_difficulty - 0.5), 0, 1)
         rows.append(
             pd.DataFrame(
-                {"task": "t", "policy": policy, "seed": 0, "trial": np.arange(n), "success": ok}
+                {"task": "t", "policy": policy, "seed": seed, "trial": np.arange(n), "success": ok}
             )
         )
     pools = pd.concat(rows, ignore_index=True)
     t = pools_table(pools, designs, [{"name": "A"}, {"name": "B"}], None, 0, 3000, 7)
-    assert set(t["case"]) == {"A vs B", "A vs A"}
+    assert set(t["case"]) == {"A vs B", "A vs A", "A vs A (seeds 0 and 1)"}
     assert (t["z"].abs() <= 4).all()
-    a = pools[pools.policy == "A"].success.to_numpy()
+    a = pools[(pools.policy == "A") & (pools.seed == 0)].success.to_numpy()
     b = pools[pools.policy == "B"].success.to_numpy()
     row = t[(t.design == "unpaired") & (t.case == "A vs B") & (t.quantity == "ESS")].iloc[0]
     assert row["exact"] == pytest.approx(

@@ -329,20 +329,26 @@ def pools_table(
     pools (A vs A: both from A's pool, independently), so the exact values are the OC at the
     pools' rates. Paired designs: each experiment draws conditions (trial ids, the same cube
     pose for both policies) with replacement and uses both policies' outcomes there; the exact
-    values are the OC at the pool's discordance split (A-only, B-only frequencies).
+    values are the OC at the pool's discordance split (A-only, B-only frequencies). Paired
+    "A vs A" compares A's pool with the pool of A's next training seed on the same poses (the
+    seeds' perception biases differ, so it is close to, not exactly, a null).
     """
     names = [p["name"] if isinstance(p, dict) else str(p) for p in policies]
     a_name, b_name = names[0], names[1]
     task = task or str(pools["task"].iloc[0])
     sa = _pool_rates(pools, task, a_name, seed)
     sb = _pool_rates(pools, task, b_name, seed)
+    # paired A vs A: the same poses run by A's next training seed (another draw of its bias)
+    has_next = ((pools["policy"] == a_name) & (pools["seed"] == seed + 1)).any()
+    sa_other = _pool_rates(pools, task, a_name, seed + 1) if has_next else None
     rows = []
     for dname, d in designs.items():
-        cases = (
-            [("A vs B", sa, sb), ("A vs A", sa, sa)]
-            if d.kind == "unpaired"
-            else [("A vs B", sa, sb)]
-        )
+        if d.kind == "unpaired":
+            cases = [("A vs B", sa, sb), ("A vs A", sa, sa)]
+        else:
+            cases = [("A vs B", sa, sb)]
+            if sa_other is not None:
+                cases.append((f"A vs A (seeds {seed} and {seed + 1})", sa, sa_other))
         for label, xa, xb in cases:
             rng = rng_for(study_seed, "sequential", "pools", dname, label)
             n = d.n_max
