@@ -48,6 +48,10 @@ __all__ = [
 ]
 
 
+#: Okabe-Ito without yellow (too faint for thin lines) and vermillion (the naive curve of F05).
+_LINE_COLORS = [OKABE_ITO[k] for k in (0, 1, 2, 4, 5, 7)]
+
+
 def build_design(
     spec: dict, alpha: float, n_max: int, alternative: str, looks, futility: dict, optimise: dict
 ) -> SequentialDesign:
@@ -250,10 +254,10 @@ def false_win_figure(
         ax.plot(
             grid,
             y,
-            color=OKABE_ITO[i % 3 if i < 3 else 4 + i % 3],
+            color=_LINE_COLORS[i % len(_LINE_COLORS)],
             ls=styles[i % 4],
             lw=1.2,
-            label=f"{name} (certified max {c.upper:.5f})",
+            label=f"{name} (certified max {c.upper:.7f})",
         )
     ax.axhline(alpha, color="black", lw=0.8, ls=":", label=f"alpha = {alpha:g}")
     ax.set_xlabel("common true success rate p (p_A = p_B)")
@@ -273,7 +277,7 @@ def power_ess_figure(designs: dict[str, SequentialDesign], p_a: float, p_b_grid,
     pb = np.asarray(p_b_grid, dtype=float)
     for i, (name, d) in enumerate(designs.items()):
         ocs = [operating_characteristics(d, p_a, float(p)) for p in pb]
-        col = OKABE_ITO[i % len(OKABE_ITO)]
+        col = _LINE_COLORS[i % len(_LINE_COLORS)]
         ax1.plot(pb, [o.verdicts["B better"] for o in ocs], color=col, label=name)
         ax2.plot(pb, [o.ess for o in ocs], color=col, label=name)
     kinds = sorted({(d.kind, d.n_max, d.alternative) for d in designs.values()})
