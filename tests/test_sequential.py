@@ -328,3 +328,29 @@ def test_bad_arguments_name_the_key(kwargs, match):
 def test_certify_is_idempotent():
     d = unpaired_design(0.1, 12, "two-sided", "pocock", looks=4)
     assert certify_type1(d).upper == pytest.approx(d.certificate.upper, abs=1e-15)
+
+
+def test_replay_paired_equals_plain_walk():
+    d = paired_design(0.1, 40, "two-sided", "pocock", d_max=25, futility={"z": 0.0, "from": 15})
+    rng = np.random.default_rng(2)
+    u = rng.random((400, 40))
+    a = (u < 0.2) | ((u >= 0.45) & (u < 0.7))
+    b = ((u >= 0.2) & (u < 0.45)) | ((u >= 0.45) & (u < 0.7))
+    stop, verdict = replay_paired(d, a, b)
+    for e in range(400):
+        pairs = list(zip(a[e].astype(int), b[e].astype(int), strict=True))
+        assert (stop[e], verdict[e]) == naive_paired_verdict(d, pairs)
+
+
+def test_replay_unpaired_equals_plain_walk():
+    d = unpaired_design(
+        0.1, 30, "two-sided", "pocock", looks=[5, 12, 20, 30], futility={"z": 0.2, "from": 12}
+    )
+    rng = np.random.default_rng(3)
+    a = rng.random((400, 30)) < 0.45
+    b = rng.random((400, 30)) < 0.6
+    look, verdict = replay_unpaired(d, a, b)
+    for e in range(400):
+        assert (look[e], verdict[e]) == naive_unpaired_verdict(
+            d, a[e].astype(int).tolist(), b[e].astype(int).tolist()
+        )
