@@ -101,12 +101,50 @@ def _cross_checks(config: dict) -> None:
         named += [(f"design.paired_pools.pairs[{i}]", name) for name in pair]
     multi = config.get("multi", {})
     named += [(f"multi.{k}", multi[k]) for k in ("policy_a", "policy_b") if multi.get(k)]
+    _sequential_checks(config.get("sequential", {}))
     for key, name in named:
         if name not in policies:
             raise ConfigError(
                 f"config key '{key}': unknown policy {name!r}; "
                 f"configured policies: {', '.join(policies)}"
             )
+
+
+def _sequential_checks(seq: dict) -> None:
+    """Cross-key rules of the ``sequential`` section (names, parameters, list lengths)."""
+    designs = seq.get("designs", [])
+    names = [d["name"] for d in designs]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ConfigError(f"config key 'sequential.designs': duplicate name(s) {', '.join(dup)}")
+    for i, d in enumerate(designs):
+        if d["boundary"] == "power" and "rho" not in d:
+            raise ConfigError(f"config key 'sequential.designs[{i}]': boundary power needs rho")
+        if d["boundary"] == "shape" and "b" not in d:
+            raise ConfigError(f"config key 'sequential.designs[{i}]': boundary shape needs b")
+        if d["kind"] == "paired" and d["boundary"] in ("shape", "optimised"):
+            raise ConfigError(
+                f"config key 'sequential.designs[{i}].boundary': {d['boundary']!r} is for unpaired "
+                "designs; paired designs take pocock, obrien-fleming or power"
+            )
+    refs = [("sequential.sheet_design", seq.get("sheet_design"))]
+    refs += [
+        (f"sequential.pools.designs[{i}]", n)
+        for i, n in enumerate(seq.get("pools", {}).get("designs", []))
+    ]
+    for key, name in refs:
+        if name is not None and name not in names:
+            raise ConfigError(
+                f"config key '{key}': unknown design {name!r}; "
+                f"configured designs: {', '.join(names)}"
+            )
+    opt = seq.get("optimise", {})
+    floors = opt.get("min_power")
+    if floors is not None and len(floors) != len(opt.get("alternatives", [])):
+        raise ConfigError(
+            "config key 'sequential.optimise.min_power': needs one floor per alternative "
+            f"({len(opt.get('alternatives', []))}), got {len(floors)}"
+        )
 
 
 def check_config(config: dict, schema: dict | None = None) -> dict:

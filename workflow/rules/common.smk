@@ -68,5 +68,6 @@ def all_targets():
         + DESIGN_TARGETS
         + PEEKING_TARGETS
         + MULTI_TARGETS
+        + SEQUENTIAL_TARGETS
         + REPORT_TARGETS
     )
