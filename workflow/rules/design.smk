@@ -39,6 +39,10 @@ rule design_T13:
         "logs/design/T13_paired_vs_unpaired_sizing.log",
     benchmark:
         "results/benchmarks/design/T13_paired_vs_unpaired_sizing.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=20,
     params:
         builder="design:paired_vs_unpaired_sizing",
         kwargs=dict(
@@ -62,6 +66,10 @@ rule design_T14:
         md=table("T14_repeat_evaluation_gap")["md"],
     log:
         "logs/design/T14_repeat_evaluation_gap.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="design:repeat_evaluation_gap",
         kwargs=config["design"]["repeat_eval"],
@@ -79,6 +87,10 @@ rule design_T15:
         md=table("T15_wilson_vs_wald")["md"],
     log:
         "logs/design/T15_wilson_vs_wald.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="design:wilson_vs_wald",
         kwargs=dict(
@@ -99,6 +111,10 @@ rule design_T16:
         md=table("T16_width_vs_n_bench_hours")["md"],
     log:
         "logs/design/T16_width_vs_n_bench_hours.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="design:width_vs_n",
         kwargs=dict(
@@ -122,6 +138,10 @@ rule design_T17:
         "logs/design/T17_mde_and_n_per_arm.log",
     benchmark:
         "results/benchmarks/design/T17_mde_and_n_per_arm.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=20,
     params:
         builder="design:mde_table",
         kwargs=dict(
@@ -149,6 +169,10 @@ rule design_T18:
         md=table("T18_mcnemar_vs_unpaired")["md"],
     log:
         "logs/design/T18_mcnemar_vs_unpaired.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="design:mcnemar_vs_unpaired",
         kwargs=dict(
@@ -172,6 +196,10 @@ rule design_T19:
         md=table("T19_null_result_mde")["md"],
     log:
         "logs/design/T19_null_result_mde.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="design:null_result_mde",
         kwargs=dict(
@@ -196,6 +224,10 @@ rule design_T20:
         md=table("T20_fisher_pvalue_ladder")["md"],
     log:
         "logs/design/T20_fisher_pvalue_ladder.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="design:fisher_ladder",
         kwargs=dict(**config["design"]["ladder"], alpha=config["alpha"]),
@@ -215,6 +247,10 @@ rule design_T21:
         "logs/design/T21_trials_to_separate_90_80.log",
     benchmark:
         "results/benchmarks/design/T21_trials_to_separate_90_80.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=30,
     params:
         builder="design:trials_to_separate",
         kwargs=dict(
@@ -238,6 +274,10 @@ rule design_T23:
         md=table("T23_clopper_pearson_vs_wilson")["md"],
     log:
         "logs/design/T23_clopper_pearson_vs_wilson.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="design:cp_vs_wilson",
         kwargs=dict(
@@ -259,6 +299,10 @@ rule design_T24:
         md=table("T24_difference_intervals")["md"],
     log:
         "logs/design/T24_difference_intervals.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="design:difference_intervals",
         kwargs=dict(
@@ -280,6 +324,10 @@ rule design_T25:
         md=table("T25_width_at_90")["md"],
     log:
         "logs/design/T25_width_at_90.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="design:width_at_rate",
         kwargs=dict(
@@ -301,6 +349,10 @@ rule design_T26:
         "logs/design/T26_estimation_vs_detection.log",
     benchmark:
         "results/benchmarks/design/T26_estimation_vs_detection.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=20,
     params:
         builder="design:estimation_vs_detection",
         kwargs=dict(
@@ -326,6 +378,10 @@ rule design_T27:
         md=table("T27_paired_contingency")["md"],
     log:
         "logs/design/T27_paired_contingency.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="design:paired_contingency_table",
         kwargs=dict(
@@ -350,6 +406,10 @@ rule design_T29:
         md=table("T29_cohens_h")["md"],
     log:
         "logs/design/T29_cohens_h.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="design:cohens_h_table",
         kwargs=dict(
@@ -373,6 +433,10 @@ rule design_mde_vs_n:
         "logs/design/mde_vs_n.log",
     benchmark:
         "results/benchmarks/design/mde_vs_n.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=30,
     params:
         builder="design:mde_vs_n_figure",
         kwargs=dict(
@@ -399,6 +463,10 @@ rule design_power_vs_n:
         "logs/design/power_vs_n.log",
     benchmark:
         "results/benchmarks/design/power_vs_n.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=20,
     params:
         builder="design:power_vs_n_figure",
         kwargs=dict(
@@ -409,3 +477,19 @@ rule design_power_vs_n:
         ),
     script:
         "../scripts/make_figure.py"
+
+
+# Small, fast jobs run inside the main Snakemake process, not as cluster jobs (issue 12);
+# the rules above without a benchmark: are cheap (seconds, mostly imports).
+localrules:
+    design_T14,
+    design_T15,
+    design_T16,
+    design_T18,
+    design_T19,
+    design_T20,
+    design_T23,
+    design_T24,
+    design_T25,
+    design_T27,
+    design_T29,

@@ -24,6 +24,10 @@ rule exact_t01_wilson_vs_library:
         md=table("T01_wilson_vs_library")["md"],
     log:
         "logs/exact/T01_wilson_vs_library.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="exact:wilson_vs_library",
         kwargs={
@@ -49,6 +53,10 @@ rule exact_t02_exact_coverage:
         md=table("T02_exact_coverage")["md"],
     log:
         "logs/exact/T02_exact_coverage.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="exact:exact_coverage_table",
         kwargs={
@@ -73,6 +81,10 @@ rule exact_t03_prob_at_least:
         md=table("T03_prob_at_least_9_of_10")["md"],
     log:
         "logs/exact/T03_prob_at_least_9_of_10.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="exact:prob_at_least_table",
         kwargs={
@@ -95,6 +107,10 @@ rule exact_t04_trials_for_half_width:
         md=table("T04_trials_for_half_width")["md"],
     log:
         "logs/exact/T04_trials_for_half_width.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="exact:trials_for_half_width_table",
         kwargs={
@@ -120,6 +136,10 @@ rule exact_coverage_vs_p:
         "logs/exact/coverage_vs_p.log",
     benchmark:
         "results/benchmarks/exact/coverage_vs_p.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=30,
     params:
         builder="exact:coverage_vs_p_figure",
         kwargs={
@@ -132,3 +152,12 @@ rule exact_coverage_vs_p:
         },
     script:
         "../scripts/make_figure.py"
+
+
+# Small, fast jobs run inside the main Snakemake process, not as cluster jobs (issue 12);
+# the rules above without a benchmark: are cheap (seconds, mostly imports).
+localrules:
+    exact_t01_wilson_vs_library,
+    exact_t02_exact_coverage,
+    exact_t03_prob_at_least,
+    exact_t04_trials_for_half_width,
