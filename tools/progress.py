@@ -78,17 +78,21 @@ def main(argv: list[str]) -> int:
         signal.signal(signal.SIGINT, lambda *_: proc.send_signal(signal.SIGINT))
         reader = threading.Thread(target=_read, args=(proc, log, state), daemon=True)
         reader.start()
-        while reader.is_alive():
-            status = progress_line(state.done, state.total, time.monotonic() - t0, state.rule)
+
+        def show(final: bool = False) -> None:
+            rule = "" if final else state.rule
+            status = progress_line(state.done, state.total, time.monotonic() - t0, rule)
             if live:
-                print("\r\033[K" + status, end="", flush=True)
+                print("\r\033[K" + status, end="\n" if final else "", flush=True)
             elif state.total and (decile := 10 * state.done // state.total) != state.last_decile:
                 state.last_decile = decile
                 print(status, flush=True)
+
+        while reader.is_alive():
+            show()
             reader.join(timeout=1.0)
         rc = proc.wait()
-    if live:
-        print("\r\033[K" + progress_line(state.done, state.total, time.monotonic() - t0, ""))
+        show(final=True)
     if rc != 0:
         lines = log_path.read_text().splitlines()
         print("\n".join(lines[-25:]), file=sys.stderr)
