@@ -73,7 +73,12 @@ def main(argv: list[str]) -> int:
     state = _State()
     with log_path.open("w") as log:
         proc = subprocess.Popen(
-            cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            bufsize=1,
+            start_new_session=True,  # Ctrl-C reaches Snakemake once, through the handler below
         )
         signal.signal(signal.SIGINT, lambda *_: proc.send_signal(signal.SIGINT))
         reader = threading.Thread(target=_read, args=(proc, log, state), daemon=True)
