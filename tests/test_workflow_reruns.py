@@ -28,9 +28,12 @@ def dry_run_jobs(work: Path, *args: str) -> list[tuple[str, str]]:
     """(rule, first output) of every job a dry run of ``args`` lists."""
     res = snakemake(work, "-n", *args)
     assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
-    return re.findall(
-        r"^(?:local)?rule (\w+):\n    output: (\S+?),?(?:\s|$)", res.stdout, flags=re.MULTILINE
-    )
+    jobs = []
+    for block in re.split(r"^(?=(?:local)?rule \w+:$)", res.stdout, flags=re.MULTILINE)[1:]:
+        rule = re.match(r"(?:local)?rule (\w+):", block).group(1)
+        out = re.search(r"^    output: ([^,\s]+)", block, flags=re.MULTILINE)
+        jobs.append((rule, out.group(1) if out else ""))
+    return jobs
 
 
 def chunk_keys(jobs, rule: str, pattern: str) -> set[tuple[str, ...]]:
