@@ -49,8 +49,8 @@ sysdeps:
 		echo "sysdeps: apt-get failed (see /tmp/evalsim-sysdeps.log); tests that need them skip"
 
 lint: venv
-	$(BIN)/ruff check src tests benchmarks workflow/scripts
-	$(BIN)/ruff format --check src tests benchmarks workflow/scripts
+	$(BIN)/ruff check src tests benchmarks workflow/scripts tools
+	$(BIN)/ruff format --check src tests benchmarks workflow/scripts tools
 	$(BIN)/snakefmt --check Snakefile workflow/rules
 	$(BIN)/snakemake --lint
 
