@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 import shutil
@@ -21,7 +22,37 @@ import pytest
 import yaml
 from conftest import SNAKEMAKE, copy_workflow, snakemake
 
+from evalsim.config import load_config
+from evalsim.sim.jobs import chunk_config, pools_config, sigma_label, sweep_config
+
 SIM_TARGETS = ["results/pools/pools.parquet", "results/pools/sigma_sweep.parquet"]
+
+
+def test_job_configs_hold_only_what_changes_the_output(repo):
+    cfg = load_config(repo / "config" / "smoke.yaml")
+    a = chunk_config(cfg, "cube25", "A")
+    assert [t["name"] for t in a["tasks"]] == ["cube25"]
+    assert a["policies"] == [p for p in cfg["policies"] if p["name"] == "A"]
+    assert set(a["simulation"]) == set(cfg["simulation"]) - {
+        "n_seeds",
+        "trials_per_seed",
+        "trials_per_chunk",
+        "sweep",
+    }
+    more = copy.deepcopy(cfg)
+    more["policies"].append({"name": "C", "sigma_mm": 12.0})
+    more["tasks"].append({**cfg["tasks"][0], "name": "cube35"})
+    more["simulation"]["sweep"]["sigma_mm"].append(12.0)
+    more["simulation"]["n_seeds"] += 2
+    assert chunk_config(more, "cube25", "A") == a
+    assert sweep_config(more) == sweep_config(cfg)
+    assert pools_config(more) != pools_config(cfg)
+    tau = copy.deepcopy(cfg)
+    tau["simulation"]["tau_mm"] += 0.5
+    assert chunk_config(tau, "cube25", "A") != a
+    with pytest.raises(ValueError, match="unknown policy 'Z'; configured: A, B"):
+        chunk_config(cfg, "cube25", "Z")
+    assert [sigma_label(s) for s in (0, 9.0, 2.5, 30)] == ["0", "9", "2.5", "30"]
 
 
 def dry_run_jobs(work: Path, *args: str) -> list[tuple[str, str]]:

@@ -23,7 +23,7 @@ def _named(items: list[dict], name: str, key: str) -> dict:
         if item["name"] == name:
             return item
     names = ", ".join(i["name"] for i in items)
-    raise ValueError(f"unknown {key} {name!r}; configured {key}s: {names}")
+    raise ValueError(f"unknown {key} {name!r}; configured: {names}")
 
 
 def _trial_keys(config: dict) -> dict:
