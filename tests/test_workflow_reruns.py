@@ -2,9 +2,11 @@
 
 - Adding a policy and a sweep sigma to a finished run reruns only the new simulation chunks
   and what depends on them: every simulation job's params hold only what changes its output.
-- A run killed with SIGKILL mid-simulation leaves a lock; the next run refuses with
-  Snakemake's lock message; ``--unlock`` then a run with ``--rerun-incomplete`` finishes it,
-  and the products are byte-identical to an uninterrupted run.
+- A run killed with SIGKILL mid-simulation leaves a lock; the next run (local profile, as
+  ``make reproduce``) refuses with Snakemake's lock message; ``--unlock`` then a run with
+  ``--rerun-incomplete`` finishes it, and the products are byte-identical to an
+  uninterrupted run. (Without ``--rerun-incomplete`` Snakemake would first stop at the
+  killed jobs' incomplete outputs; the local profile sets it.)
 """
 
 from __future__ import annotations
@@ -130,10 +132,13 @@ def _kill_group(proc: subprocess.Popen) -> None:
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("pipeline")
-def test_kill9_mid_simulation_then_unlock_and_rerun_incomplete(smoke_run, tmp_path):
+def test_kill9_mid_simulation_then_unlock_and_rerun_incomplete(smoke_run, repo, tmp_path):
     assert smoke_run.result.returncode == 0, smoke_run.result.stderr[-3000:]
     work = copy_workflow(tmp_path / "work")
-    args = [*SIM_TARGETS, "--cores", "2", "--configfile", "config/smoke.yaml"]
+    shutil.copytree(repo / "profiles", work / "profiles")
+    # as `make reproduce` runs it: the local profile (which sets rerun-incomplete)
+    args = [*SIM_TARGETS, "--profile", "profiles/local", "--cores", "2"]
+    args += ["--configfile", "config/smoke.yaml"]
     log = (tmp_path / "first.log").open("w")
     # its own session: SIGKILL to the group takes Snakemake and its running jobs at once,
     # as a power cut or the OOM killer would
