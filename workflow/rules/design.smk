@@ -34,6 +34,10 @@ rule design_T13:
         "logs/design/T13_paired_vs_unpaired_sizing.log",
     benchmark:
         "results/benchmarks/design/T13_paired_vs_unpaired_sizing.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=20,
     params:
         builder="design:paired_vs_unpaired_sizing",
         kwargs=dict(
@@ -52,6 +56,10 @@ rule design_T14:
         **report_table("T14_repeat_evaluation_gap", "design"),
     log:
         "logs/design/T14_repeat_evaluation_gap.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="design:repeat_evaluation_gap",
         kwargs=config["design"]["repeat_eval"],
@@ -64,6 +72,10 @@ rule design_T15:
         **report_table("T15_wilson_vs_wald", "design"),
     log:
         "logs/design/T15_wilson_vs_wald.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="design:wilson_vs_wald",
         kwargs=dict(
@@ -79,6 +91,10 @@ rule design_T16:
         **report_table("T16_width_vs_n_bench_hours", "design"),
     log:
         "logs/design/T16_width_vs_n_bench_hours.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="design:width_vs_n",
         kwargs=dict(
@@ -97,6 +113,10 @@ rule design_T17:
         "logs/design/T17_mde_and_n_per_arm.log",
     benchmark:
         "results/benchmarks/design/T17_mde_and_n_per_arm.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=20,
     params:
         builder="design:mde_table",
         kwargs=dict(
@@ -119,6 +139,10 @@ rule design_T18:
         **report_table("T18_mcnemar_vs_unpaired", "design"),
     log:
         "logs/design/T18_mcnemar_vs_unpaired.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="design:mcnemar_vs_unpaired",
         kwargs=dict(
@@ -136,6 +160,10 @@ rule design_T19:
         **report_table("T19_null_result_mde", "design"),
     log:
         "logs/design/T19_null_result_mde.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="design:null_result_mde",
         kwargs=dict(
@@ -155,6 +183,10 @@ rule design_T20:
         **report_table("T20_fisher_pvalue_ladder", "design"),
     log:
         "logs/design/T20_fisher_pvalue_ladder.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="design:fisher_ladder",
         kwargs=dict(**config["design"]["ladder"], alpha=config["alpha"]),
@@ -169,6 +201,10 @@ rule design_T21:
         "logs/design/T21_trials_to_separate_90_80.log",
     benchmark:
         "results/benchmarks/design/T21_trials_to_separate_90_80.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=30,
     params:
         builder="design:trials_to_separate",
         kwargs=dict(
@@ -187,6 +223,10 @@ rule design_T23:
         **report_table("T23_clopper_pearson_vs_wilson", "design"),
     log:
         "logs/design/T23_clopper_pearson_vs_wilson.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="design:cp_vs_wilson",
         kwargs=dict(
@@ -203,6 +243,10 @@ rule design_T24:
         **report_table("T24_difference_intervals", "design"),
     log:
         "logs/design/T24_difference_intervals.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="design:difference_intervals",
         kwargs=dict(
@@ -219,6 +263,10 @@ rule design_T25:
         **report_table("T25_width_at_90", "design"),
     log:
         "logs/design/T25_width_at_90.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="design:width_at_rate",
         kwargs=dict(
@@ -235,6 +283,10 @@ rule design_T26:
         "logs/design/T26_estimation_vs_detection.log",
     benchmark:
         "results/benchmarks/design/T26_estimation_vs_detection.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=20,
     params:
         builder="design:estimation_vs_detection",
         kwargs=dict(
@@ -255,6 +307,10 @@ rule design_T27:
         **report_table("T27_paired_contingency", "design"),
     log:
         "logs/design/T27_paired_contingency.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="design:paired_contingency_table",
         kwargs=dict(
@@ -273,6 +329,10 @@ rule design_T29:
         **report_table("T29_cohens_h", "design"),
     log:
         "logs/design/T29_cohens_h.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="design:cohens_h_table",
         kwargs=dict(
@@ -296,6 +356,10 @@ rule design_mde_vs_n:
         "logs/design/mde_vs_n.log",
     benchmark:
         "results/benchmarks/design/mde_vs_n.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=30,
     params:
         builder="design:mde_vs_n_figure",
         kwargs=dict(
@@ -322,6 +386,10 @@ rule design_power_vs_n:
         "logs/design/power_vs_n.log",
     benchmark:
         "results/benchmarks/design/power_vs_n.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=20,
     params:
         builder="design:power_vs_n_figure",
         kwargs=dict(
@@ -332,3 +400,19 @@ rule design_power_vs_n:
         ),
     script:
         "../scripts/make_figure.py"
+
+
+# Small, fast jobs run inside the main Snakemake process, not as cluster jobs (issue 12);
+# the rules above without a benchmark: are cheap (seconds, mostly imports).
+localrules:
+    design_T14,
+    design_T15,
+    design_T16,
+    design_T18,
+    design_T19,
+    design_T20,
+    design_T23,
+    design_T24,
+    design_T25,
+    design_T27,
+    design_T29,

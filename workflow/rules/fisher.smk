@@ -18,6 +18,10 @@ rule fisher_t05_checks:
         "logs/fisher/T05_fisher_checks.log",
     benchmark:
         "results/benchmarks/fisher/T05_fisher_checks.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=20,
     params:
         builder="fisher:fisher_checks",
         kwargs={
@@ -36,6 +40,10 @@ rule fisher_t06_power:
         **report_table("T06_fisher_power", "fisher"),
     log:
         "logs/fisher/T06_fisher_power.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="fisher:fisher_power_table",
         kwargs={
@@ -53,3 +61,9 @@ rule fisher_t06_power:
         },
     script:
         "../scripts/make_table.py"
+
+
+# Small, fast jobs run inside the main Snakemake process, not as cluster jobs (issue 12);
+# the rules above without a benchmark: are cheap (seconds, mostly imports).
+localrules:
+    fisher_t06_power,

@@ -18,6 +18,10 @@ rule peeking_table:
         "logs/peeking/F03_peeking_table.log",
     benchmark:
         "results/benchmarks/peeking/F03_peeking_table.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=20,
     params:
         builder="peeking:peeking_table",
         kwargs={
@@ -45,6 +49,10 @@ rule peeking_figure:
         pdf=figure("F03_peeking")["pdf"],
     log:
         "logs/peeking/F03_peeking_figure.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="peeking:peeking_figure",
         kwargs={"alpha": config["alpha"], "p": config["peeking"]["p"]},
@@ -59,6 +67,10 @@ rule hierarchy_two_spreads:
         **report_table("T22_two_spreads", "peeking"),
     log:
         "logs/peeking/T22_two_spreads.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="hierarchy:two_spreads_table",
         kwargs={
@@ -78,6 +90,10 @@ rule hierarchy_bootstrap:
         "logs/peeking/T28_hierarchical_bootstrap.log",
     benchmark:
         "results/benchmarks/peeking/T28_hierarchical_bootstrap.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=20,
     params:
         builder="hierarchy:hierarchical_bootstrap_table",
         kwargs={
@@ -89,3 +105,10 @@ rule hierarchy_bootstrap:
         },
     script:
         "../scripts/make_table.py"
+
+
+# Small, fast jobs run inside the main Snakemake process, not as cluster jobs (issue 12);
+# the rules above without a benchmark: are cheap (seconds, mostly imports).
+localrules:
+    peeking_figure,
+    hierarchy_two_spreads,
