@@ -9,6 +9,7 @@ import time
 import numpy as np
 import pandas as pd
 
+from evalsim.cli import by_task
 from evalsim.cli._common import (
     FISHER_MDE_EXACT_MAX_N,
     BadInput,
@@ -213,6 +214,8 @@ def _decide(p, lo, hi, alpha, alternative):
 
 
 def cmd_compare(args) -> Report:
+    if args.by == "task":  # per-task tables and pooled verdicts: cli/by_task.py
+        return by_task.cmd_compare_by_task(args)
     check_plot_path(args.plot)
     df, a, b = _select(args)
     alpha, alternative = args.alpha, args.alternative
@@ -520,4 +523,5 @@ def register(sub) -> None:
     p.add_argument("--policy", help=argparse.SUPPRESS)
     add_format_flags(p)
     add_log_hook_flags(p)
+    by_task.add_arguments(p)
     p.set_defaults(run=cmd_compare)
