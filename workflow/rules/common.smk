@@ -58,5 +58,6 @@ def all_targets():
         + RESAMPLE_TARGETS
         + DESIGN_TARGETS
         + PEEKING_TARGETS
+        + DRIFT_TARGETS
         + REPORT_TARGETS
     )

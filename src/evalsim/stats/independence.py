@@ -53,6 +53,7 @@ References
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -74,6 +75,7 @@ __all__ = [
     "exact_rejection_probabilities",
     "halves_test",
     "independence_checks",
+    "poisson_binomial_pmf",
     "rejection_rates_mc",
     "rejection_tables",
     "runs_null_pmf",
@@ -355,6 +357,24 @@ def _check_p_sequence(p) -> np.ndarray:
     return np.ascontiguousarray(arr)
 
 
+def poisson_binomial_pmf(p) -> np.ndarray:
+    """Law of the number of successes of independent trials with rates ``p[i]``.
+
+    Returns ``pmf[k]``, k = 0..len(p), by the O(n^2) convolution recurrence.
+
+    Examples
+    --------
+    >>> [round(v, 3) for v in poisson_binomial_pmf([0.5, 0.9]).tolist()]
+    [0.05, 0.5, 0.45]
+    """
+    arr = np.asarray(check_probability(np.asarray(p, dtype=np.float64), "p"), dtype=np.float64)
+    if arr.ndim != 1:
+        raise ValueError(f"p must be a 1-D sequence of probabilities, got shape {arr.shape}")
+    out = np.empty(arr.size + 1, dtype=np.float64)
+    _k.poisson_binomial_pmf(np.ascontiguousarray(arr), out)
+    return out
+
+
 def rejection_tables(n: int, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """Rejection regions of the three checks at n trials, each at ``level`` (p < level).
 
@@ -371,6 +391,13 @@ def rejection_tables(n: int, level: float) -> tuple[np.ndarray, np.ndarray, np.n
     """
     n = check_n(n, "n", minimum=2)
     level = check_alpha(level)
+    runs_rej, trend_rej, halves_rej, h = _tables(n, level)
+    return runs_rej.copy(), trend_rej.copy(), halves_rej.copy(), h
+
+
+@functools.lru_cache(maxsize=32)
+def _tables(n: int, level: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """:func:`rejection_tables` on validated arguments, cached (callers must not write)."""
     runs_rej = np.zeros((n + 1, n + 1), dtype=np.uint8)
     trend_rej = np.zeros((n + 1, n * (n + 1) // 2 + 1), dtype=np.uint8)
     for k in range(1, n):
@@ -401,13 +428,10 @@ def exact_rejection_probabilities(p, alpha=0.05) -> dict[str, float]:
     p = _check_p_sequence(p)
     alpha = check_alpha(alpha)
     n = p.size
-    runs_rej, trend_rej, halves_rej, h = rejection_tables(n, alpha)
+    runs_rej, trend_rej, halves_rej, h = _tables(n, alpha)
     runs = float((_k.runs_joint_law(p) * runs_rej).sum())
     trend = float((_k.trend_joint_law(p) * trend_rej).sum())
-    b1 = np.empty(h + 1)
-    b2 = np.empty(n - h + 1)
-    _k.poisson_binomial_pmf(np.ascontiguousarray(p[:h]), b1)
-    _k.poisson_binomial_pmf(np.ascontiguousarray(p[h:]), b2)
+    b1, b2 = poisson_binomial_pmf(p[:h]), poisson_binomial_pmf(p[h:])
     halves = float((np.outer(b1, b2) * halves_rej).sum())
     return {"runs": runs, "trend": trend, "halves": halves}
 
@@ -438,7 +462,7 @@ def rejection_rates_mc(p, alpha=0.05, n_sim=10_000, rng=None, bonferroni=False) 
     if not isinstance(rng, np.random.Generator):
         raise ValueError(f"rng must be a numpy.random.Generator, got {rng!r}")
     level = alpha / len(CHECKS) if bonferroni else alpha
-    runs_rej, trend_rej, halves_rej, h = rejection_tables(p.size, level)
+    runs_rej, trend_rej, halves_rej, h = _tables(p.size, level)
     counts = _k.check_rejection_mc(p, n_sim, rng, runs_rej, trend_rej, halves_rej, h)
     out = {name: int(c) / n_sim for name, c in zip((*CHECKS, "any"), counts, strict=True)}
     out["n_sim"] = n_sim

@@ -1,0 +1,15 @@
+"""Simulate success against a constant perception offset for the drift stage (T36, F10)."""
+
+import logging
+import sys
+
+from evalsim.products.drift import CURVE_SORT, simulate_offset_curve
+from evalsim.sim.pool import write_pool
+
+sys.stderr = open(snakemake.log[0], "w")  # noqa: F821
+logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(message)s")
+
+p = snakemake.params  # noqa: F821
+df = simulate_offset_curve(snakemake.config, p.policies, p.offsets_mm, p.trials, snakemake.threads)  # noqa: F821
+write_pool(df, snakemake.output[0], snakemake.config, sort=CURVE_SORT)  # noqa: F821
+logging.info("wrote %s: %d trials", snakemake.output[0], len(df))  # noqa: F821
