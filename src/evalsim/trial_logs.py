@@ -56,18 +56,20 @@ class TrialLogError(ValueError):
     """A trial log that cannot be read or does not have the expected shape."""
 
 
-def read_trial_logs(paths, policy: str | None = None) -> pd.DataFrame:
+def read_trial_logs(paths, policy: str | None = None, extra_columns=()) -> pd.DataFrame:
     """Read several logs (see :func:`read_trial_log`) and stack them in the order given."""
     paths = list(paths)
     if policy is not None and len(paths) > 1:
         raise TrialLogError("--policy names the policy of a single file; give one file per call")
-    frames = [read_trial_log(p, policy=policy) for p in paths]
+    frames = [read_trial_log(p, policy=policy, extra_columns=extra_columns) for p in paths]
     if len(frames) == 1:
         return frames[0]
     return pd.concat(frames, ignore_index=True)
 
 
-def read_trial_log(path: str | os.PathLike, policy: str | None = None) -> pd.DataFrame:
+def read_trial_log(
+    path: str | os.PathLike, policy: str | None = None, extra_columns=()
+) -> pd.DataFrame:
     """Read one trial log and return the tidy, validated table.
 
     Parameters
@@ -78,6 +80,9 @@ def read_trial_log(path: str | os.PathLike, policy: str | None = None) -> pd.Dat
         Policy name for a LeRobot JSON file (default: the name of its folder). For tables,
         if the file has no ``policy`` column, every row gets this name; otherwise it is an
         error to give it.
+    extra_columns : sequence of str
+        Further columns (lower-case names) to keep as read, e.g. the trial order of
+        ``--order``; a table without one of them is an error.
 
     Raises
     ------
@@ -96,6 +101,10 @@ def read_trial_log(path: str | os.PathLike, policy: str | None = None) -> pd.Dat
     elif suffix in _TABLE_SUFFIXES or suffix in _PARQUET_SUFFIXES:
         df = _read_table(path, suffix)
         df.columns = [str(c).strip().lower() for c in df.columns]
+        missing = [c for c in extra_columns if c not in df.columns]
+        if missing:
+            have = ", ".join(map(str, df.columns)) or "none"
+            raise TrialLogError(f"{path}: no column {', '.join(missing)} (columns found: {have})")
         if "policy" not in df.columns and policy is not None:
             df["policy"] = policy
         elif policy is not None:
@@ -105,7 +114,12 @@ def read_trial_log(path: str | os.PathLike, policy: str | None = None) -> pd.Dat
             f"{path}: unreadable format {suffix or '(no suffix)'!r}; "
             "expected .csv, .tsv, .parquet, .pq or a LeRobot eval_info .json"
         )
-    return _tidy(df, path)
+    if suffix == ".json" and extra_columns:
+        raise TrialLogError(
+            f"{path}: a LeRobot JSON log has no column {', '.join(extra_columns)}; "
+            "its episodes are in file order"
+        )
+    return _tidy(df, path, tuple(extra_columns))
 
 
 def _read_table(path: Path, suffix: str) -> pd.DataFrame:
@@ -199,7 +213,7 @@ def parse_success(values: pd.Series, path: str | os.PathLike = "") -> pd.Series:
     return pd.Series(out, index=values.index, dtype=bool, name=values.name)
 
 
-def _tidy(df: pd.DataFrame, path: Path) -> pd.DataFrame:
+def _tidy(df: pd.DataFrame, path: Path, extra_columns: tuple[str, ...] = ()) -> pd.DataFrame:
     missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
     if missing:
         have = ", ".join(map(str, df.columns)) or "none"
@@ -209,6 +223,7 @@ def _tidy(df: pd.DataFrame, path: Path) -> pd.DataFrame:
     if len(df) == 0:
         raise TrialLogError(f"{path}: no trials (the log has a header but no rows)")
     keep = [c for c in (*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS) if c in df.columns]
+    keep += [c for c in extra_columns if c not in keep]  # kept as read (e.g. --order)
     out = df[keep].copy().reset_index(drop=True)
     out["success"] = parse_success(out["success"], path)
     for col in ("policy", *[c for c in OPTIONAL_COLUMNS if c in out.columns]):

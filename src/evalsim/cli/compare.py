@@ -6,6 +6,7 @@ import argparse
 import math
 import time
 
+from evalsim.cli import _independence
 from evalsim.cli._common import (
     BadInput,
     Report,
@@ -82,7 +83,9 @@ def _mde_80(n_a: int, n_b: int, alpha: float, pbar: float) -> tuple[float | None
 
 
 def cmd_compare(args) -> Report:
-    df = read_trial_logs(args.files, policy=args.policy)
+    df = read_trial_logs(
+        args.files, policy=args.policy, extra_columns=_independence.order_columns(args)
+    )
     if args.task is not None:
         if "task" not in df.columns:
             raise BadInput("--task given but the log has no 'task' column")
@@ -254,6 +257,8 @@ def cmd_compare(args) -> Report:
         rep.line(f"MDE at 80% power: {100 * mde:.1f} points ({mde_rule})")
     rep.line("")
     rep.line(f"verdict: {verdict}")
+    pair = (args.a, args.b)
+    _independence.add_report(rep, df[df["policy"].isin(pair)], args, alpha, pair=pair)
     return rep
 
 
@@ -267,5 +272,6 @@ def register(sub) -> None:
     p.add_argument("--alpha", type=_open_unit, default=0.05, help="default 0.05")
     p.add_argument("--unpaired", action="store_true", help="ignore condition ids")
     p.add_argument("--policy", help=argparse.SUPPRESS)
+    _independence.add_order_argument(p)
     add_json_flag(p)
     p.set_defaults(run=cmd_compare)

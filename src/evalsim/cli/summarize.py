@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from evalsim.cli import _independence
 from evalsim.cli._common import (
     MissingLibrary,
     Report,
@@ -75,7 +76,8 @@ def _failure_breakdown(df) -> dict[str, dict[str, int]]:
 
 
 def cmd_summarize(args) -> Report:
-    df = read_trial_logs(args.files, policy=args.policy)
+    order = _independence.order_columns(args)
+    df = read_trial_logs(args.files, policy=args.policy, extra_columns=order)
     conf, max_hw = args.confidence, args.max_half_width
     level = f"{100 * conf:g}%"
     by_policy = _group_rows(df, ["policy"], conf, max_hw)
@@ -165,6 +167,7 @@ def cmd_summarize(args) -> Report:
     )
     for w in warnings:
         rep.line(w)
+    _independence.add_report(rep, df, args, alpha=1 - conf)
     return rep
 
 
@@ -180,5 +183,6 @@ def register(sub) -> None:
         help="warn when the Wilson interval's half-width exceeds this (default 0.10)",
     )
     p.add_argument("--policy", help="policy name for a LeRobot JSON log (default: its folder)")
+    _independence.add_order_argument(p)
     add_json_flag(p)
     p.set_defaults(run=cmd_summarize)

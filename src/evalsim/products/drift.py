@@ -204,7 +204,9 @@ def _compare_rows(curve, policies, rates, n_grid, alpha) -> list[dict]:
                     if equal:
                         false_win, power = r["p_reject"], math.nan
                     else:
-                        wrong, right = ("p_a_wins", "p_b_wins") if better_b else ("p_b_wins", "p_a_wins")
+                        wrong, right = (
+                            ("p_a_wins", "p_b_wins") if better_b else ("p_b_wins", "p_a_wins")
+                        )
                         false_win, power = r[wrong], r[right]
                     rows.append(
                         {
@@ -389,10 +391,24 @@ def drift_figure(
         for design, (ls, mk) in styles.items():
             g = g_cmp[g_cmp.design == design].sort_values("drift_mm_per_100")
             label = f"{comparison}, {design.split(':')[0]}"
-            ax_f.plot(g.drift_mm_per_100, 100 * g.false_win, ls=ls, marker=mk, ms=3,
-                      color=OKABE_ITO[j], label=label)
-            ax_b.plot(g.drift_mm_per_100, g.bias_pts, ls=ls, marker=mk, ms=3,
-                      color=OKABE_ITO[j], label=label)
+            ax_f.plot(
+                g.drift_mm_per_100,
+                100 * g.false_win,
+                ls=ls,
+                marker=mk,
+                ms=3,
+                color=OKABE_ITO[j],
+                label=label,
+            )
+            ax_b.plot(
+                g.drift_mm_per_100,
+                g.bias_pts,
+                ls=ls,
+                marker=mk,
+                ms=3,
+                color=OKABE_ITO[j],
+                label=label,
+            )
     ax_f.axhline(100 * alpha, color="0.4", lw=0.8, ls=":", label=f"α = {alpha:g}")
     ax_f.set_xlabel("drift (mm per 100 trials)")
     ax_f.set_ylabel("false wins (%)")
@@ -409,8 +425,15 @@ def drift_figure(
     ]
     for j, (test, g) in enumerate(chk.groupby("test", sort=False)):
         g = g.sort_values("drift_mm_per_100")
-        ax_p.plot(g.drift_mm_per_100, 100 * g.p_reject, marker="o", ms=3, color=OKABE_ITO[j + 2],
-                  ls="-" if "warning" not in test else "--", label=test)
+        ax_p.plot(
+            g.drift_mm_per_100,
+            100 * g.p_reject,
+            marker="o",
+            ms=3,
+            color=OKABE_ITO[j + 2],
+            ls="-" if "warning" not in test else "--",
+            label=test,
+        )
     ax_p.axhline(100 * alpha, color="0.4", lw=0.8, ls=":")
     ax_p.set_ylim(0, 100)
     ax_p.set_xlabel("drift (mm per 100 trials)")
