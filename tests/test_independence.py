@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import math
+import sys
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from naive_independence import (
     null_law,
@@ -19,6 +23,8 @@ from scipy import stats
 from statsmodels.sandbox.stats.runs import runstest_1samp
 from statsmodels.stats.contingency_tables import Table
 
+from evalsim.cli import main
+from evalsim.cli._independence import independence_data
 from evalsim.stats import independence as ind
 
 SMALL = [(n, k) for n in range(2, 13) for k in range(n + 1)]
@@ -211,3 +217,113 @@ def test_mc_is_reproducible_from_the_generator():
     a = ind.rejection_rates_mc(p, 0.05, 2000, np.random.default_rng(1))
     b = ind.rejection_rates_mc(p, 0.05, 2000, np.random.default_rng(1))
     assert a == b
+
+
+# ------------------------------------------------------------------ the CLI's --order
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _session(rng, p_a, p_b, design, start="2026-01-05T08:00:00"):
+    """A two-policy session log: per-trial success probabilities of A's and B's trials."""
+    n = len(p_a)
+    if design == "blocked":
+        pos_a, pos_b = np.arange(n), np.arange(n, 2 * n)
+    else:
+        pos_a, pos_b = np.arange(0, 2 * n, 2), np.arange(1, 2 * n, 2)
+    rows = []
+    for policy, pos, p in (("A", pos_a, p_a), ("B", pos_b, p_b)):
+        ok = rng.random(n) < np.asarray(p)
+        for j, s in zip(pos, ok, strict=True):
+            t = pd.Timestamp(start) + pd.Timedelta(minutes=3 * int(j))
+            rows.append(
+                {"policy": policy, "trial": int(j) + 1, "time": t.isoformat(), "success": int(s)}
+            )
+    return pd.DataFrame(rows).sample(frac=1.0, random_state=0)  # file order != trial order
+
+
+def _cli(capsys, *argv):
+    rc = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def test_cli_warns_on_a_planted_drift_and_a_blocked_order(tmp_path, capsys):
+    n = 60
+    p_a = np.where(np.arange(n) < 30, 0.95, 0.2)  # A's servo overheats half-way through A
+    # The planted drift is found with near certainty (exact power of the trend test alone):
+    assert ind.exact_rejection_probabilities(p_a, 0.05 / 3)["trend"] > 0.999
+    log = _session(np.random.default_rng(4), p_a, np.full(n, 0.2), "blocked")
+    path = tmp_path / "drift.csv"
+    log.to_csv(path, index=False)
+    rc, out, err = _cli(capsys, "summarize", path, "--order", "trial")
+    assert rc == 0 and err == ""
+    assert "warning: A: success fell from" in out and "the trials are not independent" in out
+    assert "warning: B:" not in out
+    rc, out, _ = _cli(capsys, "compare", path, "--a", "A", "--b", "B", "--order", "time", "--json")
+    data = json.loads(out)["independence"]
+    assert data["interleaving"] == {
+        "status": "blocked",
+        "first": "A",
+        "switches": 1,
+        "max_switches": 2 * n - 1,
+    }
+    assert any("all of A ran before B" in w for w in data["warnings"])
+    a = next(g for g in data["groups"] if g["policy"] == "A")
+    assert a["dependent"] and "trend" in a["flagged"]
+    # The reported numbers are the library's on the sequence sorted by the order column.
+    x = log.sort_values("trial").query("policy == 'A'")["success"].to_numpy()
+    assert a["trend"]["pvalue"] == pytest.approx(ind.trend_test(x).pvalue, rel=1e-12)
+    assert a["runs"]["runs"] == ind.runs_test(x).runs
+
+
+def test_cli_is_silent_on_an_iid_interleaved_log(tmp_path, capsys):
+    n = 50
+    log = _session(np.random.default_rng(8), np.full(n, 0.7), np.full(n, 0.7), "interleaved")
+    path = tmp_path / "iid.csv"
+    log.to_csv(path, index=False)
+    rc, out, _ = _cli(capsys, "compare", path, "--a", "A", "--b", "B", "--order", "time")
+    assert rc == 0
+    assert "order of the policies: interleaved (99 of at most 99 switches" in out
+    assert "not independent" not in out and "ran before" not in out
+    assert out.count("looks independent") == 2
+
+
+def test_cli_false_alarm_rate_is_about_alpha():
+    # Many i.i.d. interleaved sessions through the CLI's own report function.
+    rng = np.random.default_rng(20251130)
+    n_logs, n = 600, 40
+    policy = np.tile(["A", "B"], n)
+    p = np.where(policy == "A", 0.7, 0.6)
+    alarms = 0
+    for _ in range(n_logs):
+        log = pd.DataFrame(
+            {"policy": policy, "trial": np.arange(1, 2 * n + 1), "success": rng.random(2 * n) < p}
+        )
+        data = independence_data(log, "trial", 0.05)
+        alarms += sum(g["dependent"] for g in data["groups"])
+    rate = alarms / (2 * n_logs)  # per policy; Bonferroni over 3 discrete tests: <= alpha
+    assert 0.005 <= rate <= 0.05 + 3 * math.sqrt(0.05 * 0.95 / (2 * n_logs))
+
+
+def test_cli_order_bad_input_is_one_line_exit_2(tmp_path, capsys):
+    path = tmp_path / "log.csv"
+    pd.DataFrame({"policy": ["A"] * 6, "success": [1, 0] * 3, "when": ["x"] * 6}).to_csv(
+        path, index=False
+    )
+    rc, out, err = _cli(capsys, "summarize", path, "--order", "trial")
+    assert rc == 2 and out == "" and err.count("\n") == 1 and "no column trial" in err
+    rc, out, err = _cli(capsys, "summarize", path, "--order", "when")
+    assert rc == 2 and "neither a number nor a timestamp" in err and err.count("\n") == 1
+
+
+def test_example_drifting_log_is_labelled_synthetic_and_reproducible():
+    text = (REPO / "examples" / "make_drifting_log.py").read_text()
+    assert "SYNTHETIC" in text
+    sys.path.insert(0, str(REPO / "examples"))
+    try:
+        from make_drifting_log import make_log
+    finally:
+        sys.path.pop(0)
+    saved = pd.read_csv(REPO / "examples" / "drifting_session.csv")
+    pd.testing.assert_frame_equal(make_log().reset_index(drop=True), saved, check_dtype=False)

@@ -57,6 +57,8 @@ def order_columns(args) -> tuple[str, ...]:
 
 def _order_key(values: pd.Series, column: str) -> np.ndarray:
     """Sortable int64/float keys from a numeric or timestamp column; BadInput otherwise."""
+    if pd.api.types.is_numeric_dtype(values) and values.notna().all():
+        return values.to_numpy(dtype=np.float64)
     text = values.astype(str).str.strip()
     empty = (text == "") | values.isna()
     if empty.any():
@@ -102,17 +104,17 @@ def _words(policy: str, checks) -> str:
     )
 
 
-def _group_checks(df: pd.DataFrame, column: str, alpha: float) -> list[dict]:
+def _group_checks(df: pd.DataFrame, key: np.ndarray, alpha: float) -> list[dict]:
     checks_of = _lib("independence", "independence_checks")
     keys = ["policy"] + (["task"] if "task" in df.columns and df["task"].nunique() > 1 else [])
+    success = df["success"].to_numpy()
     out = []
-    for values, g in df.groupby(keys, sort=True):
+    for values, rows in sorted(df.groupby(keys, sort=True).indices.items()):
         values = values if isinstance(values, tuple) else (values,)
         row = dict(zip(keys, values, strict=True))
         label = " / ".join(str(v) for v in values)
-        order = _order_key(g[column], column)
-        idx = np.argsort(order, kind="stable")
-        x = g["success"].to_numpy()[idx]
+        order = key[rows]
+        x = success[rows][np.argsort(order, kind="stable")]
         row.update(
             {
                 "n": int(x.size),
@@ -155,11 +157,9 @@ def _group_checks(df: pd.DataFrame, column: str, alpha: float) -> list[dict]:
     return out
 
 
-def _interleaving(df: pd.DataFrame, column: str, a: str, b: str) -> dict:
+def _interleaving(df: pd.DataFrame, order: np.ndarray, a: str, b: str) -> dict:
     """How the trials of A and B were ordered in the session."""
-    order = _order_key(df[column], column)
-    idx = np.argsort(order, kind="stable")
-    labels = df["policy"].to_numpy()[idx]
+    labels = df["policy"].to_numpy()[np.argsort(order, kind="stable")]
     n_a, n_b = int((labels == a).sum()), int((labels == b).sum())
     switches = int((labels[1:] != labels[:-1]).sum())
     most = 2 * min(n_a, n_b) - (1 if n_a == n_b else 0)
@@ -189,12 +189,13 @@ def independence_data(df: pd.DataFrame, column: str, alpha: float, pair=None) ->
     pair : (str, str), optional
         ``compare``'s A and B: also report how they were interleaved.
     """
-    groups = _group_checks(df, column, alpha)
+    key = _order_key(df[column], column)
+    groups = _group_checks(df, key, alpha)
     warnings = [g["warning"] for g in groups if g["warning"]]
     data = {"order_column": column, "alpha": alpha, "level_each": alpha / 3, "groups": groups}
     if pair is not None:
         a, b = pair
-        inter = _interleaving(df, column, a, b)
+        inter = _interleaving(df, key, a, b)
         data["interleaving"] = inter
         if inter["status"] == "blocked":
             second = b if inter["first"] == a else a
