@@ -218,28 +218,41 @@ def test_t36_checks_match_a_monte_carlo_with_scipy_tests(table):
     df, _ = table
     rng = np.random.default_rng(5)
     sims, n = 1500, 20
-    p = p_of("A", 10.0 * np.arange(n) / 100)
-    x = rng.random((sims, n)) < p
     pos = np.arange(1, n + 1)
-    trend = halves = 0
-    for s in x:
-        if 0 < s.sum() < n:
-            pv = stats.mannwhitneyu(pos[s], pos[~s], method="exact").pvalue
-            trend += pv < ALPHA
-        halves += _fisher_p(int(s[:10].sum()), 10, int(s[10:].sum()), 10) < ALPHA
-    for label, count in (
-        ("trend test (exact Cochran-Armitage)", trend),
-        ("first vs second half (Fisher)", halves),
-    ):
-        row = _row(df, part="checks", drift_mm_per_100=10.0, n_per_policy=n, policy="A", test=label)
-        ref = count / sims
-        assert abs(row.p_reject - ref) < 4 * math.sqrt(max(ref * (1 - ref), 1e-3) / sims)
+    cases = {  # policy, design -> session positions of its trials
+        ("A", "blocked"): np.arange(n),
+        ("B", "blocked"): np.arange(n, 2 * n),
+        ("B", "interleaved"): np.arange(1, 2 * n, 2),
+    }
+    for (policy, design), where in cases.items():
+        x = rng.random((sims, n)) < p_of(policy, 10.0 * where / 100)
+        trend = halves = 0
+        for s in x:
+            if 0 < s.sum() < n:
+                trend += stats.mannwhitneyu(pos[s], pos[~s], method="exact").pvalue < ALPHA
+            halves += _fisher_p(int(s[:10].sum()), 10, int(s[10:].sum()), 10) < ALPHA
+        for label, count in (
+            ("trend test (exact Cochran-Armitage)", trend),
+            ("first vs second half (Fisher)", halves),
+        ):
+            row = _row(
+                df,
+                part="checks",
+                drift_mm_per_100=10.0,
+                n_per_policy=n,
+                policy=policy,
+                design=D.DESIGNS[design],
+                test=label,
+            )
+            ref = count / sims
+            assert abs(row.p_reject - ref) < 4 * math.sqrt(max(ref * (1 - ref), 1e-3) / sims)
     warn = _row(
         df,
         part="checks",
         drift_mm_per_100=0.0,
         n_per_policy=50,
         policy="B",
+        design=D.DESIGNS["interleaved"],
         test="warning: any check at alpha/3",
     )
     assert warn.p_reject <= ALPHA + 4 * warn.mc_se
@@ -281,7 +294,7 @@ def test_f10_plots_the_table(table):
     np.testing.assert_allclose(
         line.get_ydata(), 100 * sel.sort_values("drift_mm_per_100").false_win
     )
-    assert len(ax_p.lines) == 5  # three checks, the warning rule, the alpha line
+    assert len(ax_p.lines) == 5  # two policies x two designs, the alpha line
     matplotlib.pyplot.close(fig)
 
 

@@ -23,8 +23,9 @@ below is exact (no Monte Carlo) except the combined warning rule:
 - bias: E[rate_B - rate_A] minus the session-average difference
   ``mean_j (p_B(d_j) - p_A(d_j))`` over all 2n trials (what each policy would score if it ran
   the whole session): the estimand interleaving targets;
-- the checks (:mod:`evalsim.stats.independence`) on one policy's n trials run back to back
-  (its block): exact power of the runs, trend and halves tests at alpha, and the CLI's
+- the checks (:mod:`evalsim.stats.independence`) on each policy's own n trials at their
+  session offsets (A's block or B's block when blocked; every other trial when
+  interleaved): exact power of the runs, trend and halves tests at alpha, and the CLI's
   warning rule (any of the three at alpha / 3) by a seeded numba Monte Carlo.
 """
 
@@ -233,49 +234,53 @@ def _compare_rows(curve, policies, rates, n_grid, alpha) -> list[dict]:
 
 
 def _check_rows(curve, policies, rates, n_grid, alpha, mc_sims, study_seed) -> list[dict]:
+    """The checks on each policy's own n trials, at their session offsets under each design."""
     rows = []
-    for policy in policies:
-        for rate in rates:
-            for n in n_grid:
-                p = _success_at(curve, policy, rate * np.arange(n) / 100.0)
-                exact = exact_rejection_probabilities(p, alpha)
-                rng = rng_for(study_seed, "drift", "checks", policy, float(rate), int(n))
-                mc = rejection_rates_mc(p, alpha, mc_sims, rng, bonferroni=True)
-                base = {
-                    "part": "checks",
-                    "drift_mm_per_100": float(rate),
-                    "n_per_policy": int(n),
-                    "comparison": "",
-                    "design": "one policy's n trials back to back",
-                    "policy": policy,
-                    "rate_a": float(p.mean()),
-                    "rate_b": math.nan,
-                    "session_diff_pts": math.nan,
-                    "mean_diff_pts": math.nan,
-                    "bias_pts": math.nan,
-                    "false_win": math.nan,
-                    "power": math.nan,
-                }
-                for check in ("runs", "trend", "halves"):
-                    rows.append(
-                        base
-                        | {
-                            "test": CHECK_LABELS[check],
-                            "p_reject": exact[check],
-                            "mc_se": math.nan,
-                            "method": "exact (DP over the check's statistic and K)",
-                        }
+    for i, policy in enumerate(policies[:2]):
+        for design in DESIGNS:
+            for rate in rates:
+                for n in n_grid:
+                    pos = design_indices(design, n)[i]
+                    p = _success_at(curve, policy, rate * pos / 100.0)
+                    rows += _check_rows_one(
+                        p, policy, i, design, rate, n, alpha, mc_sims, study_seed
                     )
-                se = math.sqrt(mc["any"] * (1 - mc["any"]) / mc_sims)
-                rows.append(
-                    base
-                    | {
-                        "test": CHECK_LABELS["any"],
-                        "p_reject": mc["any"],
-                        "mc_se": se,
-                        "method": f"Monte Carlo, {mc_sims} logs",
-                    }
-                )
+    return rows
+
+
+def _check_rows_one(p, policy, arm, design, rate, n, alpha, mc_sims, study_seed) -> list[dict]:
+    """Four rows: the exact power of each check and the warning rule's (Monte Carlo)."""
+    exact = exact_rejection_probabilities(p, alpha)
+    rng = rng_for(study_seed, "drift", "checks", arm, design, float(rate), int(n))
+    mc = rejection_rates_mc(p, alpha, mc_sims, rng, bonferroni=True)
+    base = {
+        "part": "checks",
+        "drift_mm_per_100": float(rate),
+        "n_per_policy": int(n),
+        "comparison": "",
+        "design": DESIGNS[design],
+        "policy": policy,
+        "rate_a": float(p.mean()),
+        "rate_b": math.nan,
+        "session_diff_pts": math.nan,
+        "mean_diff_pts": math.nan,
+        "bias_pts": math.nan,
+        "false_win": math.nan,
+        "power": math.nan,
+    }
+    exact_method = "exact (DP over the check's statistic and K)"
+    rows = [
+        base
+        | {"test": CHECK_LABELS[c], "p_reject": exact[c], "mc_se": math.nan}
+        | {"method": exact_method}
+        for c in ("runs", "trend", "halves")
+    ]
+    se = math.sqrt(mc["any"] * (1 - mc["any"]) / mc_sims)
+    rows.append(
+        base
+        | {"test": CHECK_LABELS["any"], "p_reject": mc["any"], "mc_se": se}
+        | {"method": f"Monte Carlo, {mc_sims} logs"}
+    )
     return rows
 
 
@@ -286,8 +291,8 @@ def _note(df: pd.DataFrame, policies, alpha: float, curve: pd.DataFrame) -> str:
     eq = sel[sel.comparison.str.startswith("equal")].set_index("design")
     ab = sel[~sel.comparison.str.startswith("equal")].set_index("design")
     blk, itl = DESIGNS["blocked"], DESIGNS["interleaved"]
-    chk = df[(df.part == "checks") & (df.drift_mm_per_100 == top_rate) & (df.policy == policies[0])]
-    warn = chk[chk.test == CHECK_LABELS["any"]].set_index("n_per_policy").p_reject
+    chk = df[(df.part == "checks") & (df.drift_mm_per_100 == top_rate) & (df.n_per_policy == top_n)]
+    warn = chk[chk.test == CHECK_LABELS["any"]].groupby(["design", "policy"]).p_reject.first()
     size0 = df[(df.part == "checks") & (df.drift_mm_per_100 == df.drift_mm_per_100.min())]
     curve_txt = "; ".join(
         f"{p}: {100 * (k[0] / m[0]):.0f}% at 0 mm, {100 * (k[-1] / m[-1]):.0f}% at {g[-1]:g} mm"
@@ -304,9 +309,13 @@ def _note(df: pd.DataFrame, policies, alpha: float, curve: pd.DataFrame) -> str:
         f"{eq.loc[blk, 'bias_pts']:+.1f} vs {eq.loc[itl, 'bias_pts']:+.1f} points); "
         f"{policies[0]} vs {policies[1]}: power {100 * ab.loc[blk, 'power']:.1f}% blocked vs "
         f"{100 * ab.loc[itl, 'power']:.1f}% interleaved, bias {ab.loc[blk, 'bias_pts']:+.1f} vs "
-        f"{ab.loc[itl, 'bias_pts']:+.1f} points. The CLI's warning (any check at alpha/3) "
-        f"flags {policies[0]}'s drifting block with probability "
-        + ", ".join(f"{100 * v:.0f}% at n = {k}" for k, v in warn.items())
+        f"{ab.loc[itl, 'bias_pts']:+.1f} points. The command's warning (any check at alpha/3) "
+        f"flags each policy's own {top_n} trials with probability "
+        + ", ".join(
+            f"{100 * warn.loc[(DESIGNS[d], p)]:.0f}% ({p}, {d})"
+            for d in DESIGNS
+            for p in dict.fromkeys(policies)
+        )
         + f"; without drift each check rejects at most {100 * size0.p_reject.max():.1f}% of "
         "the time. bias_pts = E[rate_B - rate_A] minus the session-average difference; "
         "false_win = any rejection between equal policies, or a significant win of the policy "
@@ -362,11 +371,12 @@ def drift_figure(
     Top left: success against the constant offset (simulated, ±2 binomial SE bars). Top
     right: false-win rate of two equal policies, blocked vs interleaved, and the
     wrong-direction wins of A vs B. Bottom left: bias of the observed difference. Bottom
-    right: power of each check and of the warning rule on one policy's block.
+    right: how often the command's warning flags each policy's own trials, blocked vs
+    interleaved (the per-check powers are in the table).
     """
     fig, axes = plt.subplots(2, 2, figsize=(PAGE_WIDTH_IN, 5.2))
     ax_c, ax_f, ax_b, ax_p = axes.ravel()
-    for i, policy in enumerate(policies):
+    for i, policy in enumerate(dict.fromkeys(policies)):
         g, k, m = offset_rates(curve, policy)
         rate = k / m
         ax_c.errorbar(
@@ -421,24 +431,28 @@ def drift_figure(
     ax_b.legend(frameon=False, fontsize=6)
 
     chk = table[
-        (table.part == "checks") & (table.n_per_policy == figure_n) & (table.policy == policies[0])
+        (table.part == "checks")
+        & (table.n_per_policy == figure_n)
+        & (table.test == CHECK_LABELS["any"])
     ]
-    for j, (test, g) in enumerate(chk.groupby("test", sort=False)):
-        g = g.sort_values("drift_mm_per_100")
-        ax_p.plot(
-            g.drift_mm_per_100,
-            100 * g.p_reject,
-            marker="o",
-            ms=3,
-            color=OKABE_ITO[j + 2],
-            ls="-" if "warning" not in test else "--",
-            label=test,
-        )
+    for j, policy in enumerate(dict.fromkeys(policies)):
+        for design, (ls, mk) in styles.items():
+            g = chk[(chk.policy == policy) & (chk.design == design)]
+            g = g.sort_values("drift_mm_per_100")
+            ax_p.plot(
+                g.drift_mm_per_100,
+                100 * g.p_reject,
+                ls=ls,
+                marker=mk,
+                ms=3,
+                color=OKABE_ITO[j],
+                label=f"{policy}'s trials, {design.split(':')[0]}",
+            )
     ax_p.axhline(100 * alpha, color="0.4", lw=0.8, ls=":")
     ax_p.set_ylim(0, 100)
     ax_p.set_xlabel("drift (mm per 100 trials)")
     ax_p.set_ylabel("flags the drift (%)")
-    ax_p.set_title(f"Checks on {policies[0]}'s {figure_n} trials")
+    ax_p.set_title(f"Warning (any check at α/3) on a policy's {figure_n} trials")
     ax_p.legend(frameon=False, fontsize=6)
     fig.tight_layout()
     return fig
