@@ -62,7 +62,7 @@ def run(python_sims: int) -> dict:
     rng = np.random.default_rng(1)
     res: dict = {}
     ind.independence_checks(rng.random(30) < 0.5)  # compile / load kernels
-    for n in (100, 500):
+    for n in (50, 200):
         seqs = [rng.random(n) < np.linspace(0.8, 0.6, n) for _ in range(5)]
         pos = np.arange(1, n + 1)
         ours = _median_time(lambda s=seqs: [ind.trend_test(x) for x in s], 5) / len(seqs)
