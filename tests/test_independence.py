@@ -188,6 +188,31 @@ def test_exact_rejection_probabilities_match_enumeration(p):
             assert ours[name] == pytest.approx(ref[name], abs=1e-12)
 
 
+def test_poisson_binomial_and_joint_laws_match_enumeration_and_scipy():
+    import itertools
+
+    from evalsim.stats import _independence_kernels as K
+
+    p = np.array([0.9, 0.15, 0.5, 0.72, 0.33, 0.6, 0.05])
+    n = p.size
+    pb = np.zeros(n + 1)
+    runs = np.zeros((n + 1, n + 1))
+    trend = np.zeros((n + 1, n * (n + 1) // 2 + 1))
+    for seq in itertools.product((0, 1), repeat=n):
+        w = float(np.prod(np.where(seq, p, 1 - p)))
+        k = sum(seq)
+        pb[k] += w
+        runs[k, runs_of(seq)] += w
+        trend[k, rank_sum(seq)] += w
+    np.testing.assert_allclose(ind.poisson_binomial_pmf(p), pb, atol=1e-15)
+    np.testing.assert_allclose(K.runs_joint_law(p), runs, atol=1e-15)
+    np.testing.assert_allclose(K.trend_joint_law(p), trend, atol=1e-15)
+    ks = np.arange(31)
+    np.testing.assert_allclose(
+        ind.poisson_binomial_pmf(np.full(30, 0.37)), stats.binom.pmf(ks, 30, 0.37), rtol=1e-10
+    )
+
+
 def test_size_under_iid_is_at_most_alpha():
     for n in (20, 50):
         for p in (0.3, 0.7, 0.9):
