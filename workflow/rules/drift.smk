@@ -3,6 +3,8 @@
 # independence checks. Library: evalsim.stats.independence, evalsim.sim.rollout (drift
 # offset); builders: evalsim.products.drift.
 
+from evalsim.products.drift import offset_job_config
+
 DRIFT = config["drift"]
 # Empty drift.policies: the first two configured policies (one policy: it runs both arms).
 DRIFT_POLICIES = DRIFT["policies"] or (POLICIES * 2)[:2]
@@ -25,7 +27,8 @@ rule drift_offsets:
         mem_mb=1200,
         runtime=30,
     params:
-        sim_hash=SIM_HASH,
+        # Only what changes the curve (evalsim.products.drift.offset_job_config).
+        job=offset_job_config(config, DRIFT_POLICIES),
         policies=DRIFT_POLICIES,
         offsets_mm=DRIFT["offsets_mm"],
         trials=DRIFT["trials_per_offset"],

@@ -12,9 +12,11 @@ the three checks, so an i.i.d. log raises it with probability at most alpha per 
 ``compare`` also says whether the two policies were interleaved, and warns when all of one
 ran before the other.
 
-The subcommands call three functions: :func:`add_order_argument` (argparse),
-:func:`order_columns` (the column to keep when reading the log) and :func:`add_report`
-(tables, warnings and the ``independence`` key of the JSON output).
+This module registers itself as a log hook of ``summarize`` and ``compare``
+(:func:`evalsim.cli._common.register_log_hook`): :func:`add_order_argument` declares the option
+and :func:`apply_hook` adds the tables, warnings and the ``independence`` key of the JSON
+output. The two subcommands only keep the column when they read the log
+(:func:`order_columns`).
 """
 
 from __future__ import annotations
@@ -24,9 +26,15 @@ import argparse
 import numpy as np
 import pandas as pd
 
-from evalsim.cli._common import BadInput, Report, _lib, _p, _pct
+from evalsim.cli._common import BadInput, Report, _lib, _p, _pct, register_log_hook
 
-__all__ = ["add_order_argument", "add_report", "independence_data", "order_columns"]
+__all__ = [
+    "add_order_argument",
+    "add_report",
+    "apply_hook",
+    "independence_data",
+    "order_columns",
+]
 
 ORDER_DEST = "order"
 
@@ -215,8 +223,6 @@ def add_report(rep: Report, df: pd.DataFrame, args, alpha: float, pair=None) -> 
         return
     data = independence_data(df, cols[0], alpha, pair)
     rep.data["independence"] = data
-    if isinstance(rep.data.get("warnings"), list):
-        rep.data["warnings"].extend(data["warnings"])
     rows = []
     for g in data["groups"]:
         label = " / ".join(str(g[k]) for k in ("policy", "task") if k in g)
@@ -255,3 +261,18 @@ def add_report(rep: Report, df: pd.DataFrame, args, alpha: float, pair=None) -> 
         )
     for w in data["warnings"]:
         rep.line(w)
+
+
+def apply_hook(args, df: pd.DataFrame, rep: Report) -> None:
+    """The log hook: ``summarize`` at alpha = 1 - ``--confidence``; ``compare`` at its
+    ``--alpha``, on the trials of ``--a`` and ``--b``, with their interleaving."""
+    if not order_columns(args):
+        return
+    if getattr(args, "a", None) is not None and getattr(args, "b", None) is not None:
+        pair = (args.a, args.b)
+        add_report(rep, df[df["policy"].isin(pair)], args, args.alpha, pair=pair)
+    else:
+        add_report(rep, df, args, 1 - args.confidence)
+
+
+register_log_hook(add_order_argument, apply_hook)

@@ -56,6 +56,7 @@ __all__ = [
     "design_indices",
     "drift_figure",
     "drift_table",
+    "offset_job_config",
     "offset_rates",
     "session_probabilities",
     "simulate_offset_curve",
@@ -77,6 +78,26 @@ CURVE_SORT = ["policy", "bias_y_mm", "trial"]
 # ------------------------------------------------------------------ simulation
 
 
+def offset_job_config(config: dict, policies) -> dict:
+    """What the offset simulation depends on, and nothing else (the rule's ``job`` param).
+
+    The study seed, the scene, the first task, the compared policies and the drift key set
+    to 0 (the offset is the drift); a change elsewhere in the config does not rerun it.
+    """
+    names = list(dict.fromkeys(policies))
+    chosen = [copy.deepcopy(p) for p in config["policies"] if p["name"] in names]
+    if len(chosen) != len(names):
+        have = ", ".join(p["name"] for p in config["policies"])
+        raise ValueError(f"drift policies {names} are not all configured (policies: {have})")
+    return {
+        "study_seed": config["study_seed"],
+        "scene": copy.deepcopy(config.get("scene", {})),
+        "tasks": [copy.deepcopy(config["tasks"][0])],
+        "policies": chosen,
+        "simulation": {"drift_mm_per_100_trials": 0.0},
+    }
+
+
 def _offset_job(args: tuple[dict, str, float, int]) -> pd.DataFrame:
     config, policy, offset, trials = args
     task = config["tasks"][0]["name"]
@@ -94,10 +115,10 @@ def simulate_offset_curve(
     The first task, training seed 0 without its bias, ``trials`` trials per offset; the
     offset is in ``bias_y_mm``. Every offset uses the same poses and aim draws (the policy's
     seed-0 stream), so the curve differs between offsets only by the offset. The config's own
-    ``simulation.drift_mm_per_100_trials`` is set to 0 here: the offset is the drift.
+    ``simulation.drift_mm_per_100_trials`` is set to 0 here: the offset is the drift. Runs
+    on :func:`offset_job_config` of ``config``.
     """
-    cfg = copy.deepcopy(config)
-    cfg["simulation"]["drift_mm_per_100_trials"] = 0.0
+    cfg = offset_job_config(config, policies)
     jobs = [(cfg, p, float(d), int(trials)) for p in policies for d in offsets_mm]
     if processes <= 1:
         frames = [_offset_job(j) for j in jobs]
