@@ -30,6 +30,10 @@ rule multi_per_task_table:
         "logs/multi/T34_per_task.log",
     benchmark:
         "results/benchmarks/multi/T34_per_task.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=30,
     params:
         builder="multi:per_task_table",
         kwargs={
@@ -53,6 +57,10 @@ rule multi_per_task_figure:
         **report_figure("F08_per_task_rates", "multi"),
     log:
         "logs/multi/F08_per_task_rates.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="multi:per_task_figure",
         kwargs={"confidence": config["confidence"]},
@@ -70,6 +78,10 @@ rule multi_ranking_table:
         "logs/multi/T35_ranking.log",
     benchmark:
         "results/benchmarks/multi/T35_ranking.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=30,
     params:
         builder="multi:ranking_table",
         kwargs={
@@ -91,8 +103,19 @@ rule multi_ranking_figure:
         **report_figure("F09_ranking", "multi"),
     log:
         "logs/multi/F09_ranking.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="multi:ranking_figure",
         kwargs={"confidence": config["confidence"]},
     script:
         "../scripts/make_figure.py"
+
+
+# Small, fast jobs run inside the main Snakemake process, not as cluster jobs (issue 12);
+# the rules above without a benchmark: are cheap (seconds, mostly imports).
+localrules:
+    multi_per_task_figure,
+    multi_ranking_figure,
