@@ -45,6 +45,10 @@ rule drift_table:
         "logs/drift/T36_drift_blocked_vs_interleaved.log",
     benchmark:
         "results/benchmarks/drift/T36_drift_blocked_vs_interleaved.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=30,
     params:
         builder="drift:drift_table",
         kwargs={
@@ -67,6 +71,10 @@ rule drift_figure:
         **report_figure("F10_drift", "drift"),
     log:
         "logs/drift/F10_drift.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="drift:drift_figure",
         kwargs={
@@ -76,3 +84,9 @@ rule drift_figure:
         },
     script:
         "../scripts/make_figure.py"
+
+
+# Small, fast jobs run inside the main Snakemake process, not as cluster jobs (issue 12);
+# the rules above without a benchmark: are cheap (seconds, mostly imports).
+localrules:
+    drift_figure,

@@ -33,7 +33,7 @@ rule multi_per_task_table:
     threads: 1
     resources:
         mem_mb=1000,
-        runtime=20,
+        runtime=30,
     params:
         builder="multi:per_task_table",
         kwargs={
@@ -57,6 +57,10 @@ rule multi_per_task_figure:
         **report_figure("F08_per_task_rates", "multi"),
     log:
         "logs/multi/F08_per_task_rates.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="multi:per_task_figure",
         kwargs={"confidence": config["confidence"]},
@@ -77,7 +81,7 @@ rule multi_ranking_table:
     threads: 1
     resources:
         mem_mb=1000,
-        runtime=20,
+        runtime=30,
     params:
         builder="multi:ranking_table",
         kwargs={
@@ -99,8 +103,19 @@ rule multi_ranking_figure:
         **report_figure("F09_ranking", "multi"),
     log:
         "logs/multi/F09_ranking.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="multi:ranking_figure",
         kwargs={"confidence": config["confidence"]},
     script:
         "../scripts/make_figure.py"
+
+
+# Small, fast jobs run inside the main Snakemake process, not as cluster jobs (issue 12);
+# the rules above without a benchmark: are cheap (seconds, mostly imports).
+localrules:
+    multi_per_task_figure,
+    multi_ranking_figure,

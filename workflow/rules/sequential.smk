@@ -30,6 +30,10 @@ rule sequential_design:
         "results/benchmarks/sequential/design_{design}.tsv"
     wildcard_constraints:
         design="|".join(SEQ_DESIGNS),
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=30,
     params:
         kwargs=lambda w: {
             "spec": SEQ_SPEC[w.design],
@@ -51,6 +55,10 @@ rule sequential_designs_table:
         **report_table("T31_sequential_designs", "sequential"),
     log:
         "logs/sequential/T31_sequential_designs.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="sequential:designs_table",
         kwargs={},
@@ -67,6 +75,10 @@ rule sequential_oc_table:
         "logs/sequential/T32_sequential_oc.log",
     benchmark:
         "results/benchmarks/sequential/T32_sequential_oc.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=30,
     params:
         builder="sequential:oc_table",
         kwargs={"scenarios": SEQ["scenarios"], "step": SEQ["step"]},
@@ -84,6 +96,10 @@ rule sequential_pools_table:
         "logs/sequential/T33_sequential_pools.log",
     benchmark:
         "results/benchmarks/sequential/T33_sequential_pools.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=30,
     params:
         builder="sequential:pools_table",
         kwargs={
@@ -104,6 +120,10 @@ rule sequential_false_win_figure:
         **report_figure("F05_sequential_false_win", "sequential"),
     log:
         "logs/sequential/F05_sequential_false_win.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="sequential:false_win_figure",
         kwargs={
@@ -122,6 +142,10 @@ rule sequential_power_ess_figure:
         **report_figure("F06_sequential_power_ess", "sequential"),
     log:
         "logs/sequential/F06_sequential_power_ess.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="sequential:power_ess_figure",
         kwargs={
@@ -140,8 +164,21 @@ rule sequential_bench_sheet:
         **report_figure("F07_bench_sheet", "sequential"),
     log:
         "logs/sequential/F07_bench_sheet.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="sequential_sheet:bench_sheet_of",
         kwargs={},
     script:
         "../scripts/sequential_make.py"
+
+
+# Small, fast jobs run inside the main Snakemake process, not as cluster jobs (issue 12);
+# the rules above without a benchmark: are cheap (seconds, mostly imports).
+localrules:
+    sequential_designs_table,
+    sequential_false_win_figure,
+    sequential_power_ess_figure,
+    sequential_bench_sheet,
