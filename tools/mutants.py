@@ -73,7 +73,7 @@ GROUPS: dict[str, dict] = {
     },
     "paired": {
         "modules": ["evalsim/stats/paired.py"],
-        "tests": ["tests/test_paired.py"],
+        "tests": ["tests/test_paired.py", "tests/test_paired_values.py"],
     },
     "calibrate": {
         "modules": ["evalsim/sim/calibrate.py"],
