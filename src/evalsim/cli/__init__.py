@@ -5,9 +5,12 @@ Subcommands::
     evalsim interval K N [--confidence 0.95]
     evalsim summarize FILE [FILE ...] [--confidence 0.95] [--max-half-width 0.10]
     evalsim compare FILE [FILE ...] --a X --b Y [--task T] [--alpha 0.05] [--unpaired]
+                    [--by task [--bootstrap-reps 2000] [--bootstrap-seed 0]]
+    evalsim rank FILE [FILE ...] [--alpha 0.05] [--plot OUT.png] [--bootstrap-reps 2000]
     evalsim plan --p1 P --p2 P [--alpha 0.05] [--power 0.8] [--paired --discordance D]
                  [--minutes-per-trial M] [--n N]
     evalsim peek --n N [--p 0.7] [--looks every|K|n1,n2,...] [--alpha 0.05]
+    evalsim sequential design|oc|check|sheet ...
 
 Each prints aligned tables, or with ``--json`` one JSON object (keys documented in the README,
 section "The evalsim command"). Bad input -- a missing or unreadable file, missing columns,
@@ -27,14 +30,14 @@ import sys
 import warnings
 from collections.abc import Sequence
 
-from evalsim.cli import compare, interval, peek, plan, summarize
+from evalsim.cli import compare, interval, peek, plan, rank, sequential, summarize
 from evalsim.cli._common import (
     EXIT_BAD_INPUT,
     EXIT_MISSING_LIBRARY,
     BadInput,
     MissingLibrary,
-    _dump_json,
     _Parser,
+    output_format,
 )
 from evalsim.cli.compare import BOSCHLOO_MAX_TOTAL_N
 from evalsim.cli.summarize import PRECISION_HALF_WIDTH
@@ -44,7 +47,7 @@ __all__ = ["main", "build_parser", "SUBCOMMANDS", "BOSCHLOO_MAX_TOTAL_N", "PRECI
 
 #: The subcommands, in the order ``evalsim --help`` lists them. A new subcommand is a module
 #: of this package with ``register(subparsers)`` (which sets ``run`` on its parser), added here.
-SUBCOMMANDS = (interval, summarize, compare, plan, peek)
+SUBCOMMANDS = (interval, summarize, compare, rank, plan, peek, sequential)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -73,6 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             # numba's typeof warns (once, while compiling) about broadcast arrays; a user of
             # the command can do nothing about it.
             warnings.filterwarnings("ignore", category=FutureWarning, module=r"numba\.")
+            fmt = output_format(args)
             report = args.run(args)
     except (BadInput, TrialLogError) as err:
         print(f"{prog}: error: {err}", file=sys.stderr)
@@ -89,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"{prog}: error: {err.name} is not available in this install", file=sys.stderr)
         return EXIT_MISSING_LIBRARY
-    text = _dump_json(report.data) if args.json else report.render()
+    text = report.render(fmt)
     try:
         sys.stdout.write(text)
         sys.stdout.flush()

@@ -7,17 +7,24 @@ import argparse
 import importlib
 import json
 import math
+import os
 import re
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-#: Exact McNemar power (evalsim.stats.design.mcnemar_power_exact) costs O(n^2) per call:
-#: 0.05 s at 100 pairs, 0.26 s at 300, 1.5 s at 1000 on the build machine. The exact paired
-#: n (a scan upward from 0.8 x the normal-approximation n, ~5 s at 200) and the paired MDE
-#: (a bisection, ~10 calls) are computed only up to this many pairs; above it plan reports
-#: the normal approximation alone and compare falls back to the unpaired Fisher MDE.
-PAIRED_EXACT_MAX_N = 200
+#: Exact McNemar power is O(n) per call (evalsim.stats.design): the exact paired n (a scan
+#: upward from 0.8 x the normal-approximation n) is searched up to this many pairs, and the
+#: exact paired MDE (a bisection to 1e-6) computed up to it; above it plan and compare give
+#: Connor's normal approximation and say so.
+PAIRED_EXACT_MAX_N = 20_000
+
+#: Above this many trials per arm the unpaired MDE is the normal approximation (labelled):
+#: each exact Fisher power costs O(n^1.5) and the two agree to well under a point there.
+FISHER_MDE_EXACT_MAX_N = 100_000
+
+#: Output formats of summarize and compare (``--format``); ``--json`` is short for json.
+FORMATS = ("text", "markdown", "latex", "json")
 
 EXIT_BAD_INPUT = 2
 EXIT_MISSING_LIBRARY = 3
@@ -132,6 +139,108 @@ def add_json_flag(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object instead")
 
 
+def add_format_flags(p: argparse.ArgumentParser) -> None:
+    """``--format text|markdown|latex|json`` (``--json`` = ``--format json``) and ``--plot``."""
+    add_json_flag(p)
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default=None,
+        help="text (default), markdown, latex (booktabs tables) or json",
+    )
+    p.add_argument(
+        "--plot",
+        metavar="FILE",
+        help="also draw the rates with their intervals to FILE (.png or .pdf)",
+    )
+
+
+#: Options that summarize and compare share, added by other modules (e.g. an independence
+#: check of the trial order): each entry is ``(add_arguments(parser), apply(args, df,
+#: report))``; ``apply`` may add lines or tables to the report. Register with
+#: :func:`register_log_hook`.
+LOG_HOOKS: list[tuple] = []
+
+
+def register_log_hook(add_arguments, apply) -> None:
+    """Add an option to summarize and compare: ``add_arguments(parser)`` declares it,
+    ``apply(args, df, report)`` runs after the log is read and the main tables are built."""
+    LOG_HOOKS.append((add_arguments, apply))
+
+
+def add_log_hook_flags(p: argparse.ArgumentParser) -> None:
+    """Declare the options of every registered log hook on ``p``."""
+    for add_arguments, _ in LOG_HOOKS:
+        add_arguments(p)
+
+
+def apply_log_hooks(args, df, report) -> None:
+    """Run every registered log hook on the log ``df`` read for this report."""
+    for _, apply in LOG_HOOKS:
+        apply(args, df, report)
+
+
+def output_format(args) -> str:
+    """The format a subcommand's report is printed in."""
+    fmt = getattr(args, "format", None)
+    if fmt and getattr(args, "json", False) and fmt != "json":
+        raise BadInput(f"--json and --format {fmt} disagree; give one of them")
+    return fmt or ("json" if getattr(args, "json", False) else "text")
+
+
+def check_plot_path(path: str | None) -> None:
+    """Refuse a --plot file whose suffix is not .png or .pdf, before any work is done."""
+    if path is None:
+        return
+    suffix = os.path.splitext(path)[1].lower()
+    if suffix not in (".png", ".pdf"):
+        raise BadInput(f"--plot must end in .png or .pdf, got {path!r}")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise BadInput(f"--plot: folder {folder!r} does not exist")
+
+
+def plot_rates(rows: Sequence[dict], path: str, title: str, confidence: float) -> None:
+    """Draw success rates with their intervals (points and bars) to a PNG or PDF file.
+
+    ``rows`` are dicts with ``label``, ``rate``, ``lower``, ``upper`` (fractions). The
+    pipeline's figure style (:mod:`evalsim.figures`: Okabe-Ito colors, paper context);
+    written atomically, in the format the file's suffix names.
+    """
+    import matplotlib.pyplot as plt
+
+    from evalsim.figures import COLUMN_WIDTH_IN, color_for, set_style
+    from evalsim.io import atomic_path
+
+    set_style()
+    height = 0.9 + 0.28 * len(rows)
+    fig, ax = plt.subplots(figsize=(COLUMN_WIDTH_IN, height))
+    ys = list(range(len(rows)))[::-1]
+    for i, (y, r) in enumerate(zip(ys, rows, strict=True)):
+        x = 100 * r["rate"]
+        ax.errorbar(
+            x,
+            y,
+            xerr=[[x - 100 * r["lower"]], [100 * r["upper"] - x]],
+            fmt="o",
+            color=color_for(i),
+            capsize=2.5,
+            markersize=4,
+            linewidth=1.2,
+        )
+    ax.set_yticks(ys, [r["label"] for r in rows])
+    ax.set_xlim(0, 100)
+    ax.set_ylim(-0.7, len(rows) - 0.3)
+    ax.set_xlabel(f"success rate (%), {100 * confidence:g}% interval")
+    ax.set_title(title)
+    ax.grid(axis="x", linewidth=0.4, alpha=0.5)
+    suffix = os.path.splitext(path)[1].lower().lstrip(".")
+    with atomic_path(path) as tmp:
+        meta = {"Software": None} if suffix == "png" else {"Creator": None, "Producer": None}
+        fig.savefig(tmp, format=suffix, metadata=meta)
+    plt.close(fig)
+
+
 @dataclass
 class Report:
     """What a subcommand found: text blocks for people, one dict for ``--json``."""
@@ -145,7 +254,14 @@ class Report:
     def line(self, text: str) -> None:
         self.blocks.append(("line", text))
 
-    def render(self) -> str:
+    def render(self, fmt: str = "text") -> str:
+        """The report as ``text`` (aligned columns), ``markdown`` or ``latex`` (booktabs)."""
+        if fmt == "json":
+            return _dump_json(self.data)
+        if fmt == "markdown":
+            return _render_markdown(self.blocks)
+        if fmt == "latex":
+            return _render_latex(self.blocks)
         out: list[str] = []
         for block in self.blocks:
             if block[0] == "line":
@@ -165,6 +281,87 @@ class Report:
         while out and out[-1] == "":
             out.pop()
         return "\n".join(out) + "\n"
+
+
+def _md_cell(text) -> str:
+    return str(text).replace("|", "\\|")
+
+
+def _render_markdown(blocks) -> str:
+    out: list[str] = []
+    for block in blocks:
+        if block[0] == "line":
+            if block[1]:
+                out.extend([block[1], ""])
+            continue
+        _, title, headers, rows = block
+        if title:
+            out.extend([f"**{_md_cell(title)}**", ""])
+        numeric = _numeric_columns(headers, rows)
+        out.append("| " + " | ".join(_md_cell(h) for h in headers) + " |")
+        out.append("|" + "|".join("---:" if num else ":---" for num in numeric) + "|")
+        out.extend("| " + " | ".join(_md_cell(c) for c in r) + " |" for r in rows)
+        out.append("")
+    while out and out[-1] == "":
+        out.pop()
+    return "\n".join(out) + "\n"
+
+
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "≥": r"$\geq$",
+    "≤": r"$\leq$",
+    "±": r"$\pm$",
+    "—": "---",
+    "−": "-",
+}
+
+
+def latex_escape(text) -> str:
+    """``text`` with LaTeX's special characters escaped."""
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
+
+
+def _render_latex(blocks) -> str:
+    """Each table as a booktabs ``tabular`` (title as a comment above it, for the caption);
+    each sentence as a LaTeX comment, so the output pastes into a paper as it is."""
+    out: list[str] = ["% generated by the evalsim command; needs \\usepackage{booktabs}"]
+    for block in blocks:
+        if block[0] == "line":
+            if block[1]:
+                out.append("% " + block[1])
+            continue
+        _, title, headers, rows = block
+        numeric = _numeric_columns(headers, rows)
+        spec = "".join("r" if num else "l" for num in numeric)
+        if title:
+            out.append(f"% {title}")
+        out.append(f"\\begin{{tabular}}{{{spec}}}")
+        out.append("\\toprule")
+        out.append(" & ".join(latex_escape(h) for h in headers) + " \\\\")
+        out.append("\\midrule")
+        out.extend(" & ".join(latex_escape(c) for c in r) + " \\\\" for r in rows)
+        out.append("\\bottomrule")
+        out.append("\\end{tabular}")
+        out.append("")
+    while out and out[-1] == "":
+        out.pop()
+    return "\n".join(out) + "\n"
+
+
+def _numeric_columns(headers: Sequence[str], rows: Sequence[Sequence]) -> list[bool]:
+    return [
+        bool(rows) and all(_looks_numeric(str(r[i])) for r in rows) for i in range(len(headers))
+    ]
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence]) -> list[str]:
@@ -239,17 +436,10 @@ def _check_k_le_n(k: int, n: int) -> None:
 
 
 def _paired_mde(n: int, discordance: float, alpha: float, power: float) -> float | None:
-    """Smallest |p_A - p_B| the exact McNemar test detects with ``power`` at ``n`` pairs,
-    for a fixed discordance (bisection on the gap; power grows with it at fixed discordance)."""
-    mcnemar_power_exact = _lib("design", "mcnemar_power_exact")
-
-    def pw(d: float) -> float:
-        return mcnemar_power_exact(n, (discordance + d) / 2, (discordance - d) / 2, alpha)
-
-    if n > PAIRED_EXACT_MAX_N or discordance <= 0 or pw(discordance) < power:
+    """Smallest |p_A - p_B| the exact McNemar test detects with ``power`` at ``n`` pairs, at a
+    fixed discordance (:func:`evalsim.stats.design.mcnemar_mde_exact`, solved to 1e-6); None
+    when no gap reaches the power or n is above :data:`PAIRED_EXACT_MAX_N`."""
+    if n > PAIRED_EXACT_MAX_N or discordance <= 0:
         return None
-    lo, hi = 0.0, discordance
-    while hi - lo > 5e-4:
-        mid = (lo + hi) / 2
-        lo, hi = (lo, mid) if pw(mid) >= power else (mid, hi)
-    return hi
+    mde = _lib("design", "mcnemar_mde_exact")(n, discordance, alpha=alpha, power=power)
+    return None if mde != mde else float(mde)

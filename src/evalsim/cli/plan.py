@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 from evalsim.cli._common import (
-    PAIRED_EXACT_MAX_N,
     BadInput,
     Report,
     _lib,
@@ -17,6 +16,10 @@ from evalsim.cli._common import (
     _probability,
     add_json_flag,
 )
+
+#: The exact paired n is a scan upward over n (one O(n) exact power each); it runs only when
+#: the normal-approximation n is at most this many pairs.
+PAIRED_SCAN_MAX_N = 2000
 
 
 def _discordant_split(p1: float, p2: float, discordance: float) -> tuple[float, float]:
@@ -34,12 +37,12 @@ def _discordant_split(p1: float, p2: float, discordance: float) -> tuple[float, 
 def _mcnemar_n_exact(p10: float, p01: float, alpha: float, power: float, start: int) -> int | None:
     """Smallest number of pairs, scanning up from ``start``, whose exact McNemar power
     (``evalsim.stats.design.mcnemar_power_exact``) reaches ``power``; None past
-    :data:`PAIRED_EXACT_MAX_N`."""
+    :data:`PAIRED_SCAN_MAX_N`."""
     mcnemar_power_exact = _lib("design", "mcnemar_power_exact")
     n = max(1, start)
     while mcnemar_power_exact(n, p10, p01, alpha) < power:
         n += 1
-        if n > PAIRED_EXACT_MAX_N:
+        if n > PAIRED_SCAN_MAX_N:
             return None
     return n
 
@@ -65,11 +68,11 @@ def cmd_plan(args) -> Report:
         )
         n_normal = int(normal.n)
         n_exact = None
-        if n_normal <= PAIRED_EXACT_MAX_N:
+        if n_normal <= PAIRED_SCAN_MAX_N:
             n_exact = _mcnemar_n_exact(p10, p01, alpha, power, start=max(1, int(0.8 * n_normal)))
         if n_exact is None:
             notes.append(
-                f"exact McNemar n not searched above {PAIRED_EXACT_MAX_N} pairs (slow); "
+                f"exact McNemar n not searched above {PAIRED_SCAN_MAX_N} pairs (slow); "
                 "the normal approximation is close at that size"
             )
         n_first = n_exact

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from evalsim.cli import _independence
 from evalsim.cli._common import (
+    BadInput,
     MissingLibrary,
     Report,
     _ci_pct,
@@ -10,7 +12,11 @@ from evalsim.cli._common import (
     _lib,
     _open_unit,
     _pct,
-    add_json_flag,
+    add_format_flags,
+    add_log_hook_flags,
+    apply_log_hooks,
+    check_plot_path,
+    plot_rates,
 )
 from evalsim.trial_logs import read_trial_logs
 
@@ -33,16 +39,19 @@ def _rate_row(k: int, n: int, confidence: float) -> dict:
     }
 
 
-def _trials_for(rate: float, half_width: float, confidence: float) -> int | None:
-    """n for a Wilson half-width of ``half_width`` at ``rate``, or None if unavailable."""
+def _trials_for(rate: float, half_width: float, confidence: float) -> tuple[int, int] | None:
+    """(first n, n from which it holds for good) for a Wilson half-width of ``half_width`` at
+    ``rate`` (:func:`evalsim.stats.budget.half_width_budget`, table D's two columns); None
+    if unavailable."""
     try:
-        fn = _lib("budget", "trials_for_half_width")
+        fn = _lib("budget", "half_width_budget")
     except MissingLibrary:
         return None
     try:
-        return int(fn(rate, half_width, confidence=confidence))
+        res = fn(rate, half_width, confidence=confidence)
     except ValueError:  # e.g. a rate of exactly 0 or 1, where the budget is not defined
         return None
+    return int(res.first_n), int(res.stays_below_from)
 
 
 def _group_rows(df, keys: list[str], confidence: float, max_hw: float) -> list[dict]:
@@ -74,8 +83,34 @@ def _failure_breakdown(df) -> dict[str, dict[str, int]]:
     return out
 
 
+def _by_column(df, column: str) -> dict:
+    """k/n of every policy at every value of ``column`` (e.g. which conditions fail for whom)."""
+    if column not in df.columns:
+        raise BadInput(
+            f"--by {column!r} is not a column of the log (columns: {', '.join(df.columns)})"
+        )
+    if column == "policy":
+        raise BadInput("--by policy is the default table; give another column, e.g. condition")
+    policies = sorted(str(v) for v in df["policy"].unique())
+    counts = df.groupby([column, "policy"], sort=False)["success"].agg(["sum", "count"])
+    values = sorted((str(v) for v in df[column].unique()), key=_natural)
+    rows = []
+    for v in values:
+        cells = {}
+        for pol in policies:
+            key = (v, pol)
+            if key in counts.index:
+                k, n = (int(x) for x in counts.loc[key])
+                cells[pol] = {"k": k, "n": n}
+        rows.append({"value": v, "policies": cells})
+    return {"column": column, "policies": policies, "rows": rows}
+
+
 def cmd_summarize(args) -> Report:
-    df = read_trial_logs(args.files, policy=args.policy)
+    check_plot_path(args.plot)
+    order = _independence.order_columns(args)  # --order's column, kept for its log hook
+    df = read_trial_logs(args.files, policy=args.policy, extra_columns=order)
+    by = _by_column(df, args.by) if args.by else None
     conf, max_hw = args.confidence, args.max_half_width
     level = f"{100 * conf:g}%"
     by_policy = _group_rows(df, ["policy"], conf, max_hw)
@@ -83,11 +118,17 @@ def cmd_summarize(args) -> Report:
     by_group = _group_rows(df, ["policy", *sub_keys], conf, max_hw) if sub_keys else None
     failures = _failure_breakdown(df) if "failure" in df.columns else None
 
-    warnings = []
+    warnings = list(df.attrs.get("warnings", []))
     for r in by_policy:
         if r["imprecise"]:
             need = _trials_for(r["rate"], max_hw, conf)
-            needed = f"; about {need} trials would give +/-{100 * max_hw:g}" if need else ""
+            needed = ""
+            if need:
+                first, stays = need
+                needed = (
+                    f"; the first n that gives +/-{100 * max_hw:g} is {first}, and it holds "
+                    f"for good from n = {stays}"
+                )
             warnings.append(
                 f"warning: {r['policy']}: n = {r['n']} gives a {level} Wilson interval of "
                 f"+/-{100 * r['half_width']:.0f} points, wider than the +/-{100 * max_hw:g} a "
@@ -122,6 +163,7 @@ def cmd_summarize(args) -> Report:
         "by_group": by_group,
         "group_keys": ["policy", *sub_keys] if sub_keys else None,
         "failures": failures,
+        "by": by,
         "warnings": warnings,
     }
     rep = Report(data)
@@ -159,6 +201,39 @@ def cmd_summarize(args) -> Report:
                 ["policy", "failure", "count", "of failures", "of trials"],
                 rows,
             )
+    if by is not None:
+        table_rows = []
+        for r in by["rows"]:
+            cells = []
+            for pol in by["policies"]:
+                c = r["policies"].get(pol)
+                if c is None:
+                    cells.append("-")
+                else:
+                    mark = " x" if c["k"] == 0 else ""
+                    cells.append(f"{c['k']}/{c['n']}{mark}")
+            table_rows.append([r["value"], *cells])
+        rep.table(
+            f"By {by['column']} (successes/trials; x = never succeeded)",
+            [by["column"], *by["policies"]],
+            table_rows,
+        )
+    apply_log_hooks(args, df, rep)
+    if args.plot:
+        plot_rates(
+            [
+                {
+                    "label": r["policy"],
+                    "rate": r["rate"],
+                    "lower": r["wilson"][0],
+                    "upper": r["wilson"][1],
+                }
+                for r in by_policy
+            ],
+            args.plot,
+            "Success rate by policy",
+            conf,
+        )
     rep.line(
         f"'+/-' is half the Wilson interval's width; '!' marks more than "
         f"+/-{100 * max_hw:g} points."
@@ -171,7 +246,9 @@ def cmd_summarize(args) -> Report:
 def register(sub) -> None:
     """Add the ``summarize`` subcommand to the ``evalsim`` parser."""
     p = sub.add_parser("summarize", help="per-policy success rates of a trial log")
-    p.add_argument("files", nargs="+", metavar="FILE", help="CSV, Parquet or LeRobot JSON log")
+    p.add_argument(
+        "files", nargs="+", metavar="FILE", help="CSV, Parquet or LeRobot JSON log; PATH=NAME"
+    )
     p.add_argument("--confidence", type=_open_unit, default=0.95, help="default 0.95")
     p.add_argument(
         "--max-half-width",
@@ -180,5 +257,11 @@ def register(sub) -> None:
         help="warn when the Wilson interval's half-width exceeds this (default 0.10)",
     )
     p.add_argument("--policy", help="policy name for a LeRobot JSON log (default: its folder)")
-    add_json_flag(p)
+    p.add_argument(
+        "--by",
+        metavar="COLUMN",
+        help="also list every policy's k/n at each value of COLUMN (e.g. condition)",
+    )
+    add_format_flags(p)
+    add_log_hook_flags(p)
     p.set_defaults(run=cmd_summarize)
