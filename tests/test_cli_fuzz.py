@@ -221,3 +221,79 @@ def test_fuzz_peek(n, p, looks, paired, extra, capsys):
         argv += ["--looks", looks]
     run_ok(argv)
     capsys.readouterr()
+
+
+@SETTINGS
+@given(data=st.data())
+def test_fuzz_rank_and_compare_by_task(tmp_path_factory, data, capsys):
+    folder = tmp_path_factory.mktemp("fuzz_multi")
+    files = []
+    for i in range(data.draw(st.integers(1, 2))):
+        suffix, payload = data.draw(log_bytes())
+        path = folder / f"log{i}{suffix}"
+        path.write_bytes(payload)
+        files.append(str(path))
+    if data.draw(st.booleans()):
+        argv = ["rank", *files, "--bootstrap-reps", "50"]
+        argv += data.draw(st.sampled_from([[], ["--json"], ["--alpha", "2"]]))
+    else:
+        argv = ["compare", *files, "--a", data.draw(names), "--b", data.draw(names)]
+        argv += ["--by", "task", "--bootstrap-reps", "50"]
+        argv += data.draw(st.sampled_from([[], ["--json"], ["--unpaired"]]))
+    run_ok(argv)
+    capsys.readouterr()
+
+
+@SETTINGS
+@given(data=st.data())
+def test_fuzz_sequential(tmp_path_factory, data, capsys):
+    folder = tmp_path_factory.mktemp("fuzz_seq")
+    design = folder / "design.json"
+    action = data.draw(st.sampled_from(["design", "oc", "check", "sheet"]))
+    if action == "design":
+        argv = ["sequential", "design", "--out", design]
+        argv += ["--n-max", data.draw(st.sampled_from(["0", "5", "20", "x", "-3"]))]
+        argv += data.draw(
+            st.sampled_from(
+                [[], ["--kind", "paired"], ["--looks", "3"], ["--alpha", "1.5"], ["--looks", "5,2"]]
+            )
+        )
+    else:
+        if data.draw(st.booleans()):  # a real design, so that oc and check get past reading it
+            kind = data.draw(st.sampled_from(["unpaired", "paired"]))
+            assert (
+                main(
+                    ["sequential", "design", "--out", str(design), "--n-max", "12", "--kind", kind]
+                )
+                == 0
+            )
+        else:
+            design.write_bytes(
+                data.draw(
+                    st.one_of(
+                        st.binary(max_size=100),
+                        st.sampled_from([b"{}", b"[]", b'{"kind": "paired"}', b"null"]),
+                    )
+                )
+            )
+        argv = ["sequential", action, design]
+        if action == "check":
+            suffix, payload = data.draw(log_bytes())
+            log = folder / f"log{suffix}"
+            log.write_bytes(payload)
+            argv += [log, "--a", data.draw(names), "--b", data.draw(names)]
+        if action == "oc":
+            argv += data.draw(
+                st.sampled_from(
+                    [
+                        [],
+                        ["--pa", "0.5", "--pb", "0.7"],
+                        ["--pa", "2"],
+                        ["--p10", "0.1", "--p01", "0.3"],
+                    ]
+                )
+            )
+        if action == "sheet":
+            argv += ["--out", folder / "sheet.png"]
+    run_ok(argv)
+    capsys.readouterr()

@@ -185,9 +185,12 @@ def test_paired_bootstrap_bad_arguments():
 # --- paired difference intervals -----------------------------------------------------------
 # Published worked examples (pA - pB = (b - c) / n, counts (both, A only, B only, neither)):
 # Fagerland, Lydersen & Laake (2014), Stat. Med. 33, 2850, Table II data (Bentur et al. 2009)
-# and Table V: Tango asymptotic score (-0.517, -0.026), Newcombe square-and-add (-0.507,
-# -0.026). Fagerland, Lydersen & Laake, "Statistical Analysis of Contingency Tables" (2017),
-# chapter 8, Cavo et al. (2012) data: Newcombe square-and-add -0.0621 (-0.1186 to -0.0046).
+# and Table V: Tango asymptotic score (-0.517, -0.026) (as quoted in the validation suite of
+# Laud's ratesci/PAIRBINCI). Fagerland, Lydersen & Laake, "Statistical Analysis of Contingency
+# Tables" (2017), chapter 8, Cavo et al. (2012) data: Newcombe square-and-add -0.0621 (-0.1186
+# to -0.0046) (the book's example, as pinned in the contingencytables R package's tests).
+# The Bentur Newcombe value (-0.507, -0.026) is our reading of the same Table V, not
+# cross-checked against a second source.
 
 
 def _tango_reference(b, c, n, z):

@@ -311,4 +311,7 @@ def test_boundaries_count_as_inside_and_as_rejections():
     a = rs.evaluations(zeros, 2, 5, 1, "Z", "edge")
     b = rs.evaluations(ones, 2, 5, 1, "O", "edge")
     assert rs.pair_summary(a, b, alpha=p_0_vs_2).fisher_rejection_rate == 0.0
-    assert rs.pair_summary(a, b, alpha=np.nextafter(p_0_vs_2, 1)).fisher_rejection_rate == 1.0
+    # the tie rule (evalsim.stats.decision): an alpha within 1e-9 relative of p is a tie ...
+    assert rs.pair_summary(a, b, alpha=np.nextafter(p_0_vs_2, 1)).fisher_rejection_rate == 0.0
+    # ... and one clearly above p rejects
+    assert rs.pair_summary(a, b, alpha=p_0_vs_2 * (1 + 1e-7)).fisher_rejection_rate == 1.0

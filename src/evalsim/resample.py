@@ -33,6 +33,7 @@ from evalsim import _resample_kernels as _k
 from evalsim.seeding import int_seed_for
 from evalsim.stats._validate import check_alpha, check_confidence, check_n, check_probability
 from evalsim.stats.binomial import binom_pmf
+from evalsim.stats.decision import rejects
 from evalsim.stats.fisher import fisher_pvalue_table
 from evalsim.stats.intervals import interval
 
@@ -324,7 +325,7 @@ def pair_summary(ev_a: Evaluations, ev_b: Evaluations, alpha=0.05, confidence=0.
         n_pairs=total,
         alpha=alpha,
         confidence=confidence,
-        fisher_rejection_rate=float(joint[pvalues < alpha].sum()) / total,
+        fisher_rejection_rate=float(joint[rejects(pvalues, alpha)].sum()) / total,
         disjoint_rate=float(joint[_disjoint_table(n_a, n_b, confidence)].sum()) / total,
         b_not_better_rate=float(joint[_b_not_better_table(n_a, n_b)].sum()) / total,
     )

@@ -30,6 +30,10 @@ rule multi_per_task_table:
         "logs/multi/T34_per_task.log",
     benchmark:
         "results/benchmarks/multi/T34_per_task.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=20,
     params:
         builder="multi:per_task_table",
         kwargs={
@@ -70,6 +74,10 @@ rule multi_ranking_table:
         "logs/multi/T35_ranking.log",
     benchmark:
         "results/benchmarks/multi/T35_ranking.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=20,
     params:
         builder="multi:ranking_table",
         kwargs={

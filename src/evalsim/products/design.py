@@ -17,6 +17,7 @@ from scipy.stats import norm
 
 from evalsim.stats import design as dz
 from evalsim.stats import paired as pz
+from evalsim.stats.decision import rejects
 
 NAN = float("nan")
 
@@ -500,8 +501,10 @@ def fisher_ladder(
     step = _exact_step(r1, r2)
     scan = [n for n in range(step, scan_max_n + 1, step)]
     ps = {n: row(n, "")["fisher_p"] for n in scan}
-    first = next((n for n in scan if ps[n] < alpha), None)
-    stays = next((n for i, n in enumerate(scan) if all(ps[m] < alpha for m in scan[i:])), None)
+    first = next((n for n in scan if rejects(ps[n], alpha)), None)
+    stays = next(
+        (n for i, n in enumerate(scan) if all(rejects(ps[m], alpha) for m in scan[i:])), None
+    )
     quote = "The gap only becomes something you can state at around two hundred trials per policy"
     if first is not None:
         rows.append(row(first, f"first n (multiple of {step}) with p < {alpha}", 200.0, quote))
