@@ -55,7 +55,8 @@ lint: venv
 	$(BIN)/snakemake --lint
 
 # Mutation testing of the verdict modules (issue 17, docs/MUTANTS.md): writes results/mutants.json.
-# About 30 min on 2 cores; GROUPS=ledger,kernels runs some groups (tools/mutants.py --list).
+# About 70 min on a busy 2-core machine (docs/MUTANTS.md); GROUPS=ledger,kernels runs some
+# groups (tools/mutants.py --list).
 GROUPS ?=
 comma := ,
 mutants: venv

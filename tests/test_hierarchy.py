@@ -55,6 +55,9 @@ def test_two_spreads_hand_example():
     res = two_spreads([210, 225, 240], [300, 300, 300])
     msw = 300 * (0.21 + 0.1875 + 0.16) / 897
     assert res.pooled_rate == 0.75
+    assert res.cluster_rates == (0.7, 0.75, 0.8)
+    assert (res.successes, res.sizes) == ((210, 225, 240), (300, 300, 300))
+    assert (res.n_clusters, res.n_total) == (3, 900)
     assert res.msb == pytest.approx(0.75)
     assert res.msw == pytest.approx(msw)
     assert res.icc == pytest.approx((0.75 - msw) / (0.75 + 299 * msw))

@@ -134,11 +134,13 @@ def test_smoke_run_resolves_every_claim_and_reports_every_product(
     work = smoke_run.work
     ledger = pd.read_csv(work / "results" / "claims.csv")
     missing = ledger[ledger["verdict"] == "missing source"]
-    # The smoke study runs shorter n grids, so a claim's row (e.g. n = 100) may be absent;
-    # its table and columns must exist.
+    # A missing row would mean a claim the smoke study cannot check; tables and columns must
+    # exist in any case.
     broken = missing[~missing["reason"].str.fullmatch(r"(.*: no row with [^;]*;? ?)+")]
     assert broken.empty, broken[["id", "reason"]].to_string()
-    assert len(missing) < len(ledger) / 3
+    # The smoke grids hold every row a claim reads: no claim may lack its source.
+    assert missing.empty, missing[["id", "reason"]].to_string()
+    assert len(ledger) > 150
     for csv in sorted((work / "results" / "tables").glob("*.csv")):
         tex = csv.with_suffix(".tex").read_text(encoding="utf-8")
         shape = pd.read_csv(csv).shape  # rows x columns must match the LaTeX body

@@ -73,7 +73,7 @@ GROUPS: dict[str, dict] = {
     },
     "paired": {
         "modules": ["evalsim/stats/paired.py"],
-        "tests": ["tests/test_paired.py"],
+        "tests": ["tests/test_paired.py", "tests/test_paired_values.py"],
     },
     "calibrate": {
         "modules": ["evalsim/sim/calibrate.py"],
@@ -143,6 +143,13 @@ def _copy_tree(work: Path, rev: str | None) -> None:
             shutil.copy2(src, work / item)
 
 
+def _dirty() -> bool:
+    out = subprocess.run(
+        ["git", "status", "--porcelain", "--", *COPY], cwd=REPO, capture_output=True, text=True
+    ).stdout
+    return bool(out.strip())
+
+
 def run_group(
     name: str, max_children: int, scratch: Path, rev: str | None = None, sample: str = ""
 ) -> float:
@@ -158,6 +165,11 @@ def run_group(
         shutil.rmtree(work)
         return 0.0
     (work / "pyproject.toml").write_text(_pyproject(group), encoding="utf-8")
+    head = subprocess.run(
+        ["git", "rev-parse", "--short", rev or "HEAD"], cwd=REPO, capture_output=True, text=True
+    ).stdout.strip()
+    dirty = "" if rev or not _dirty() else "+work tree"
+    (work / "commit.txt").write_text(head + dirty + "\n")
     env = dict(os.environ, **group.get("env", {}))
     env.setdefault("NUMBA_CACHE_DIR", str(work / ".cache" / "numba"))
     env.setdefault("MPLBACKEND", "Agg")
@@ -187,6 +199,28 @@ def _results(work: Path) -> dict[str, str]:
     return found
 
 
+_DIFFS = """
+import json, sys
+from mutmut.__main__ import find_mutant, get_diff_for_mutant
+out = {}
+for name in json.loads(sys.stdin.read()):
+    try:
+        out[name] = get_diff_for_mutant(name, path=find_mutant(name).path).strip()
+    except Exception as err:  # e.g. a group interrupted while writing its mutants
+        out[name] = f"(no diff: {type(err).__name__}: {err})"
+print(json.dumps(out))
+"""
+
+
+def _diffs(work: Path, names: list[str]) -> dict[str, str]:
+    """The diff of each named mutant (what ``mutmut show`` prints), in one process."""
+    res = subprocess.run(
+        [sys.executable, "-c", _DIFFS], cwd=work, input=json.dumps(names), capture_output=True,
+        text=True, check=True,
+    )  # fmt: skip
+    return json.loads(res.stdout)
+
+
 def _module_of(mutant: str, modules: list[str]) -> str:
     dotted = {m.removesuffix(".py").replace("/", "."): m for m in modules}
     best = max((d for d in dotted if mutant.startswith(d + ".")), key=len)
@@ -202,9 +236,9 @@ def report(scratch: Path, out: Path, rev: str | None = None) -> dict:
         if not (work / "mutants").is_dir():
             continue
         statuses = _results(work)
-        commit = subprocess.run(
-            ["git", "rev-parse", "--short", rev or "HEAD"], cwd=REPO, capture_output=True, text=True
-        ).stdout.strip() + ("" if rev else "+work tree")
+        diffs = _diffs(work, [m for m, st in statuses.items() if st == "survived"])
+        stamp = work / "commit.txt"
+        commit = stamp.read_text().strip() if stamp.exists() else "?"
         seconds = (
             (work / "seconds.txt").read_text().strip() if (work / "seconds.txt").exists() else ""
         )
@@ -221,10 +255,7 @@ def report(scratch: Path, out: Path, rev: str | None = None) -> dict:
                 entry["killed"] += 1
             elif status == "survived":
                 entry["survived"] += 1
-                diff = subprocess.run(
-                    [MUTMUT, "show", mutant], cwd=work, capture_output=True, text=True
-                ).stdout
-                entry["surviving"][mutant] = diff.split("\n", 1)[-1].strip()
+                entry["surviving"][mutant] = diffs.get(mutant, "")
             elif status == "timeout":
                 entry["timeouts"] += 1
             else:  # "no tests" (no selected test reaches it) counts as not killed

@@ -36,17 +36,26 @@ class ExpressionError(ValueError):
     """An expression uses syntax or a name outside the whitelist, or does not parse."""
 
 
-def _reduce(fn):
-    """max/min over any mix of scalars and arrays: max(a, b) and max(array) both work."""
-    return lambda *args: fn(np.concatenate([np.atleast_1d(a) for a in args]))
+def _flat(args) -> np.ndarray:
+    return np.concatenate([np.atleast_1d(a) for a in args])
+
+
+def _max(*args):
+    """max over any mix of scalars and arrays: max(a, b) and max(array) both work."""
+    return np.max(_flat(args))
+
+
+def _min(*args):
+    """min over any mix of scalars and arrays."""
+    return np.min(_flat(args))
 
 
 #: The callable names an expression may use (dotted names are looked up as a whole).
 FUNCTIONS = {
     "sqrt": np.sqrt,
     "abs": np.abs,
-    "max": _reduce(np.max),
-    "min": _reduce(np.min),
+    "max": _max,
+    "min": _min,
     "round": np.round,
     "ceil": np.ceil,
     "floor": np.floor,
