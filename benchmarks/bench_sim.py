@@ -3,9 +3,12 @@
 Measured in one run on the default config's first task, for every scene of
 :data:`evalsim.sim.scene.SCENES` (keys prefixed ``so101_`` and ``gripper_table_``):
 
-- ``bare_mj_step_steps_per_second``: ``mujoco.mj_step(model, data, nstep=...)`` from the trial
-  start state (cube on the table, arm or gripper at home), one trial's length at a time,
-  ``mj_resetData`` between repeats -- the physics alone on the same model, no Python;
+- ``bare_mj_step_steps_per_second``: the physics alone on the same model, no Python between
+  steps. For SO-101: the trials' own open-loop plans (IK done beforehand) replayed from their
+  start states by ``mujoco.rollout`` (same contacts, same grasps, in C); the arm idling at
+  home through ``mj_step(nstep=...)`` is reported too (``idle_mj_step_steps_per_second``,
+  ``ratio_to_idle_mj_step``: no contacts, so faster). For gripper_table: ``mj_step`` from the
+  trial start state, one trial's length at a time;
 - ``trials_per_second_per_core``: full trials of policy A (for SO-101: IK once per trial from
   the perceived pose, then the plan at 50 Hz with contact checks) in one process;
 - ``ratio_to_bare_mj_step``: trial throughput in physics steps per second divided by the bare
@@ -36,6 +39,7 @@ import time
 from pathlib import Path
 
 import mujoco
+import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -57,20 +61,43 @@ def bench_scene(config: dict, trials: int) -> dict:
 
     # bare physics: same model, same start states, same number of steps per trial
     reps = max(10, trials // 4)
+    poses = [
+        (0.16 + 0.12 * (i % 7) / 6, -0.08 + 0.16 * (i % 5) / 4, 0.1 * (i % 3)) for i in range(reps)
+    ]
     w0, c0 = _clock()
-    for i in range(reps):
-        scene.reset(0.16 + 0.12 * (i % 7) / 6, -0.08 + 0.16 * (i % 5) / 4, 0.1 * (i % 3))
+    for x, y, yaw in poses:
+        scene.reset(x, y, yaw)
         mujoco.mj_step(scene.model, scene.data, nstep=n_steps)
     w1, c1 = _clock()
-    bare_cpu = reps * n_steps / (c1 - c0)
-    bare_wall = reps * n_steps / (w1 - w0)
+    idle_cpu = reps * n_steps / (c1 - c0)
+    bare_cpu, bare_wall = idle_cpu, reps * n_steps / (w1 - w0)
+    extra = {}
+    if hasattr(scene, "plan"):  # the trials' own physics: their open-loop plans, in C
+        from mujoco import rollout
+
+        m, d = scene.model, scene.data
+        kind = mujoco.mjtState.mjSTATE_FULLPHYSICS
+        states, controls = [], []
+        for x, y, yaw in poses:
+            controls.append(np.repeat(scene.plan(x, y, yaw), scene.steps_per_tick, axis=0))
+            scene.reset(x, y, yaw)
+            st = np.empty(mujoco.mj_stateSize(m, kind))
+            mujoco.mj_getState(m, d, st, kind)
+            states.append(st)
+        w0, c0 = _clock()
+        for st, u in zip(states, controls, strict=True):
+            rollout.rollout(m, d, st, u)
+        w1, c1 = _clock()
+        bare_cpu = reps * n_steps / (c1 - c0)
+        bare_wall = reps * n_steps / (w1 - w0)
+        extra["idle_mj_step_steps_per_second"] = round(idle_cpu, 1)
 
     w0, c0 = _clock()
     run_policy_trials(config, task["name"], policy, 0, 0, trials, scene=scene)
     w1, c1 = _clock()
     tps_cpu = trials / (c1 - c0)
     tps_wall = trials / (w1 - w0)
-    return {
+    out = {
         "trials": trials,
         "steps_per_trial": n_steps,
         "bare_mj_step_steps_per_second": round(bare_cpu, 1),
@@ -79,7 +106,11 @@ def bench_scene(config: dict, trials: int) -> dict:
         "trials_per_second_per_core": round(tps_cpu, 2),
         "trials_per_second_per_core_wall": round(tps_wall, 2),
         "ratio_to_bare_mj_step": round(tps_cpu * n_steps / bare_cpu, 3),
+        **extra,
     }
+    if extra:
+        out["ratio_to_idle_mj_step"] = round(tps_cpu * n_steps / idle_cpu, 3)
+    return out
 
 
 def bench(trials: int, skip_pools: bool, config_path: Path) -> dict:
