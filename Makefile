@@ -7,7 +7,7 @@ CORES ?= 8
 export NUMBA_CACHE_DIR := $(CURDIR)/.cache/numba
 export MPLBACKEND := Agg
 
-.PHONY: reproduce test lint bench clean venv
+.PHONY: reproduce test test-slurm sysdeps lint bench clean venv mutants
 
 venv: $(VENV)/.installed
 
@@ -17,22 +17,52 @@ $(VENV)/.installed: requirements.txt pyproject.toml
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e .
 	touch $@
 
+# One live progress line (tools/progress.py); Snakemake's per-job blocks go to logs/snakemake/.
 reproduce: venv
-	$(BIN)/snakemake --cores $(CORES)
+	$(BIN)/python tools/progress.py logs/snakemake/reproduce.log -- \
+		$(BIN)/snakemake --profile profiles/local --cores $(CORES)
 	$(BIN)/snakemake --report results/report.html
 	$(BIN)/python -m evalsim.ledger readme
 
-test: venv
+test: venv sysdeps
 	$(BIN)/pytest -n 2 --dist loadgroup
 
+# Only the tests that run the workflow on a one-node SLURM cluster (tests/test_slurm.py).
+test-slurm: venv sysdeps
+	$(BIN)/pytest -m slurm -rs
+
+# System packages some tests need: a one-node SLURM cluster (slurm-wlm, munge), headless
+# Chromium for the report check, and Mesa GL (OSMesa, EGL) for MuJoCo's offscreen renderer.
+# Installed with apt-get only when missing and running as root; never fails: without them the
+# tests that need them skip and say why.
+SYSDEPS := slurm-wlm munge chromium libosmesa6 libegl-mesa0 libegl1 libgl1-mesa-dri
+sysdeps:
+	@missing=$$(for p in $(SYSDEPS); do dpkg-query -W -f='$${Status}' $$p 2>/dev/null | \
+		grep -q 'install ok installed' || echo $$p; done); \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then \
+		echo "sysdeps: not installing $$missing (needs root and apt-get); tests that need them skip"; \
+		exit 0; fi; \
+	echo "sysdeps: apt-get install $$missing"; \
+	( export DEBIAN_FRONTEND=noninteractive; apt-get update -qq && \
+	  apt-get install -y -qq --no-install-recommends $$missing ) >/tmp/evalsim-sysdeps.log 2>&1 || \
+		echo "sysdeps: apt-get failed (see /tmp/evalsim-sysdeps.log); tests that need them skip"
+
 lint: venv
-	$(BIN)/ruff check src tests benchmarks workflow/scripts
-	$(BIN)/ruff format --check src tests benchmarks workflow/scripts
+	$(BIN)/ruff check src tests benchmarks workflow/scripts tools
+	$(BIN)/ruff format --check src tests benchmarks workflow/scripts tools
 	$(BIN)/snakefmt --check Snakefile workflow/rules
 	$(BIN)/snakemake --lint
+
+# Mutation testing of the verdict modules (issue 17, docs/MUTANTS.md): writes results/mutants.json.
+# About 30 min on 2 cores; GROUPS=ledger,kernels runs some groups (tools/mutants.py --list).
+GROUPS ?=
+comma := ,
+mutants: venv
+	nice -n 10 $(BIN)/python tools/mutants.py $(subst $(comma), ,$(GROUPS))
 
 bench: venv
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf results figures .snakemake .cache
+	rm -rf results figures .snakemake .cache .mutmut

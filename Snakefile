@@ -17,6 +17,8 @@ include: "workflow/rules/simulate.smk"
 include: "workflow/rules/resample.smk"
 include: "workflow/rules/design.smk"
 include: "workflow/rules/peeking.smk"
+include: "workflow/rules/multi.smk"
+include: "workflow/rules/sequential.smk"
 include: "workflow/rules/report.smk"
 
 

@@ -11,6 +11,11 @@ Keys of ``--json`` (issue 2):
   power >= 0.80 for 0.90 vs 0.92 (``n_for_fisher_power``, window ``--window``) and the seconds
   that search took. Target <= 5 s on one core.
 
+- ``coverage_curves_seconds_n50``: exact coverage curves of every interval method at n = 50
+  on a 2000-point grid of p (``coverage_curve``, after warm-up, best of several); and
+  ``coverage_curves_speedup_n50``, the same curves from SciPy's pmf and statsmodels'
+  intervals divided by it. Target <= 0.25 s (was a timed test).
+
 Also measured: seconds per single p-value, SciPy vs evalsim (public function with argument
 checks, and the bare numba kernel).
 
@@ -24,10 +29,13 @@ import json
 import time
 
 import numpy as np
-from scipy.stats import fisher_exact
+from scipy.stats import binom, fisher_exact
+from statsmodels.stats.proportion import proportion_confint
 
 from evalsim.stats import _fisher_kernels as fk
+from evalsim.stats.coverage import coverage_curve
 from evalsim.stats.fisher import fisher_pvalue, fisher_pvalue_table
+from evalsim.stats.intervals import METHODS
 from evalsim.stats.power import fisher_power, n_for_fisher_power
 
 
@@ -54,6 +62,25 @@ def scipy_all_tables(n1: int, n2: int) -> np.ndarray:
     return out
 
 
+_SM = {
+    "wald": "normal",
+    "wilson": "wilson",
+    "clopper_pearson": "beta",
+    "jeffreys": "jeffreys",
+    "agresti_coull": "agresti_coull",
+}
+
+
+def reference_coverage_curves(n: int, grid: np.ndarray) -> None:
+    """The same curves from SciPy's pmf and statsmodels' intervals (the baseline)."""
+    k = np.arange(n + 1)
+    pmf = binom.pmf(k[None, :], n, grid[:, None])
+    for m in METHODS:
+        lo, hi = proportion_confint(k, n, alpha=0.05, method=_SM[m])
+        inside = (lo[None, :] <= grid[:, None]) & (grid[:, None] <= hi[None, :])
+        (pmf * inside).sum(axis=1)
+
+
 def run(window: int, repeat: int) -> dict:
     # JIT warm-up (compiles or loads every kernel from the numba cache).
     fisher_pvalue(3, 10, 7, 10)
@@ -72,6 +99,12 @@ def run(window: int, repeat: int) -> dict:
     t0 = time.perf_counter()
     res = n_for_fisher_power(0.90, 0.92, power=0.8, alpha=0.05, window=window)
     search_seconds = time.perf_counter() - t0
+
+    grid = np.linspace(0.001, 0.999, 2000)
+    for m in METHODS:  # warm-up (JIT cache load)
+        coverage_curve(m, 50, grid[:2])
+    coverage_seconds = best_of(lambda: [coverage_curve(m, 50, grid) for m in METHODS], repeat)
+    coverage_ref_seconds = best_of(lambda: reference_coverage_curves(50, grid), repeat)
 
     single = {}
     for n in (20, 1000):
@@ -100,6 +133,8 @@ def run(window: int, repeat: int) -> dict:
         "n_search_window": window,
         "n_search_evaluations": res.evaluations,
         "n_search_seconds": search_seconds,
+        "coverage_curves_seconds_n50": coverage_seconds,
+        "coverage_curves_speedup_n50": coverage_ref_seconds / coverage_seconds,
         "single_pvalue_seconds_scipy_n20": single[20]["scipy"],
         "single_pvalue_seconds_evalsim_n20": single[20]["evalsim"],
         "single_pvalue_seconds_kernel_n20": single[20]["kernel"],
@@ -133,6 +168,16 @@ def print_table(r: dict) -> None:
             "<= 5 s",
         ),
     ]
+    rows.append(
+        (
+            "coverage curves, all methods, n = 50, 2000 p",
+            "SciPy+statsmodels "
+            f"{r['coverage_curves_seconds_n50'] * r['coverage_curves_speedup_n50'] * 1e3:.1f} ms",
+            f"{r['coverage_curves_seconds_n50'] * 1e3:.1f} ms "
+            f"({r['coverage_curves_speedup_n50']:.1f}x)",
+            "<= 250 ms",
+        )
+    )
     for n in (20, 1000):
         s, e, k = (r[f"single_pvalue_seconds_{w}_n{n}"] for w in ("scipy", "evalsim", "kernel"))
         rows.append(

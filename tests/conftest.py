@@ -54,3 +54,15 @@ def smoke_run(tmp_path_factory) -> SmokeRun:
     work = copy_workflow(tmp_path_factory.mktemp("smoke") / "work")
     res = snakemake(work, "--cores", "2", "--configfile", "config/smoke.yaml")
     return SmokeRun(work, res)
+
+
+@pytest.fixture(scope="session")
+def smoke_report(smoke_run) -> Path:
+    """``results/report.html`` of the smoke run (``snakemake --report``), built once."""
+    assert smoke_run.result.returncode == 0, smoke_run.result.stderr[-4000:]
+    report = smoke_run.work / "results" / "report.html"
+    res = snakemake(
+        smoke_run.work, "--configfile", "config/smoke.yaml", "--report", str(report), timeout=600
+    )
+    assert res.returncode == 0, res.stderr[-4000:]
+    return report

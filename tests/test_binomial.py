@@ -3,6 +3,8 @@ lesson's P(>= 9/10); the shared kernel binom_pmf_vector; bad arguments."""
 
 from __future__ import annotations
 
+import math
+
 import naive_binom as naive
 import numpy as np
 import pytest
@@ -137,3 +139,58 @@ def test_property_cdf_plus_sf_is_one_and_pmf_in_range(n, frac, p):
 def test_bad_arguments_raise_quoting_the_value(func, args, match):
     with pytest.raises(ValueError, match=match):
         func(*args)
+
+
+def _logpmf_decimal(k: int, n: int, p: float) -> float:
+    """log P(X = k) with 60-digit decimals: the float p and 1 - p taken exactly."""
+    from decimal import Decimal, getcontext
+
+    getcontext().prec = 60
+    pd = Decimal(p)  # exact binary value of the float
+    qd = 1 - pd
+    return float(Decimal(math.comb(n, k)).ln() + k * pd.ln() + (n - k) * qd.ln())
+
+
+@pytest.mark.parametrize(
+    "k, n, p",
+    [
+        (999_999, 10**6, 0.999999),
+        (10**7 - 3, 10**7, 1 - 3e-7),
+        (99_990, 100_000, 0.9999),
+        (1, 10**6, 1e-6),
+        (500_000, 10**6, 0.5),
+        (700, 1000, 0.3),
+    ],
+)
+def test_logpmf_near_k_equal_n_keeps_relative_accuracy(k, n, p):
+    # The issue: binom_logpmf(999999, 10**6, 0.999999) was 1.4e-11 off (log1p(-k/n)).
+    want = _logpmf_decimal(k, n, p)
+    got = binom_logpmf(k, n, p)
+    assert got == pytest.approx(want, rel=1e-13, abs=1e-14)
+    assert math.exp(got) == pytest.approx(math.exp(want), rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        ((3, 2**63, 0.5), "9223372036854775808"),  # would overflow int64
+        ((3, 10**20, 0.5), "100000000000000000000"),
+        ((3, 1e20, 0.5), "1e\\+20"),
+        ((3, 10.5, 0.5), "10.5"),
+        ((np.array([1, 2]), np.array([10, 2**40]), 0.5), "1099511627776"),
+        ((np.array([1.0, 2.0]), np.array([10.0, 1e20]), 0.5), "1e\\+20"),
+    ],
+)
+def test_counts_out_of_range_or_non_integer_raise_quoting_the_value(args, match):
+    with pytest.raises(ValueError, match=match):
+        binom_pmf(*args)
+
+
+def test_numpy_scalars_are_accepted():
+    want = binom_pmf(3, 10, 0.25)
+    for k, n, p in [
+        (np.int64(3), np.int32(10), np.float64(0.25)),
+        (np.int8(3), np.uint16(10), np.float32(0.25)),
+        (3.0, np.float64(10.0), 0.25),
+    ]:
+        assert binom_pmf(k, n, p) == pytest.approx(want, rel=1e-12)

@@ -237,6 +237,7 @@ def test_compare_unpaired_against_scipy_and_statsmodels(tmp_path, capsys):
     # the exact-Fisher MDE here (rates centred on the pooled 0.63) is in the same range.
     assert 0.25 < out["mde_80"] < 0.36
     assert out["verdict"].startswith("act and bc are not detectably different at n = 45 per arm")
+    assert out["test"] == "Fisher's exact" and out["diff_ci_method"] == "newcombe"
     assert f"about {100 * out['mde_80']:.0f} points" in out["verdict"]
 
 
@@ -269,8 +270,12 @@ def test_compare_paired_mcnemar(tmp_path, capsys):
     assert out["mcnemar_midp"] == pytest.approx(midp, rel=1e-10)
     assert out["fisher_p"] == pytest.approx(stats.fisher_exact([[22, 29], [18, 11]]).pvalue)
     assert "exact McNemar p = " in out["verdict"]
+    # McNemar p = 0.065 does not reject, while the Tango interval [+1.4, +33.9] excludes 0:
+    # the rule declares no winner and says that the two disagree.
+    assert out["verdict"].startswith("no verdict: the better-looking policy is B (72% vs 55%)")
+    assert out["decision"] is None and out["reject"] is False and out["interval_agrees"] is True
     rc, text, _ = run(capsys, "compare", path, "--a", "A", "--b", "B")
-    assert "discordant pairs: A only = 2, B only = 9" in text
+    assert "A succeeded           20         2" in text
     # --unpaired ignores the condition ids
     out = run_json(capsys, "compare", path, "--a", "A", "--b", "B", "--unpaired")
     assert out["paired"] is False and out["mcnemar_p"] is None

@@ -100,6 +100,6 @@ def test_atomic_write_leaves_no_temp_and_normal_mode(tmp_path):
 
 
 def test_paired_pools_policy_must_exist(good):
-    good["design"]["paired_pools"]["policy_b"] = "C"
-    with pytest.raises(ConfigError, match=r"design.paired_pools.policy_b.*unknown policy 'C'"):
+    good["design"]["paired_pools"]["pairs"] = [["A", "C"]]
+    with pytest.raises(ConfigError, match=r"design.paired_pools.pairs\[0\].*unknown policy 'C'"):
         check_config(good)

@@ -1,9 +1,8 @@
 """evalsim.stats.coverage against the lesson's plain-Python coverage (tests/naive_binom.py),
-SciPy's pmf with statsmodels' intervals, the lesson's table, known properties, and speed."""
+SciPy's pmf with statsmodels' intervals, the lesson's table, known properties (speed:
+benchmarks/bench_stats.py, key ``coverage_curves_seconds_n50``)."""
 
 from __future__ import annotations
-
-import time
 
 import naive_binom as naive
 import numpy as np
@@ -85,17 +84,6 @@ def test_wald_coverage_collapses_near_the_edges():
     assert exact_coverage("wald", 10, 0.01) == pytest.approx(want, rel=1e-12)
     # At p = 0 every k is 0 and Wald's interval is [0, 0]: it covers with probability 1.
     assert exact_coverage("wald", 10, 0.0) == 1.0
-
-
-def test_coverage_curve_is_fast():
-    grid = np.linspace(0.001, 0.999, 2000)
-    for m in METHODS:  # warm-up (JIT cache load)
-        coverage_curve(m, 50, grid[:2])
-    t0 = time.perf_counter()
-    for m in METHODS:
-        coverage_curve(m, 50, grid)
-    elapsed = time.perf_counter() - t0
-    assert elapsed < 0.25, f"5 x 2000-point curves at n = 50 took {elapsed:.3f} s"
 
 
 @pytest.mark.parametrize(

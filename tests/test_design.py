@@ -262,3 +262,165 @@ def test_every_builder_runs_on_small_settings():
         assert len(df) > 0 and df.attrs["title"] and df.attrs["note"]
     t13 = frames[0]
     assert 0.9 not in set(t13["rho"].dropna())  # impossible for 0.7 vs 0.5: left out
+
+
+# ------------------------------------------------------------------ builders' key numbers
+# Each builder's numbers against the library call it wraps (or statsmodels / SciPy), row by
+# row: a builder that passes the wrong argument or mislabels a row fails here.
+def _z(q):
+    from scipy.stats import norm
+
+    return float(norm.ppf(q))
+
+
+def test_t13_numbers_are_the_sizing_calls():
+    t13 = P.paired_vs_unpaired_sizing(rho_grid=[0.25, 0.9], exact_fisher=False, rho=0.5)
+    by = {(r.design, r.method, r.rho if r.rho == r.rho else None): r for r in t13.itertuples()}
+    un = by[("unpaired", "doc 001 n_per_arm (pooled null / unpooled alternative)", None)]
+    assert un.n_per_arm == dz.n_per_arm_normal(0.7, 0.5, 0.05, 0.8, "fleiss").n
+    uv = by[("unpaired", "unpooled variance", None)]
+    want = (_z(0.975) + _z(0.8)) ** 2 * (0.21 + 0.25) / 0.04  # statsmodels-free formula
+    assert uv.n_real == pytest.approx(want) and uv.n_per_arm == math.ceil(want)
+    pv = by[("unpaired", "pbar variance, exact z", None)]
+    assert pv.n_real == pytest.approx((_z(0.975) + _z(0.8)) ** 2 * 0.48 / 0.04)
+    for r in t13.itertuples():
+        assert r.total_trials == 2 * r.n_per_arm
+        assert r.bench_hours == pytest.approx(2 * r.n_per_arm * 3.0 / 60.0)
+    paired = t13[(t13["design"] == "paired") & (t13["rho"] == 0.25)]
+    assert len(paired) == 4  # rho = 0.9 impossible for 0.7 vs 0.5: left out
+    mc = paired[paired["method"].str.startswith("McNemar")].iloc[0]
+    psi = dz.discordance_from_rho(0.7, 0.5, 0.25)
+    assert mc.n_per_arm == dz.paired_n(0.7, 0.5, discordance=psi).n
+    ex = paired[paired["method"] == "exact McNemar power"].iloc[0]
+    p10, p01 = (psi + 0.2) / 2, (psi - 0.2) / 2
+    assert ex.n_per_arm == dz.mcnemar_n_exact(p10, p01).n
+    assert "Hours saved by pairing at the document's rounding: 4.7 h" in t13.attrs["note"]
+    assert "rho = 0.9 left out" in t13.attrs["note"]
+
+
+def test_t15_numbers_are_statsmodels_intervals():
+    from statsmodels.stats.proportion import proportion_confint
+
+    t15 = P.wilson_vs_wald([[7, 10], [10, 10], [14, 20]], confidence=0.9)
+    for r in t15.itertuples():
+        wl, wu = proportion_confint(r.k, r.n, alpha=0.1, method="wilson")
+        p = r.k / r.n
+        half = _z(0.95) * math.sqrt(p * (1 - p) / r.n)
+        assert (r.wilson_lower, r.wilson_upper) == pytest.approx((wl, wu), abs=1e-12)
+        assert (r.wald_lower, r.wald_upper) == pytest.approx((p - half, p + half), abs=1e-12)
+        assert r.wilson_width_points == pytest.approx(100 * (wu - wl))
+        assert r.wald_width_points == pytest.approx(200 * half)
+    assert t15["doc_stated_wilson_lower"].tolist()[1] == 0.722
+    assert t15["doc_stated_wilson_lower"].isna().tolist() == [True, False, True]
+
+
+def test_t16_numbers_are_wilson_intervals_and_hours():
+    from statsmodels.stats.proportion import proportion_confint
+
+    t16 = P.width_vs_n(rate=0.7, n_grid=[20, 50], precision_rates=[0.5], confidence=0.95)
+    grid = t16[t16["row"] == "n grid"]
+    for r in grid.itertuples():
+        k = round(0.7 * r.n)
+        lo, hi = proportion_confint(k, r.n, alpha=0.05, method="wilson")
+        assert r.k == k and r.wilson_width_points == pytest.approx(100 * (hi - lo))
+        assert r.half_width_points == pytest.approx(50 * (hi - lo))
+        lo5, hi5 = proportion_confint(r.n // 2, r.n, alpha=0.05, method="wilson")
+        assert r.worst_case_width_points == pytest.approx(100 * (hi5 - lo5))  # n even
+        assert r.bench_hours == pytest.approx(r.n * 3.0 / 60.0)
+    assert grid["doc_stated"].tolist()[0] == 37.0
+    prec = t16[t16["row"] != "n grid"]
+    assert prec["row"].tolist() == [
+        "n for +/-3 points at 0.5 (normal)",
+        "n for +/-3 points at 0.5 (wilson)",
+    ]
+    assert prec["n"].tolist() == [
+        dz.n_for_estimate(0.5, 0.03, 0.95, "normal").n,
+        dz.n_for_estimate(0.5, 0.03, 0.95, "wilson").n,
+    ]
+    assert prec["n"].iloc[0] == math.ceil(_z(0.975) ** 2 * 0.25 / 0.03**2)
+
+
+def test_t17_numbers_are_mde_calls():
+    t17 = P.mde_table(n_grid=[20, 45], exact_fisher=True)
+    mde = t17[t17["quantity"] == "MDE (worst case)"]
+    for r in mde.itertuples():
+        assert r.mde_normal_points == pytest.approx(
+            100 * (_z(0.975) + _z(0.8)) * math.sqrt(2 * 0.25 / r.n_per_arm)
+        )
+        assert r.mde_exact_fisher_points == pytest.approx(100 * dz.mde_exact(r.n_per_arm).mde)
+        assert r.bench_hours_both_arms == pytest.approx(2 * r.n_per_arm * 3.0 / 60.0)
+    assert mde["doc_stated"].tolist()[0] == 40.0 and math.isnan(mde["doc_stated"].tolist()[1])
+    plan = t17[t17["quantity"].str.startswith("n per arm")]
+    assert plan["n_per_arm"].iloc[0] == 42 and plan["bench_hours_both_arms"].iloc[0] == 4.2
+    from evalsim.stats.power import n_for_fisher_power
+
+    ex = n_for_fisher_power(0.4, 0.7, power=0.8, alpha=0.05)
+    assert plan["n_per_arm"].tolist()[1:] == [ex.n_first, ex.n]
+
+
+def test_t19_numbers_are_mde_and_power_calls():
+    from evalsim.stats.power import fisher_power
+
+    t19 = P.null_result_mde(n_per_arm=45).set_index("quantity")["value_points"]
+    assert t19["MDE, normal, pbar = 0.5"] == pytest.approx(100 * naive.mde(45))
+    assert t19["MDE, normal, pbar = 0.55"] == pytest.approx(
+        100 * (_z(0.975) + _z(0.8)) * math.sqrt(2 * 0.55 * 0.45 / 45)
+    )
+    assert t19["MDE, exact Fisher, centred on 0.5"] == pytest.approx(100 * dz.mde_exact(45).mde)
+    assert t19["power of exact Fisher, 0.4 vs 0.7"] == pytest.approx(
+        100 * fisher_power(0.4, 45, 0.7, 45)
+    )
+    assert t19["power of the z-test (normal approx.), 0.4 vs 0.7"] == pytest.approx(
+        100 * dz.normal_power(0.4, 0.7, 45, 0.05)
+    )
+
+
+def test_t21_numbers_are_sizing_calls_and_fisher_power():
+    from evalsim.stats.power import fisher_power, n_for_fisher_power
+
+    t21 = P.trials_to_separate().set_index("method")
+    fleiss = t21.loc["normal, doc 001 n_per_arm (pooled null / unpooled alternative)"]
+    assert fleiss.n_per_policy == dz.n_per_arm_normal(0.9, 0.8, 0.05, 0.8, "fleiss").n
+    unp = t21.loc["normal, unpooled variance"]
+    assert unp.n_real == pytest.approx((_z(0.975) + _z(0.8)) ** 2 * (0.09 + 0.16) / 0.01)
+    h = proportion_effectsize(0.9, 0.8)
+    arc = t21.loc["arcsine (Cohen's h)"]
+    # 2 (z_a + z_b)^2 / h^2; statsmodels' solver also counts the far tail (0.0002% more).
+    assert arc.n_real == pytest.approx(2 * (_z(0.975) + _z(0.8)) ** 2 / h**2, rel=1e-12)
+    sm = NormalIndPower().solve_power(effect_size=h, alpha=0.05, power=0.8)
+    assert arc.n_real == pytest.approx(sm, rel=1e-5)
+    ex = n_for_fisher_power(0.9, 0.8, power=0.8, alpha=0.05)
+    assert t21.loc["exact Fisher power, stays above", "n_per_policy"] == ex.n
+    for r in t21.itertuples():
+        assert r.exact_fisher_power_at_n == pytest.approx(
+            fisher_power(0.9, r.n_per_policy, 0.8, r.n_per_policy)
+        )
+        assert r.bench_hours_both_arms == pytest.approx(2 * r.n_per_policy * 3 / 60)
+
+
+def test_t26_numbers_are_sizing_calls():
+    t26 = P.estimation_vs_detection(exact_fisher=False, paired_rhos=[0.0])
+    est = t26[t26["goal"].str.startswith("estimate")]
+    assert est["n_per_arm"].iloc[0] == math.ceil(_z(0.975) ** 2 * 0.09 / 0.02**2)
+    assert est["n_per_arm"].iloc[1] == dz.n_for_estimate(0.9, 0.02, 0.95, "wilson").n
+    det = t26[t26["method"] == "normal (unpooled)"].iloc[0]
+    assert det.n_real == pytest.approx((_z(0.975) + _z(0.8)) ** 2 * (0.09 + 0.0736) / 0.0004)
+    assert det.total_rollouts == 2 * det.n_per_arm
+    assert det.power_at_n == pytest.approx(dz.normal_power(0.9, 0.92, det.n_per_arm, 0.05))
+    at1600 = t26[t26["method"] == "normal power at 1600 per arm (3200 total)"].iloc[0]
+    assert at1600.power_at_n == pytest.approx(dz.normal_power(0.9, 0.92, 1600, 0.05))
+    assert f"the power is about {at1600.power_at_n:.0%}" in t26.attrs["note"]
+    paired = t26[t26["goal"].str.endswith("paired")].iloc[0]
+    psi = dz.discordance_from_rho(0.9, 0.92, 0.0)
+    assert psi == pytest.approx(0.9 * 0.08 + 0.1 * 0.92)  # independent outcomes
+    assert paired.n_per_arm == dz.paired_n(0.9, 0.92, discordance=psi).n
+
+
+def test_t29_numbers_are_statsmodels_cohens_h():
+    t29 = P.cohens_h_table([[0.9, 0.92], [0.4, 0.7], [0.1, 0.6], [0.7, 0.4]])
+    for r in t29.itertuples():
+        h = proportion_effectsize(r.p2, r.p1)
+        assert r.cohens_h == pytest.approx(h, abs=1e-12) and r.abs_h == pytest.approx(abs(h))
+        n = 2 * (_z(0.975) + _z(0.8)) ** 2 / h**2
+        assert r.n_per_arm_arcsine == math.ceil(n)
+    assert t29["cohen_label"].tolist() == ["negligible", "medium", "large", "medium"]

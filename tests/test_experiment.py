@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 
+import naive_fisher
 import numpy as np
 import pandas as pd
 import pytest
@@ -118,6 +119,14 @@ def test_table_b_resampled_vs_exact(pools):
     # (false alarm ~0.1%).
     assert (df["coverage_max_z"] <= 4.0).all(), df["coverage_max_z"].max()
     assert "comparisons beyond 3 SE" in df.attrs["note"]
+    for r in df.itertuples():  # z recomputed here, with SE = sqrt(q (1 - q) / evaluations)
+        z = max(
+            abs(r.wilson_coverage - r.wilson_coverage_exact)
+            / np.sqrt(r.wilson_coverage_exact * (1 - r.wilson_coverage_exact) / 2000),
+            abs(r.wald_coverage - r.wald_coverage_exact)
+            / np.sqrt(r.wald_coverage_exact * (1 - r.wald_coverage_exact) / 2000),
+        )
+        assert r.coverage_max_z == pytest.approx(z, rel=1e-9)
     assert np.allclose(df["mean_wilson_width"], df["mean_wilson_width_exact"], rtol=0.02)
     # Widths shrink with n; the doc columns are present for A only.
     a = df[df["policy"] == "A"]
@@ -139,7 +148,14 @@ def test_table_c_binomial_and_drawn(pools):
     assert df["binomial"].tolist() == pytest.approx(
         [binom.sf(8, 10, 221 / 300), binom.sf(8, 10, 263 / 300)], abs=1e-12
     )
-    assert (df["z"].abs() <= 3).all()
+    # z recomputed here from the drawn rate and the binomial, not read from the product.
+    for r, p in zip(df.itertuples(), (221 / 300, 263 / 300), strict=True):
+        exact = binom.sf(8, 10, p)
+        se = np.sqrt(exact * (1 - exact) / 2000)
+        assert r.drawn_se == pytest.approx(se, rel=1e-12)
+        assert r.z == pytest.approx((r.drawn - exact) / se, rel=1e-9)
+        assert abs(r.drawn - exact) <= 3 * se
+        assert r.drawn * 2000 == pytest.approx(round(r.drawn * 2000))  # a count of 2000
     assert df["doc_binomial"].tolist() == [0.215, 0.645]
     with pytest.raises(ValueError, match="k=11"):
         ex.table_c(pools, POLICIES, TASK, SEED, k=11, n=10)
@@ -150,6 +166,23 @@ def test_table_e_columns_agree_with_exact(pools):
     assert df["n"].tolist() == [10, 20, 50, 100]
     assert (df["max_z"] <= 4.0).all(), df["max_z"].max()  # family-wise over 12, as in Table B
     assert (np.diff(df["fisher_power_exact"]) > 0).all()
+    for r in df.itertuples():
+        assert (r.p_a, r.p_b) == (221 / 300, 263 / 300)
+        z = max(
+            abs(got - exact) / np.sqrt(exact * (1 - exact) / 1000)
+            for got, exact in [
+                (r.fisher_p_lt_alpha, r.fisher_power_exact),
+                (r.wilson_disjoint, r.wilson_disjoint_exact),
+                (r.b_not_better, r.b_not_better_exact),
+            ]
+        )
+        assert r.max_z == pytest.approx(z, rel=1e-9)
+        want = naive_fisher.prob_b_not_better(r.p_a, r.n, r.p_b, r.n)
+        assert r.b_not_better_exact == pytest.approx(want, abs=1e-12)
+    # Exact power against the document's double loop over Fisher p-values (plain Python).
+    for r in df[df["n"] <= 20].itertuples():
+        want = naive_fisher.power(r.p_a, r.n, r.p_b, r.n, pvalue=naive_fisher.fisher_p_exact)
+        assert r.fisher_power_exact == pytest.approx(want, abs=1e-12)
     assert df["doc_fisher_p_lt_alpha"].tolist() == [0.037, 0.113, 0.335, 0.673]
 
 

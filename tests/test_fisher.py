@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from naive_fisher import fisher_p, fisher_p_exact
-from scipy.stats import fisher_exact, hypergeom
+from naive_fisher import exact_pvalues_at, exact_ties, fisher_p, fisher_p_exact
+from scipy.stats import binom, fisher_exact, hypergeom
 
+from evalsim.stats.decision import TIE_RTOL, rejects
 from evalsim.stats.fisher import REL_TOL, fisher_pvalue, fisher_pvalue_table, fisher_rejects
+from evalsim.stats.peeking import fisher_rejection_region
+from evalsim.stats.power import fisher_power
 
 RTOL = 1e-12
 
@@ -210,11 +214,74 @@ def test_ties_and_edges():
 
 def test_rejects_convention():
     table = fisher_pvalue_table(30, 25)
-    np.testing.assert_array_equal(fisher_rejects(30, 25, 0.05), table < 0.05)
-    # p < alpha, strict: a table whose p-value equals alpha is not rejected.
+    np.testing.assert_array_equal(fisher_rejects(30, 25, 0.05), table < 0.05 * (1 - TIE_RTOL))
+    # p < alpha, strict, and a p within TIE_RTOL of alpha is a tie: not rejected.
     p = float(table[5, 20])
     assert not fisher_rejects(30, 25, p)[5, 20]
-    assert fisher_rejects(30, 25, math.nextafter(p, 1.0))[5, 20]
+    assert not fisher_rejects(30, 25, math.nextafter(p, 1.0))[5, 20]
+    assert not fisher_rejects(30, 25, p * (1 + 0.5 * TIE_RTOL))[5, 20]
+    assert fisher_rejects(30, 25, p * (1 + 2 * TIE_RTOL))[5, 20]
+
+
+# Every table with n1, n2 <= 40 whose exact p equals alpha, by integer arithmetic
+# (tests/naive_fisher.py: exact_ties); computed once per session (~5 s).
+_ALPHAS = (Fraction(1, 10), Fraction(1, 20), Fraction(1, 40), Fraction(1, 100))
+
+
+@pytest.fixture(scope="module")
+def exact_ties_40():
+    return exact_ties(40, _ALPHAS)
+
+
+def test_issue_examples_of_the_tie_rule():
+    # Exact p of (0/3, 3/3) is 1/10; floating point gives 0.09999999999999999.
+    assert fisher_pvalue(0, 3, 3, 3) == pytest.approx(0.1, rel=1e-14)
+    assert not rejects(fisher_pvalue(0, 3, 3, 3), 0.1)
+    assert int(fisher_rejects(3, 3, 0.1).sum()) == 0
+    assert fisher_power(0.2, 3, 0.8, 3, alpha=0.1) == 0.0
+    # The power kernel and the all-tables region agree (issue: 0.255 against 0.0718).
+    b1, b2 = binom.pmf(np.arange(3), 2, 0.9), binom.pmf(np.arange(24), 23, 0.1)
+    region_power = float(b1 @ fisher_rejects(2, 23, 0.01) @ b2)
+    assert fisher_power(0.9, 2, 0.1, 23, alpha=0.01) == pytest.approx(region_power, rel=1e-12)
+
+
+def test_tie_rule_against_exact_rationals_every_path(exact_ties_40):
+    ties, gap = exact_ties_40
+    # The tolerance is far below the closest genuine non-tie and far above float error.
+    assert gap > 1e3 * TIE_RTOL
+    assert len(ties) > 50
+    configs = set()
+    for k1, n1, k2, n2, al in ties:
+        a = float(al)
+        p = fisher_pvalue(k1, n1, k2, n2)
+        assert p == pytest.approx(a, rel=1e-13)
+        assert not rejects(p, a), (k1, n1, k2, n2, al)
+        assert not fisher_rejects(n1, n2, a)[k1, k2]
+        if n1 == n2:
+            assert not fisher_rejection_region(n1, a)[k1, k2]
+        configs.add((n1, n2, a))
+    # The power kernel decides the same tables: its power equals the probability of the
+    # exactly-decided region (rational p < alpha), for rates that weight every table.
+    for n1, n2, a in sorted(configs)[:40]:
+        exact_region = np.zeros((n1 + 1, n2 + 1), dtype=bool)
+        for x, y, num, den in exact_pvalues_at(n1, n2):
+            exact_region[x, y] = Fraction(num, den) < Fraction(a).limit_denominator(1000)
+        b1 = binom.pmf(np.arange(n1 + 1), n1, 0.3)
+        b2 = binom.pmf(np.arange(n2 + 1), n2, 0.6)
+        want = float(b1 @ exact_region @ b2)
+        assert fisher_power(0.3, n1, 0.6, n2, alpha=a) == pytest.approx(want, rel=1e-12, abs=1e-300)
+        np.testing.assert_array_equal(fisher_rejects(n1, n2, a), exact_region)
+
+
+def test_exact_decision_everywhere_small_n():
+    # Beyond ties: on every table with n1, n2 <= 12 the rule decides as exact arithmetic.
+    for n1 in range(1, 13):
+        for n2 in range(1, 13):
+            for al in _ALPHAS:
+                want = np.zeros((n1 + 1, n2 + 1), dtype=bool)
+                for x, y, num, den in exact_pvalues_at(n1, n2):
+                    want[x, y] = Fraction(num, den) < al
+                np.testing.assert_array_equal(fisher_rejects(n1, n2, float(al)), want)
 
 
 def test_array_broadcast_shape():
@@ -276,3 +343,59 @@ def test_t05_builder():
     assert "74/100 vs 88/100" in df.attrs["note"] and "doc 0.019" in df.attrs["note"]
     assert count_near_ties(12) == 0
     assert count_near_ties(12, rel_tol=0.05) > 0  # the check can find near-ties
+
+
+@pytest.mark.parametrize("alternative", ["greater", "less"])
+def test_one_sided_matches_scipy(alternative):
+    from evalsim.stats.fisher import fisher_pvalue_one_sided
+
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        n1, n2 = (int(v) for v in rng.integers(1, 80, 2))
+        k1, k2 = int(rng.integers(0, n1 + 1)), int(rng.integers(0, n2 + 1))
+        want = fisher_exact([[k1, n1 - k1], [k2, n2 - k2]], alternative=alternative).pvalue
+        got = fisher_pvalue_one_sided(k1, n1, k2, n2, alternative)
+        assert got == pytest.approx(want, rel=1e-10, abs=1e-300)
+    with pytest.raises(ValueError, match="'two'"):
+        fisher_pvalue_one_sided(1, 2, 1, 2, "two")
+
+
+def _fisher_p_decimal(k1, n1, k2, n2):
+    """Two-sided p by the ratio recurrence in 50-digit decimals, tails cut below 1e-45."""
+    from decimal import Decimal, getcontext
+
+    getcontext().prec = 50
+    kk = k1 + k2
+    lo, hi = max(0, kk - n2), min(kk, n1)
+    mode = ((kk + 1) * (n1 + 1)) // (n1 + n2 + 2)
+    w = {mode: Decimal(1)}
+    tiny = Decimal(10) ** -45
+    cur = Decimal(1)
+    for x in range(mode, hi):
+        cur = cur * (kk - x) * (n1 - x) / ((x + 1) * (n2 - kk + x + 1))
+        w[x + 1] = cur
+        if cur < tiny and x + 1 > k1:
+            break
+    cur = Decimal(1)
+    for x in range(mode, lo, -1):
+        cur = cur * x * (n2 - kk + x) / ((kk - x + 1) * (n1 - x + 1))
+        w[x - 1] = cur
+        if cur < tiny and x - 1 < k1:
+            break
+    w1 = w[k1]
+    total = sum(w.values())
+    return float(sum(v for v in w.values() if v <= w1 * (1 + Decimal("1e-14"))) / total)
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        (700_000, 1_000_000, 701_000, 1_000_000),
+        (499_000, 1_000_000, 501_500, 1_000_000),
+        (10, 1_000_000, 30, 1_000_000),
+        (300_000, 400_000, 610_000, 800_000),
+    ],
+)
+def test_large_n_pvalue_against_50_digit_decimals(table):
+    # SciPy 1.17 misses the first table by 3e-10 relative; the tail walk keeps ~1e-15.
+    assert fisher_pvalue(*table) == pytest.approx(_fisher_p_decimal(*table), rel=1e-12)

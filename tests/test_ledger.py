@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
+import os
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -19,7 +22,11 @@ from evalsim.ledger import (
     section,
 )
 
-SEEDS = "/work/shared/seeds"
+
+def documents_dir(repo):
+    """The four documents: $EVALSIM_DOCUMENTS, else ../shared/seeds beside the repository."""
+    env = os.environ.get("EVALSIM_DOCUMENTS")
+    return Path(env) if env else repo.parent / "shared" / "seeds"
 
 
 @pytest.fixture(scope="module")
@@ -50,11 +57,9 @@ def test_claims_cover_the_four_documents(claims, claims_path):
 
 def test_every_stated_number_is_printed_on_its_lines(claims, claims_path, repo):
     """The stated value (or the printed words) appears on the lines the claim cites."""
-    import pathlib
-
-    seeds = pathlib.Path(SEEDS)
-    if not seeds.exists():
-        pytest.skip("documents not available")
+    seeds = documents_dir(repo)
+    if not seeds.is_dir():
+        pytest.skip(f"documents not found at {seeds} (set EVALSIM_DOCUMENTS to their folder)")
     texts = {}
     for c in claims:
         if c.doc not in texts:
@@ -127,7 +132,7 @@ def test_missing_table_column_and_row_are_reported(claims):
     assert row.verdict == "missing source" and "no row" in row.reason
 
 
-def test_unstated_premise_gives_ambiguous_when_readings_disagree(claims):
+def test_stated_method_decides_and_other_readings_are_reported(claims):
     t25 = _table(
         n=[10, 10, 100, 100],
         method=["wilson", "clopper_pearson", "wilson", "clopper_pearson"],
@@ -138,6 +143,95 @@ def test_unstated_premise_gives_ambiguous_when_readings_disagree(claims):
     row = _ledger(claims, "004-01", T25=t25)
     assert row.verdict == "differs"
     assert "half-width" in row.reason
+
+
+def _t14(ge20, gt20, normal):
+    return _table(
+        quantity=[
+            "exact (>= 20 points) P(|k1 - k2| >= 4)",
+            "exact (> 20 points) P(|k1 - k2| >= 5)",
+            "normal approximation, no continuity correction",
+        ],
+        value=[ge20, gt20, normal],
+    )
+
+
+def test_unstated_premise_gives_ambiguous_when_readings_disagree(claims):
+    # 001-11 "about one time in six", premise unstated (>= or > 20 points).
+    (claim,) = _by_id(claims, "001-11")
+    assert claim.premise_unstated and not claim.method_stated
+    row = _ledger(claims, "001-11", T14=_t14(0.170, 0.095, 0.160))
+    assert row.verdict == "ambiguous", row.reason
+    assert "leaves out a premise" in row.reason
+    reproduced, not_by = row.reason.split("; not by: ")
+    assert "0.17" in reproduced and "0.16" in reproduced and "0.095" in not_by
+    # All readings agree: no ambiguity, the best reading decides.
+    row = _ledger(claims, "001-11", T14=_t14(0.170, 0.160, 0.165))
+    assert row.verdict == "matches approximately", row.reason
+    assert "Other readings" in row.reason
+    # All readings disagree with the document: "differs", not "ambiguous".
+    row = _ledger(claims, "001-11", T14=_t14(0.30, 0.25, 0.28))
+    assert row.verdict == "differs", row.reason
+
+
+def test_order_of_magnitude_rule(claims):
+    # 001-18 "on the order of a thousand trials": the nearest power of ten must be 10**3.
+    def t16(n05, n07):
+        return _table(row=["n at 0.5 (wilson)", "n at 0.7 (wilson)"], n=[n05, n07])
+
+    row = _ledger(claims, "001-18", T16=t16(1067, 897))
+    assert row.verdict == "matches approximately" and "same order" in row.reason
+    for n05, n07 in [(120, 95), (4000, 3300)]:  # 10**2 and 10**4, not 10**3
+        row = _ledger(claims, "001-18", T16=t16(n05, n07))
+        assert row.verdict == "differs", (n05, row.reason)
+        assert "different order" in row.reason
+
+
+def test_simulation_rule_with_an_absolute_criterion(claims):
+    # 000-26 "the true gap is 0.14": criterion |b - a - 0.14| <= 0.09.
+    def t07(a, b):
+        return _table(policy=["A", "B"], rate=[a, b], trials=[300, 300])
+
+    row = _ledger(claims, "000-26", T07=t07(0.737, 0.877))
+    assert row.verdict == "depends on the simulation", row.reason
+    assert float(row.reproduced) == pytest.approx(0.14)
+    assert _ledger(claims, "000-26", T07=t07(0.70, 0.92)).verdict == "depends on the simulation"
+    for a, b in [(0.60, 0.90), (0.80, 0.82), (0.88, 0.737)]:  # gaps 0.30, 0.02, -0.143
+        row = _ledger(claims, "000-26", T07=t07(a, b))
+        assert row.verdict == "differs", (a, b, row.reason)
+        assert "> 0.09" in row.reason
+
+
+def test_at_least_and_at_most_rules(claims):
+    # 001-22 at_least 15: the worst-case MDE at 20 per arm must be >= the 15-point gap.
+    def t17(mde):
+        return _table(quantity=["MDE (worst case)"], n_per_arm=[20], mde_normal_points=[mde])
+
+    assert _ledger(claims, "001-22", T17=t17(44.3)).verdict == "matches"
+    assert _ledger(claims, "001-22", T17=t17(15.0)).verdict == "matches"
+    row = _ledger(claims, "001-22", T17=t17(12.0))
+    assert row.verdict == "differs" and "not >=" in row.reason
+    # 000-46 at_most 0.80: power at 100 trials each must stay below 0.80.
+    t06 = _table(n=[50, 100], power=[0.3, 0.55], power_pool_rates=[0.35, 0.6])
+    assert _ledger(claims, "000-46", T06=t06).verdict == "matches"
+    t06.loc[1, "power"] = 0.85
+    row = _ledger(claims, "000-46", T06=t06)
+    assert row.verdict == "differs" and "not <=" in row.reason
+
+
+def test_at_least_slack_allows_rounding(claims):
+    # 001-20 at_least 40 with abs 0.5: 39.6 rounds to 40 ("40-plus"), 39.4 does not.
+    def t17(mde):
+        return _table(
+            quantity=["MDE (worst case)"],
+            n_per_arm=[25],
+            mde_normal_points=[mde],
+            mde_exact_fisher_points=[mde + 3],
+        )
+
+    row = _ledger(claims, "001-20", T17=t17(39.6))
+    assert row.verdict == "matches" and "allowing 0.5" in row.reason
+    assert _ledger(claims, "001-20", T17=t17(39.4)).verdict == "differs"
 
 
 def test_roundoff_rule(claims):
@@ -222,3 +316,478 @@ def test_readme_command_rewrites_and_checks_the_section(claims, tmp_path):
     assert main(args) == 0
     assert "000-01" in readme.read_text() and "stale" not in readme.read_text()
     assert main([*args, "--check"]) == 0
+
+
+ESCAPE = "().__class__.__mro__[1].__subclasses__()"
+
+
+def test_expression_escape_is_refused_naming_the_claim(tmp_path):
+    from evalsim.safe_expr import ExpressionError
+
+    base = {"id": "x-9", "doc": "d", "quote": "q", "stated": "1", "rule": "value"}
+    p = tmp_path / "c.yaml"
+    p.write_text(yaml.safe_dump({"claims": [dict(base, sources=[{"expr": ESCAPE}])]}))
+    with pytest.raises(
+        ExpressionError,
+        match=r"claim 'x-9': expr .*__subclasses__.*: call of .*; allowed functions",
+    ):
+        load_claims(p)
+    # The same refusal when a claim is judged without load_claims' check.
+    from evalsim.ledger import Tables, evaluate_source
+
+    with pytest.raises(ExpressionError, match="claim 'x-9'.*Attribute not allowed"):
+        evaluate_source(Tables("/nonexistent"), {"expr": "(1).__class__"}, "x-9")
+
+
+@pytest.mark.parametrize(
+    ("expr", "match"),
+    [
+        ("__import__('os')", "call of '__import__'"),
+        ("open", "unknown name 'open'"),
+        ("[x for x in (1, 2)]", "ListComp not allowed"),
+        ("(lambda: 1)()", "call of"),
+        ("norm.ppf.__globals__", "Attribute not allowed"),
+        ("sqrt(x=4)", "keyword arguments"),
+        ("'a' * 3", "constant 'a' is not a number"),
+        ("True + 1", "constant True is not a number"),
+        ("(1, 2)[0]", "Subscript not allowed"),
+        ("1 +", "does not parse"),
+        ("1 if a else 2", "IfExp not allowed"),
+        ("a and 1", "BoolOp not allowed"),
+        ("a in [1]", "Compare not allowed"),
+        ("~a", "UnaryOp not allowed"),
+        ("a @ a", "BinOp not allowed"),
+    ],
+)
+def test_expressions_outside_the_whitelist_are_refused(expr, match):
+    from evalsim.safe_expr import ExpressionError, evaluate
+
+    with pytest.raises(ExpressionError, match=match):
+        evaluate(expr, {"a": 1.0})
+
+
+def test_whitelisted_expressions_evaluate_like_python():
+    from scipy import stats
+
+    from evalsim.safe_expr import evaluate
+
+    a, b = 0.7, np.array([0.2, 0.5])
+    names = {"a": a, "b": b}
+    assert evaluate("-a + 2 * a ** 2 / 4 - 7 // 2 + 7 % 4", names) == -a + 2 * a**2 / 4 - 3 + 3
+    assert evaluate("+a", names) == a
+    assert evaluate("[a, 1]", names) == [a, 1]
+    assert evaluate("(a, 2.5)", names) == [a, 2.5]
+    np.testing.assert_array_equal(evaluate("b * 2", names), b * 2)
+    assert evaluate("max(a, b)", names) == 0.7 and evaluate("min(b)", names) == 0.2
+    assert evaluate("max(abs(0.987 - 0.95), abs(0.942 - 0.95))") == pytest.approx(0.037)
+    assert evaluate("norm.ppf(0.975)") == stats.norm.ppf(0.975)
+    assert evaluate("norm.cdf(1)") == stats.norm.cdf(1) and evaluate("norm.sf(1)") == stats.norm.sf(
+        1
+    )
+    assert evaluate("binom.pmf(3, 10, a)", names) == stats.binom.pmf(3, 10, a)
+    assert evaluate("binom.cdf(3, 10, a)", names) == stats.binom.cdf(3, 10, a)
+    assert evaluate("binom.sf(3, 10, a)", names) == stats.binom.sf(3, 10, a)
+    assert evaluate("ceil(2.1) + floor(2.9) + round(2.6) + log10(100) + sqrt(16)") == 14.0
+    assert evaluate("a < 1", names) and not evaluate("a > 1", names)
+    assert evaluate("a >= 0.7", names) and not evaluate("a >= 0.71", names)
+    assert evaluate("a <= 0.7", names) and not evaluate("a <= 0.69", names)
+    assert evaluate("a == 0.7", names) and evaluate("a != 0.5", names)
+    assert not evaluate("a == 0.5", names) and not evaluate("a != 0.7", names)
+    assert evaluate("0 < a < 1", names) and not evaluate("0 < a < 0.5", names)
+    assert not evaluate("1 < a < 2", names)
+    np.testing.assert_array_equal(evaluate("0.1 < b < 0.3", names), [True, False])
+
+
+def test_every_expression_of_the_claims_file_passes_the_whitelist(claims):
+    from evalsim.safe_expr import evaluate
+
+    exprs = [s for c in claims for s in c.sources if "expr" in s]
+    assert len(exprs) > 20
+    for src in exprs:  # every named value at 0.6: a finite number comes out
+        value = evaluate(src["expr"], dict.fromkeys(src.get("values") or {}, 0.6))
+        assert np.all(np.isfinite(np.asarray(value, dtype=float))), src["expr"]
+
+
+# ----------------------------------------------------------------------------- synthetic claims
+# Claims written here (not from config/claims.yaml) against tables written here, so every
+# field of the claims file and every branch of the rules is checked on known numbers.
+def _claims_file(tmp_path, claims, docs=None):
+    p = tmp_path / "claims.yaml"
+    p.write_text(yaml.safe_dump({"docs": docs or {"9": "doc9.txt"}, "claims": claims}))
+    return p
+
+
+def _one(**fields):
+    base = {"id": "9-01", "doc": "9", "quote": "q", "stated": "0.5", "rule": "value"}
+    return {**base, "sources": [{"method": "m", "table": "T99", "column": "v"}], **fields}
+
+
+def test_load_claims_reads_every_field(tmp_path):
+    raw = _one(
+        lines=[3, 4],
+        printed="one half",
+        scale=0.01,
+        tolerance={"abs": 0.2},
+        criterion={"abs": 0.3},
+        n_doc=40,
+        method_stated=True,
+        premise_unstated=True,
+        reason="because",
+        context={"ours": {"table": "T99", "column": "v"}},
+    )
+    (c,) = load_claims(_claims_file(tmp_path, [raw]))
+    assert (c.id, c.doc, c.lines, c.quote, c.rule) == ("9-01", "doc9.txt", (3, 4), "q", "value")
+    assert c.stated_text == "0.5" and c.stated.tolist() == [0.5] and c.decimals == (1,)
+    assert (c.scale, c.tolerance, c.criterion, c.n_doc) == (0.01, {"abs": 0.2}, {"abs": 0.3}, 40)
+    assert c.method_stated and c.premise_unstated and c.reason == "because"
+    assert c.printed == "one half" and c.stated_display == "one half (= 0.5)"
+    assert c.context == {"ours": {"table": "T99", "column": "v"}}
+    assert c.sources == ({"method": "m", "table": "T99", "column": "v"},)
+    (d,) = load_claims(_claims_file(tmp_path, [_one(doc="unlisted")]))
+    assert d.doc == "unlisted" and d.lines == () and d.scale == 1.0
+    assert (d.tolerance, d.criterion, d.context, d.n_doc) == ({}, {}, {}, None)
+    assert not d.method_stated and not d.premise_unstated
+    assert (d.reason, d.printed, d.stated_display) == ("", "", "0.5")
+    (e,) = load_claims(_claims_file(tmp_path, [_one(stated=["1", "2.50"], stated_value=[1, 2.5])]))
+    assert e.stated_text == "[1, 2.50]" and e.decimals == (None, None)
+    (f,) = load_claims(_claims_file(tmp_path, [_one(stated="about")]))
+    assert np.isnan(f.stated[0]) and f.decimals == (None,)
+    p = _claims_file(tmp_path, [{k: v for k, v in _one().items() if k != "quote"}])
+    with pytest.raises(ValueError, match=r"^claim '9-01': missing key 'quote'$"):
+        load_claims(p)
+    with pytest.raises(ValueError, match=r"^claim '\?': missing key 'id'$"):
+        load_claims(_claims_file(tmp_path, [{k: v for k, v in _one().items() if k != "id"}]))
+
+
+def test_expand_makes_one_claim_per_item(tmp_path):
+    raw = _one(
+        id="9-02",
+        tolerance={"abs": 0.1},
+        criterion={"se2": {"n_doc": 10, "n_repro": {"table": "T99", "column": "n"}}},
+        sources=[
+            {"method": "t", "table": "T99", "column": "v", "where": {"g": "x"}},
+            {"method": "e", "expr": "a", "values": {"a": {"table": "T99", "column": "v"}}},
+        ],
+        context={"ours": {"table": "T99", "column": "v"}},
+        expand=[
+            {"suffix": "a", "stated": "0.25", "where": {"g": "a"}, "lines": [7], "quote": "qa"},
+            {"suffix": "b", "stated": "0.75", "column": "w", "tolerance": {"rel": 0.2}},
+            {"suffix": "c", "stated_value": 3, "criterion": {"abs": 1}},
+        ],
+    )
+    a, b, c = load_claims(_claims_file(tmp_path, [raw]))
+    assert [x.id for x in (a, b, c)] == ["9-02.a", "9-02.b", "9-02.c"]
+    assert a.stated.tolist() == [0.25] and a.lines == (7,) and a.quote == "qa"
+    assert a.sources[0]["where"] == {"g": "a"} and a.sources[0]["column"] == "v"
+    assert a.sources[1]["values"]["a"]["where"] == {"g": "a"}
+    assert a.context["ours"]["where"] == {"g": "a"}
+    assert a.criterion["se2"]["n_repro"]["where"] == {"g": "a"}
+    assert a.tolerance == {"abs": 0.1}
+    assert b.sources[0]["column"] == "w" and b.sources[0]["where"] == {"g": "x"}
+    assert b.tolerance == {"rel": 0.2} and b.quote == "q"
+    assert "where" not in b.criterion["se2"]["n_repro"]
+    assert c.stated.tolist() == [3.0] and c.criterion == {"abs": 1}
+    # items are independent copies: expanding one does not leak into the next
+    assert "where" not in b.sources[1]["values"]["a"] and "where" not in c.context["ours"]
+
+
+def _tables(**frames):
+    from evalsim.ledger import Tables
+
+    return Tables("/nonexistent", frames)
+
+
+def test_lookup_selects_rows_and_aggregates():
+    from evalsim.ledger import SourceError, _lookup
+
+    t = _tables(
+        T99=pd.DataFrame(
+            {
+                "label": ["Alpha one", "beta", "Gamma"],
+                "flag": [True, False, True],
+                "x": [1.0, 2.0, 3.0],
+                "v": [10.0, 20.0, 40.0],
+                "w": [1.5, 2.5, 3.5],
+            }
+        )
+    )
+
+    def look(**spec):
+        return _lookup(t, {"table": "T99", **spec})
+
+    vals, desc = look(column="v", where={"label": "BETA "})
+    assert vals.tolist() == [20.0] and desc == "T99: v [label=BETA ]"
+    assert look(column="v", where={"label": "~alpha"})[0].tolist() == [10.0]
+    assert look(column="v", where={"label": ["beta", "gamma"]}, agg="all")[0].tolist() == [20, 40]
+    assert look(column="v", where={"flag": True}, agg="all")[0].tolist() == [10.0, 40.0]
+    assert look(column="v", where={"x": 3})[0].tolist() == [40.0]
+    assert look(column="v", where={"x": 3.0000000001})[0].tolist() == [40.0]  # rtol 1e-9
+    for agg, want in [("first", 10.0), ("min", 10.0), ("max", 40.0), ("mean", 70 / 3)]:
+        vals, desc = look(column="v", agg=agg)
+        assert vals.tolist() == [pytest.approx(want)] and desc == f"T99: v ({agg})"
+    vals, desc = look(column=["v", "w"], agg=["max", "min"], where={"flag": True})
+    assert vals.tolist() == [40.0, 1.5]
+    assert desc == "T99: v/w [flag=True] (max/min)"
+    assert look(column=["v", "w"], agg="mean")[0].tolist() == [pytest.approx(70 / 3), 2.5]
+    with pytest.raises(SourceError, match=r"^T99: 3 rows with , need 1$"):
+        look(column="v")
+    with pytest.raises(SourceError, match=r"^T99: 2 rows with flag=True, need 1$"):
+        look(column="v", where={"flag": True})
+    with pytest.raises(ValueError, match="unknown agg 'median'"):
+        look(column="v", agg="median")
+    with pytest.raises(SourceError, match=r"no column 'nope' to select rows"):
+        look(column="v", where={"nope": 1})
+    with pytest.raises(SourceError, match=r"^T99: no row with label=delta$"):
+        look(column="v", where={"label": "delta"})
+
+
+def test_expr_source_reads_its_values_and_describes_them():
+    from evalsim.ledger import evaluate_source
+
+    t = _tables(T99=pd.DataFrame({"g": ["a", "b"], "v": [0.2, 0.6], "n": [10, 30]}))
+    spec = {
+        "expr": "b - a",
+        "values": {
+            "a": {"table": "T99", "column": "v", "where": {"g": "a"}},
+            "b": {"table": "T99", "column": "v", "where": {"g": "b"}},
+        },
+    }
+    vals, desc = evaluate_source(t, spec)
+    assert vals.tolist() == [pytest.approx(0.4)]
+    assert desc == "expr b - a with a = T99: v [g=a]; b = T99: v [g=b]"
+    spec = {"expr": "max(v) * 2", "values": {"v": {"table": "T99", "column": "v", "agg": "all"}}}
+    assert evaluate_source(t, spec)[0].tolist() == [1.2]
+    vals, desc = evaluate_source(t, {"expr": "[1, 2 / 4]"})
+    assert vals.tolist() == [1.0, 0.5] and desc == "expr [1, 2 / 4]"
+    vals, desc = evaluate_source(t, {"table": "T99", "column": "n", "multiply": 0.5, "agg": "all"})
+    assert vals.tolist() == [5.0, 15.0] and desc == "T99: n (all) x 0.5"
+    from evalsim.ledger import SourceError
+
+    with pytest.raises(SourceError, match="neither table nor expr"):
+        evaluate_source(t, {"method": "m"})
+
+
+def _judge_one(tmp_path, raw, **frames):
+    (claim,) = load_claims(_claims_file(tmp_path, [raw]))
+    return build_ledger([claim], "/nonexistent", overrides=frames).iloc[0]
+
+
+def test_rule_reasons_state_the_numbers(tmp_path):
+    t = {"T99": pd.DataFrame({"v": [0.52]})}
+    row = _judge_one(tmp_path, _one(stated="0.50"), **t)
+    assert (row.verdict, row.reason) == (
+        "differs",
+        "off by 0.02, more than the printed digits allow",
+    )
+    assert _judge_one(tmp_path, _one(stated="0.5"), **t).verdict == "matches"  # half of 0.1
+    row = _judge_one(tmp_path, _one(stated="0.52"), **t)
+    assert (row.verdict, row.reason) == ("matches", "rounds to the printed 0.52")
+    row = _judge_one(tmp_path, _one(stated="0.50", tolerance={"abs": 0.02}), **t)
+    assert (row.verdict, row.reason) == ("matches approximately", "|diff| 0.02 <= 0.02")
+    row = _judge_one(tmp_path, _one(stated="0.50", tolerance={"abs": 0.01}), **t)
+    assert (row.verdict, row.reason) == ("differs", "|diff| 0.02 > 0.01")
+    row = _judge_one(tmp_path, _one(stated="0.5", rule="approx"), **t)
+    assert row.reason == "relative diff 4.0% <= 10%" and row.verdict == "matches approximately"
+    row = _judge_one(tmp_path, _one(stated="0.45", rule="approx", tolerance={"rel": 0.1}), **t)
+    assert row.reason == "relative diff 15.6% > 10%" and row.verdict == "differs"
+    row = _judge_one(tmp_path, _one(stated="0.2", rule="approx", tolerance={"one_in": 2}), **t)
+    assert (row.verdict, row.reason) == ("matches approximately", "1/r = 1.92308, nearest to 2")
+    row = _judge_one(tmp_path, _one(stated="0.2", rule="approx", tolerance={"one_in": 3}), **t)
+    assert (row.verdict, row.reason) == ("differs", "1/r = 1.92308, not nearest to 3")
+    row = _judge_one(tmp_path, _one(stated="0.6", rule="approx", tolerance={"order_of": True}), **t)
+    assert (row.verdict, row.reason) == ("matches approximately", "same order of magnitude")
+    row = _judge_one(tmp_path, _one(stated="0.3", rule="approx", tolerance={"order_of": True}), **t)
+    assert (row.verdict, row.reason) == ("differs", "different order of magnitude")
+    # printed to the unit: half a unit is 0.5, so 0.52 "rounds to" 1 but not to 2
+    assert _judge_one(tmp_path, _one(stated="1"), **t).verdict == "matches"
+    assert _judge_one(tmp_path, _one(stated="2"), **t).verdict == "differs"
+    row = _judge_one(tmp_path, _one(stated="1", scale=0.5), **t)  # 1 x 0.5 = 0.5: 0.02 < 0.25
+    assert row.verdict == "matches" and row.reproduced == "1.04"
+
+
+def test_bound_and_roundoff_and_judgement_reasons(tmp_path):
+    t = {"T99": pd.DataFrame({"v": [0.52]})}
+    row = _judge_one(tmp_path, _one(stated="50", scale=0.01, rule="at_least"), **t)
+    assert (row.verdict, row.reason) == ("matches", "52 >= 50")
+    row = _judge_one(tmp_path, _one(stated="52.4", scale=0.01, rule="at_least"), **t)
+    assert (row.verdict, row.reason) == ("differs", "52 not >= 52.4")
+    row = _judge_one(
+        tmp_path, _one(stated="52.4", scale=0.01, rule="at_least", tolerance={"abs": 0.005}), **t
+    )
+    assert (row.verdict, row.reason) == ("matches", "52 >= 52.4 (allowing 0.5 for rounding)")
+    row = _judge_one(tmp_path, _one(stated="60", scale=0.01, rule="at_most"), **t)
+    assert (row.verdict, row.reason) == ("matches", "52 <= 60")
+    row = _judge_one(tmp_path, _one(stated="51.6", scale=0.01, rule="at_most"), **t)
+    assert (row.verdict, row.reason) == ("differs", "52 not <= 51.6")
+    row = _judge_one(
+        tmp_path, _one(stated="51.6", scale=0.01, rule="at_most", tolerance={"abs": 0.005}), **t
+    )
+    assert row.verdict == "matches"
+    small = {"T99": pd.DataFrame({"v": [3e-15]})}
+    row = _judge_one(tmp_path, _one(stated="0", rule="roundoff"), **small)
+    assert row.verdict == "matches"
+    assert row.reason == "reproduced max difference 3e-15 <= round-off bound 1e-14"
+    row = _judge_one(tmp_path, _one(stated="0", rule="roundoff", tolerance={"abs": 1e-15}), **small)
+    assert row.reason == "reproduced max difference 3e-15 > round-off bound 1e-15"
+    assert row.verdict == "differs"
+    row = _judge_one(tmp_path, _one(rule="judgement", reason="vague"), **t)
+    assert (row.verdict, row.reason, row.reproduced) == ("ambiguous", "vague", "0.52")
+    row = _judge_one(tmp_path, _one(rule="judgement"), **t)
+    assert row.reason == "not decidable by a number rule"
+    row = _judge_one(tmp_path, _one(stated=["0.5", "0.5"]), **t)
+    assert row.verdict == "missing source"
+    assert row.reason == "source gives 1 value(s), the claim states 2"
+
+
+def test_mc_and_simulation_rules(tmp_path):
+    t = {"T99": pd.DataFrame({"v": [0.3], "n": [100]})}
+    # mc: the exact 0.3 vs a document's 0.31 from 400 runs: SE = sqrt(0.21 / 400) = 0.0229
+    row = _judge_one(tmp_path, _one(stated="0.31", rule="mc", n_doc=400), **t)
+    assert row.verdict == "matches approximately"
+    assert row.reason == "0.4 SE from the exact value (SE of 400 simulated experiments)"
+    row = _judge_one(tmp_path, _one(stated="0.36", rule="mc", n_doc=400), **t)
+    assert row.verdict == "differs" and row.reason.startswith("2.6 SE from")
+    row = _judge_one(tmp_path, _one(stated="0.3", rule="mc", n_doc=400), **t)
+    assert (row.verdict, row.reason) == ("matches", "exact value rounds to the printed 0.3")
+    # 0.3 +- rounding 0.0005 + 2 SE (0.04583): 0.346 is inside, 0.347 outside
+    assert _judge_one(tmp_path, _one(stated="0.346", rule="mc", n_doc=400), **t).verdict == (
+        "matches approximately"
+    )
+    assert _judge_one(tmp_path, _one(stated="0.347", rule="mc", n_doc=400), **t).verdict == (
+        "differs"
+    )
+    zero = {"T99": pd.DataFrame({"v": [0.0]})}
+    row = _judge_one(tmp_path, _one(stated="0.01", rule="mc", n_doc=400), **zero)
+    assert row.verdict == "differs" and row.reason.startswith("inf SE")  # zero SE, nonzero gap
+    row = _judge_one(tmp_path, _one(stated="0.00", rule="mc", n_doc=400), **zero)
+    assert row.verdict == "matches" and row.reason == "exact value rounds to the printed 0.00"
+    # simulation, se2: SE of the difference with n_repro read from a table
+    se2 = {"se2": {"n_doc": 300, "n_repro": {"table": "T99", "column": "n"}}}
+    row = _judge_one(tmp_path, _one(stated="0.38", rule="simulation", criterion=se2), **t)
+    se = math.sqrt(0.3 * 0.7 / 100 + 0.38 * 0.62 / 300)
+    assert row.verdict == "depends on the simulation"
+    assert row.reason == (
+        f"{0.08 / se:.1f} SE apart (two independent estimates, n = 300 document, 100 ours); "
+        "criterion 2 SE"
+    )
+    row = _judge_one(tmp_path, _one(stated="0.42", rule="simulation", criterion=se2), **t)
+    assert row.verdict == "differs"
+    fixed = {"se2": {"n_doc": 300, "n_repro": 1000}}
+    row = _judge_one(tmp_path, _one(stated="0.38", rule="simulation", criterion=fixed), **t)
+    assert row.verdict == "differs" and "1000 ours" in row.reason
+    row = _judge_one(tmp_path, _one(stated="0.35", rule="simulation", criterion={"abs": 0.05}), **t)
+    assert (row.verdict, row.reason) == (
+        "depends on the simulation",
+        "|diff| 0.05 <= 0.05 (criterion)",
+    )
+    row = _judge_one(tmp_path, _one(stated="0.36", rule="simulation", tolerance={"abs": 0.05}), **t)
+    assert (row.verdict, row.reason) == ("differs", "|diff| 0.06 > 0.05 (criterion)")
+    lost = {"se2": {"n_doc": 300, "n_repro": {"table": "T98", "column": "n"}}}
+    row = _judge_one(tmp_path, _one(stated="0.38", rule="simulation", criterion=lost), **t)
+    assert row.verdict == "missing source" and "T98" in row.reason
+
+
+def test_judge_claim_combines_sources(tmp_path):
+    t = {
+        "T99": pd.DataFrame({"g": ["a", "b"], "v": [0.5, 0.7]}),
+        "T97": pd.DataFrame({"v": [0.6]}),
+    }
+    src = [
+        {"method": "first", "table": "T99", "column": "v", "where": {"g": "b"}},
+        {"method": "second", "table": "T99", "column": "v", "where": {"g": "a"}},
+        {"method": "gone", "table": "T98", "column": "v"},
+    ]
+    ctx = {"mine": {"table": "T97", "column": "v"}, "lost": {"table": "T96", "column": "v"}}
+    row = _judge_one(tmp_path, _one(sources=src, context=ctx), **t)
+    assert (row.verdict, row.method, row.reproduced) == ("matches", "second", "0.5")
+    assert row.source == "T99: v [g=a]"
+    assert row.reason == (
+        "rounds to the printed 0.5. Other readings: first = 0.7 (differs). "
+        "Not available: no table results/tables/T98_*.csv [ours: mine = 0.6]"
+    )
+    row = _judge_one(tmp_path, _one(sources=src, method_stated=True), **t)
+    assert (row.verdict, row.method) == ("differs", "first")
+    row = _judge_one(tmp_path, _one(sources=src[::-1], method_stated=True), **t)
+    assert (row.verdict, row.method, row.reproduced) == ("missing source", "gone", "")
+    assert row.reason == "no table results/tables/T98_*.csv" and row.source == ""
+    row = _judge_one(tmp_path, _one(sources=src[2:]), **t)
+    assert row.verdict == "missing source" and row.method == "gone"
+    row = _judge_one(tmp_path, _one(sources=[]), **t)
+    assert (row.verdict, row.reason, row.method) == ("missing source", "no source", "")
+    row = _judge_one(tmp_path, _one(sources=src[:2], premise_unstated=True), **t)
+    assert row.verdict == "ambiguous"
+    assert row.reason == (
+        "the document leaves out a premise; reproduced by: second = 0.5; not by: first = 0.7"
+    )
+    assert (row.id, row.doc, row.lines, row.quote, row.stated) == (
+        "9-01",
+        "doc9.txt",
+        "",
+        "q",
+        "0.5",
+    )
+
+
+def test_tables_are_found_by_id_and_read_once(tmp_path):
+    from evalsim.ledger import SourceError, Tables
+
+    tables = tmp_path / "results" / "tables"
+    tables.mkdir(parents=True)
+    (tables / "T99_x.csv").write_text("v\n0.5\n")
+    (tables / "T991_y.csv").write_text("v\n9\n")  # T99 must not match T991
+    (tables / "T98_a.csv").write_text("v\n1\n")
+    (tables / "T98_b.csv").write_text("v\n2\n")
+    t = Tables(tmp_path)
+    assert t.path("T99") == "results/tables/T99_x.csv"
+    rel, df = t.get("T99")
+    assert rel == "results/tables/T99_x.csv" and df["v"].tolist() == [0.5]
+    assert t.get("T99")[1] is df
+    assert t.path("other.csv") == "other.csv"
+    with pytest.raises(SourceError, match=r"^T98 matches several tables: T98_a.csv, T98_b.csv$"):
+        t.path("T98")
+    with pytest.raises(SourceError, match=r"^no table results/tables/T97_\*.csv$"):
+        t.path("T97")
+
+
+def test_build_command_writes_csv_and_markdown(tmp_path, capsys):
+    from evalsim.ledger import main
+
+    tables = tmp_path / "results" / "tables"
+    tables.mkdir(parents=True)
+    (tables / "T99_x.csv").write_text("v\n0.5\n")
+    claims = _claims_file(tmp_path, [_one(), _one(id="9-02", stated="0.7")])
+    doc = yaml.safe_load(claims.read_text())
+    doc["skipped"] = [{"doc": "9", "quote": "a | b", "reason": "not a number"}]
+    claims.write_text(yaml.safe_dump(doc))
+    csv, md = tmp_path / "out" / "c.csv", tmp_path / "out" / "c.md"
+    args = ["build", "--claims", str(claims), "--root", str(tmp_path)]
+    assert main([*args, "--csv", str(csv), "--md", str(md)]) == 0
+    assert capsys.readouterr().out == "   1  matches\n   1  differs\n"
+    df = pd.read_csv(csv)
+    assert df.columns.tolist() == [
+        "id", "doc", "lines", "quote", "stated", "reproduced", "method", "verdict", "reason",
+        "source",
+    ]  # fmt: skip
+    assert df["verdict"].tolist() == ["matches", "differs"]
+    text = md.read_text()
+    assert text.startswith("# Claims ledger: the documents' numbers, stated vs reproduced\n")
+    assert "| matches | 1 |\n| differs | 1 |\n| total | 2 |" in text
+    assert "## doc9.txt" in text and "| 9-02 |  | q | 0.7 | 0.5 | differs |" in text
+    assert "| 9 | a \\| b | not a number |" in text
+
+
+def test_readme_section_lists_the_rows_that_do_not_match(claims):
+    t03 = _table(
+        policy=["A", "B"],
+        **{"P(>=9/10) at p_stated": [0.2160, 0.6466], "P(>=9/10) at p_pool": [0.30, 0.6453]},
+    )
+    df = build_ledger(_by_id(claims, "000-01") + _by_id(claims, "000-02"), "/x", {"T03": t03})
+    body = readme_disagreements(df)
+    assert "(`config/config.yaml`; 2 claims: 1 matches approximately, 1 differs)" in body
+    assert "| id | stated | reproduced | verdict | reason |" in body
+    assert "| 000-02 | 0.215 | 0.216 | differs | off by 0.001, more than the printed" in body
+    assert 'Rows whose verdict is not "matches":\n\n| id |' in body
+    assert "| 000-01 | one time in five (= 1/5) |" in body
+    assert section("x\n<!-- BEGIN generated:s -->\n\nbody\n\n<!-- END generated:s -->", "s") == (
+        "body"
+    )

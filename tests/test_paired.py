@@ -2,14 +2,23 @@
 
 from __future__ import annotations
 
+import math
+
 import naive_design as naive
 import numpy as np
 import pytest
-from scipy.stats import binomtest
+from scipy.stats import binomtest, norm
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.proportion import confint_proportions_2indep
 
 from evalsim.stats import paired as pz
+from evalsim.stats.paired import (
+    PairedCounts,
+    diff_interval,
+    mcnemar_exact,
+    paired_diff_interval,
+    paired_wald_interval,
+)
 
 SM_METHOD = {"wald": "wald", "newcombe": "newcomb", "agresti_caffo": "agresti-caffo"}
 
@@ -171,3 +180,138 @@ def test_paired_bootstrap_bad_arguments():
         pz.paired_bootstrap([1, 0], [0, 1])
     with pytest.raises(ValueError, match="n_boot"):
         pz.paired_bootstrap([1, 0], [0, 1], n_boot=1, rng=0)
+
+
+# --- paired difference intervals -----------------------------------------------------------
+# Published worked examples (pA - pB = (b - c) / n, counts (both, A only, B only, neither)):
+# Fagerland, Lydersen & Laake (2014), Stat. Med. 33, 2850, Table II data (Bentur et al. 2009)
+# and Table V: Tango asymptotic score (-0.517, -0.026), Newcombe square-and-add (-0.507,
+# -0.026). Fagerland, Lydersen & Laake, "Statistical Analysis of Contingency Tables" (2017),
+# chapter 8, Cavo et al. (2012) data: Newcombe square-and-add -0.0621 (-0.1186 to -0.0046).
+
+
+def _tango_reference(b, c, n, z):
+    """Tango's interval by plain bisection on the score statistic (Tango 1998, eq. 3-5)."""
+
+    def stat(d):
+        # restricted MLE of P(B only) given pA - pB = d: root of 2n q^2 + B q + C = 0
+        bq = -b - c + (2 * n - b + c) * d
+        cq = -c * d * (1 - d)
+        q = (math.sqrt(bq * bq - 8 * n * cq) - bq) / (4 * n)
+        return (b - c - n * d) / math.sqrt(n * (2 * q + d * (1 - d)))
+
+    def root(target, lo, hi):
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            if (stat(mid) - target) > 0:
+                lo = mid
+            else:
+                hi = mid
+        return (lo + hi) / 2
+
+    est = (b - c) / n
+    return root(z, -1 + 1e-15, est), root(-z, est, 1 - 1e-15)
+
+
+def test_paired_intervals_reproduce_published_examples():
+    bentur = PairedCounts(1, 1, 7, 12)
+    tango = paired_diff_interval(bentur, "tango")
+    assert (round(tango.lower, 3), round(tango.upper, 3)) == (-0.517, -0.026)
+    newc = paired_diff_interval(bentur, "newcombe")
+    assert (round(newc.lower, 3), round(newc.upper, 3)) == (-0.507, -0.026)
+    cavo = PairedCounts(59, 6, 16, 80)
+    newc = paired_diff_interval(cavo, "newcombe")
+    assert (round(newc.lower, 4), round(newc.upper, 4)) == (-0.1186, -0.0046)
+
+
+@pytest.mark.parametrize(
+    "counts",
+    [(1, 1, 7, 12), (59, 6, 16, 80), (60, 0, 7, 33), (53, 16, 8, 9), (0, 0, 0, 5), (3, 4, 0, 0)],
+)
+@pytest.mark.parametrize("confidence", [0.9, 0.95, 0.99])
+def test_tango_matches_plain_bisection(counts, confidence):
+    c = PairedCounts(*counts)
+    z = float(norm.ppf(0.5 + confidence / 2))
+    got = paired_diff_interval(c, "tango", confidence)
+    want = _tango_reference(c.a_only, c.b_only, c.n, z)
+    assert got.lower == pytest.approx(want[0], abs=1e-10)
+    assert got.upper == pytest.approx(want[1], abs=1e-10)
+    d = (c.a_only - c.b_only) / c.n
+    assert -1 <= got.lower <= d <= got.upper <= 1
+
+
+def test_paired_wald_reference_and_bad_method():
+    c = PairedCounts(60, 0, 7, 33)
+    got, want = paired_diff_interval(c, "wald"), paired_wald_interval(c)
+    assert (got.lower, got.upper) == (want.lower, want.upper)
+    with pytest.raises(ValueError, match="'exact'"):
+        paired_diff_interval(c, "exact")
+    with pytest.raises(ValueError, match="at least one pair"):
+        paired_diff_interval(PairedCounts(0, 0, 0, 0))
+
+
+def test_paired_interval_excludes_zero_where_the_unpaired_one_does_not():
+    # The issue's first verdict bug: 60 both, 7 B only, 0 A only, 33 neither. Exact McNemar
+    # p = 1/64; the paired intervals exclude 0, the unpaired Newcombe one does not.
+    c = PairedCounts(60, 0, 7, 33)
+    assert mcnemar_exact(0, 7).pvalue == pytest.approx(1 / 64, rel=1e-12)
+    for method in ("tango", "newcombe"):
+        assert paired_diff_interval(c, method).upper < 0
+    assert diff_interval(c.k_a, c.n, c.k_b, c.n).upper > 0
+
+
+# --- exact McNemar design: critical values, power, MDE ----------------------------------
+def test_mcnemar_critical_values_match_exact_fractions():
+    from fractions import Fraction
+
+    from evalsim.stats.design import mcnemar_critical_values
+
+    for alpha in (Fraction(1, 10), Fraction(1, 20), Fraction(1, 40), Fraction(1, 100)):
+        crit = mcnemar_critical_values(300, float(alpha))
+        for d in range(0, 301):
+            want, cum = -1, 0
+            for m in range(d // 2 + 1):
+                cum += math.comb(d, m)
+                if d >= 1 and Fraction(2 * cum, 2**d) < alpha:
+                    want = m
+            assert crit[d] == want, (d, alpha)
+
+
+@pytest.mark.parametrize("n, p10, p01", [(30, 0.25, 0.05), (57, 0.1, 0.2), (12, 0.4, 0.0)])
+def test_mcnemar_power_is_the_probability_of_the_rejection_region(n, p10, p01):
+    from scipy.stats import multinomial
+
+    from evalsim.stats.design import mcnemar_power_exact
+
+    want = 0.0
+    for b in range(n + 1):
+        for c in range(n + 1 - b):
+            if b + c and binomtest(b, b + c, 0.5).pvalue < 0.05 * (1 - 1e-9):
+                want += multinomial.pmf([b, c, n - b - c], n, [p10, p01, 1 - p10 - p01])
+    assert mcnemar_power_exact(n, p10, p01, 0.05) == pytest.approx(want, rel=1e-10)
+
+
+@pytest.mark.parametrize("n, discordance", [(60, 0.3), (200, 0.25), (45, 0.4), (5000, 0.2)])
+def test_paired_mde_is_solved_to_1e6(n, discordance):
+    from evalsim.stats.design import mcnemar_mde_exact, mcnemar_power_exact
+
+    d = mcnemar_mde_exact(n, discordance, alpha=0.05, power=0.8)
+
+    def pw(gap):
+        return mcnemar_power_exact(n, (discordance + gap) / 2, (discordance - gap) / 2, 0.05)
+
+    assert pw(d) >= 0.8
+    assert pw(d - 2e-6) < 0.8
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
+def test_mcnemar_pvalue_alternatives_equal_binomtest(alternative):
+    from evalsim.stats.paired import mcnemar_pvalue
+
+    for b in range(0, 25):
+        for c in range(0, 25):
+            if b + c == 0:
+                assert mcnemar_pvalue(b, c, alternative) == 1.0
+                continue
+            want = binomtest(b, b + c, 0.5, alternative=alternative).pvalue
+            assert mcnemar_pvalue(b, c, alternative) == pytest.approx(want, rel=1e-12)

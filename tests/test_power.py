@@ -8,7 +8,8 @@ from naive_fisher import power as naive_power
 from naive_fisher import prob_b_not_better as naive_not_better
 from scipy.stats import binom, fisher_exact
 
-from evalsim.stats.fisher import fisher_pvalue_table
+from evalsim.stats.design import mcnemar_mde_exact, n_per_arm_normal, paired_n
+from evalsim.stats.fisher import fisher_pvalue, fisher_pvalue_table, fisher_rejects
 from evalsim.stats.power import (
     N_DEFINITION,
     fisher_power,
@@ -187,3 +188,40 @@ def test_t06_builder():
     assert "n = 135 per policy" in df.attrs["note"]
     with pytest.raises(ValueError, match="0.028"):
         fisher_power_table(0.737, 0.877, [10, 50], 0.05, document_power=[0.028])
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: fisher_power(0.2, 1e20, 0.5, 10), "1e\\+20"),
+        (lambda: fisher_power(0.2, 2**64, 0.5, 10), "18446744073709551616"),
+        (lambda: fisher_power(0.2, 10.5, 0.5, 10), "10.5"),
+        (lambda: fisher_pvalue(3, 2**40, 4, 10), "1099511627776"),
+        (lambda: n_per_arm_normal(0.2, 0.5, z_alpha=-1.96), "-1.96"),
+        (lambda: n_per_arm_normal(0.2, 0.5, z_alpha=float("nan")), "nan"),
+        (lambda: paired_n(0.2, 0.5, rho=0.3, z_alpha=-1.0), "-1.0"),
+        (lambda: mcnemar_mde_exact(40.5, 0.3), "40.5"),
+    ],
+)
+def test_validation_quotes_the_value(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_numpy_scalars_accepted_everywhere():
+    want = fisher_power(0.2, 30, 0.6, 30, alpha=0.05)
+    got = fisher_power(
+        np.float32(0.2), np.int64(30), np.float64(0.6), np.int16(30), np.float64(0.05)
+    )
+    assert got == pytest.approx(want, rel=1e-6)  # float32 0.2 is not 0.2
+    r1 = n_for_fisher_power(0.3, 0.6, power=np.float32(0.8), alpha=np.float64(0.05))
+    r2 = n_for_fisher_power(0.3, 0.6, power=0.8, alpha=0.05)
+    assert (r1.n, r1.n_first) == (r2.n, r2.n_first)
+    # z_beta may be negative (power < 1/2); z_alpha may not.
+    assert n_per_arm_normal(0.2, 0.5, z_alpha=np.float64(1.96), z_beta=-0.5).n >= 1
+
+
+def test_underflowing_pvalue_is_zero_and_rejects():
+    # Documented: a p-value below the smallest subnormal double is returned as 0.0.
+    assert fisher_pvalue(0, 2000, 2000, 2000) == 0.0
+    assert fisher_rejects(2000, 2000, 1e-300)[0, 2000]

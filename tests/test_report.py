@@ -3,16 +3,17 @@ F02 draws the document's flowchart, the README's generated sections are current.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import matplotlib
 import pandas as pd
 import pytest
-from conftest import snakemake
 
 from evalsim.flowchart import PROTOCOL_MERMAID, layout, parse_mermaid
 from evalsim.ledger import load_claims, section
 from evalsim.products.report import declared_products, gallery_markdown, protocol_flowchart
+from evalsim.tables import table_id
 
 matplotlib.use("Agg")
 
@@ -50,6 +51,26 @@ def test_every_declared_table_and_figure_is_wrapped_in_report_with_a_caption(rep
         assert (repo / p.caption).is_file(), f"{p.path}: caption {p.caption} missing"
     ledger = [p for p in products if p.path == "results/claims.csv"]
     assert ledger and ledger[0].caption
+
+
+def test_every_table_is_declared_with_latex_and_its_report_fragment(repo, products):
+    """Each table rule declares .csv, .md, .tex and the rst fragment its caption includes."""
+    by_rule: dict[str, set[str]] = {}
+    for p in products:
+        by_rule.setdefault(p.rule, set()).add(p.path)
+    for p in (p for p in products if p.kind == "table"):
+        stem = Path(p.path).stem
+        expected = {
+            f"results/tables/{stem}.csv",
+            f"results/tables/{stem}.md",
+            f"results/tables/{stem}.tex",
+            f"results/report/tables/{stem}.rst",
+        }
+        assert expected <= by_rule[p.rule], f"rule {p.rule}: {expected - by_rule[p.rule]}"
+        caption = (repo / p.caption).read_text(encoding="utf-8")
+        assert ".. include:: {{ snakemake.output.rst }}" in caption, (
+            f"{p.caption} does not include the table and its note"
+        )
 
 
 def test_every_claim_source_is_a_table_some_rule_declares(repo, products):
@@ -106,7 +127,9 @@ def test_readme_disagreements_rows_are_ledger_claims(repo):
 
 @pytest.mark.slow
 @pytest.mark.xdist_group("pipeline")
-def test_smoke_run_resolves_every_claim_and_reports_every_product(products, smoke_run):
+def test_smoke_run_resolves_every_claim_and_reports_every_product(
+    products, smoke_run, smoke_report
+):
     assert smoke_run.result.returncode == 0, smoke_run.result.stderr[-4000:]
     work = smoke_run.work
     ledger = pd.read_csv(work / "results" / "claims.csv")
@@ -116,12 +139,23 @@ def test_smoke_run_resolves_every_claim_and_reports_every_product(products, smok
     broken = missing[~missing["reason"].str.fullmatch(r"(.*: no row with [^;]*;? ?)+")]
     assert broken.empty, broken[["id", "reason"]].to_string()
     assert len(missing) < len(ledger) / 3
-    rep = snakemake(
-        work, "--configfile", "config/smoke.yaml", "--report", "results/report.html", timeout=600
-    )
-    assert rep.returncode == 0, rep.stderr[-4000:]
-    html = (work / "results" / "report.html").read_text(encoding="utf-8", errors="replace")
+    for csv in sorted((work / "results" / "tables").glob("*.csv")):
+        tex = csv.with_suffix(".tex").read_text(encoding="utf-8")
+        shape = pd.read_csv(csv).shape  # rows x columns must match the LaTeX body
+        body = tex.split("\\midrule\n", 1)[1].split("\\bottomrule", 1)[0].splitlines()
+        assert len(body) == shape[0] and f"\\label{{{table_id(csv)}}}" in tex, csv.name
+        assert all(row.count(" & ") == shape[1] - 1 for row in body), csv.name
+    html = smoke_report.read_text(encoding="utf-8", errors="replace")
     for p in products:
         if p.kind in ("table", "figure") or p.path == "results/claims.csv":
             # Each report entry is keyed by its path, with the file embedded.
             assert f'"{p.path}": {{"name": ' in html, f"{p.path} not in the report"
+    # Each table's caption carries its rows and note (included from results/report/tables/).
+    entries = re.findall(
+        r'"(results/tables/[^"]+\.csv)": \{"name": .*?"caption": "(.*?)(?<!\\)"', html
+    )
+    assert {path for path, _ in entries} == {p.path for p in products if p.kind == "table"}
+    for path, caption in entries:
+        assert "<strong>Note.</strong>" in caption, f"{path}: no note in its report caption"
+        assert "evalsim-table" in caption, f"{path}: its rows are not in its report caption"
+        assert "system-message" not in caption, f"{path}: rst error in its report caption"

@@ -187,3 +187,128 @@ def test_rate_range_and_at_least():
     )
     assert rs.rate_at_least(ev, 9) == np.mean(ev.counts >= 9)
     assert within(rs.rate_at_least(ev, 9), binom.sf(8, 10, 221 / 300), 2000)
+
+
+@pytest.mark.parametrize(("rate", "draws"), [(0.3, 100), (0.5, 1), (0.99, 4000), (0.0, 10)])
+def test_standard_error_is_the_binomial_formula(rate, draws):
+    want = (rate * (1 - rate) / draws) ** 0.5
+    assert rs.standard_error(rate, draws) == pytest.approx(want, rel=1e-15, abs=0)
+    assert isinstance(rs.standard_error(rate, draws), float)
+
+
+def test_as_success_array_accepts_bool_and_01_and_refuses_the_rest():
+    out = rs.as_success_array([True, False, True])
+    assert out.dtype == np.uint8 and out.tolist() == [1, 0, 1] and out.flags.c_contiguous
+    assert rs.as_success_array(np.array([0.0, 1.0])).tolist() == [0, 1]
+    with pytest.raises(ValueError, match=r"only 0/1, got .*3.* at index 2"):
+        rs.as_success_array(np.array([1, 0, 3, 1]))
+    with pytest.raises(ValueError, match=r"shape \(2, 2\)"):
+        rs.as_success_array(np.ones((2, 2)))
+
+
+def test_evaluations_record_their_pool_and_seed():
+    from evalsim.seeding import int_seed_for
+
+    ev = rs.evaluations(POOL_A, 10, 50, 7, "A", "p")
+    assert (ev.policy, ev.purpose, ev.n, ev.n_evals) == ("A", "p", 10, 50)
+    assert (ev.pool_successes, ev.pool_size) == (221, 300) and ev.pool_rate == 221 / 300
+    assert ev.seed == int_seed_for(7, "resample", "A", 10, "p")
+    np.testing.assert_array_equal(ev.counts, rs.draw_counts(POOL_A, 10, 50, ev.seed))
+    np.testing.assert_array_equal(ev.rates, ev.counts / 10)
+    assert ev.frequencies().tolist() == np.bincount(ev.counts, minlength=11).tolist()
+    assert len(ev.frequencies()) == 11
+    a, b = rs.evaluation_pairs(POOL_A, POOL_B, 10, 50, 7, "A", "B", purpose="x")
+    assert a.purpose == b.purpose == "x:A|B" and (a.policy, b.policy) == ("A", "B")
+    np.testing.assert_array_equal(a.counts, rs.evaluations(POOL_A, 10, 50, 7, "A", "x:A|B").counts)
+    np.testing.assert_array_equal(b.counts, rs.evaluations(POOL_B, 10, 50, 7, "B", "x:A|B").counts)
+
+
+def test_summaries_record_their_arguments_and_refuse_bad_ones():
+    ev = rs.evaluations(POOL_A, 10, 200, 1, "A", "args")
+    s = rs.interval_summary(ev, "wilson", p=0.5, confidence=0.9)
+    assert (s.method, s.n, s.n_evals, s.p) == ("wilson", 10, 200, 0.5)
+    lo, up = proportion_confint(ev.counts, 10, alpha=0.1, method="wilson")
+    assert s.coverage == pytest.approx(np.mean((lo <= 0.5) & (0.5 <= up)), abs=1e-12)
+    ev_b = rs.evaluations(POOL_B, 10, 200, 1, "B", "args")
+    ps = rs.pair_summary(ev, ev_b, alpha=0.1, confidence=0.9)
+    assert (ps.n, ps.n_pairs, ps.alpha, ps.confidence) == (10, 200, 0.1, 0.9)
+    rej = sum(
+        fisher_exact([[ka, 10 - ka], [kb, 10 - kb]]).pvalue < 0.1
+        for ka, kb in zip(ev.counts.tolist(), ev_b.counts.tolist(), strict=True)
+    )
+    assert ps.fisher_rejection_rate == rej / 200
+    dis = 0
+    for ka, kb in zip(ev.counts.tolist(), ev_b.counts.tolist(), strict=True):
+        (la, ua), (lb, ub) = naive.wilson(ka, 10, 0.9), naive.wilson(kb, 10, 0.9)
+        dis += ua < lb or ub < la
+    assert ps.disjoint_rate == dis / 200
+    ev20 = rs.evaluations(POOL_B, 20, 200, 1, "B", "args")
+    assert rs.pair_summary(ev, ev20).n == -1
+    with pytest.raises(ValueError, match="as many A as B"):
+        rs.pair_summary(ev, rs.evaluations(POOL_B, 10, 100, 1, "B", "args"))
+    with pytest.raises(ValueError, match="alpha"):
+        rs.pair_summary(ev, ev_b, alpha=1.5)
+    with pytest.raises(ValueError, match="confidence"):
+        rs.interval_summary(ev, confidence=95)
+    with pytest.raises(ValueError, match="lower"):
+        rs.rate_range(ev, lower=-0.1)
+    assert rs.rate_range(ev, 0.0, 1.0) == (ev.rates.min(), ev.rates.max())
+    assert rs.rate_at_least(ev, 0) == 1.0 and rs.rate_at_least(ev, 10) == np.mean(ev.counts == 10)
+    ex = rs.exact_pair_probabilities(0.6, 7, 0.8, 9, confidence=0.9)
+    assert (ex.p_a, ex.n_a, ex.p_b, ex.n_b, ex.confidence) == (0.6, 7, 0.8, 9, 0.9)
+    disjoint, b_le = naive.pair_probabilities(0.6, 7, 0.8, 9, confidence=0.9)
+    assert ex.disjoint == pytest.approx(disjoint, abs=1e-12)
+    assert ex.b_not_better == pytest.approx(b_le, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: rs.draw_counts(POOL_A, 0, 10, 1), r"^n must be an integer >= 1, got 0$"),
+        (lambda: rs.draw_counts(POOL_A, 5, 0, 1), r"^n_evals must be an integer >= 1, got 0$"),
+        (lambda: rs.draw_counts(POOL_A, 5, 2, 2**63), r"^seed must be an integer in \[0, 2\*\*63"),
+        (lambda: rs.draw_counts(POOL_A, 5, 2, True), r"^seed must be an integer"),
+        (lambda: rs.exact_pair_probabilities(1.5, 5, 0.5, 5), r"^p_a must be a probability"),
+        (lambda: rs.exact_pair_probabilities(0.5, 5, 1.5, 5), r"^p_b must be a probability"),
+        (lambda: rs.exact_pair_probabilities(0.5, 0, 0.5, 5), r"^n_a must be an integer >= 1"),
+        (lambda: rs.exact_pair_probabilities(0.5, 5, 0.5, 0), r"^n_b must be an integer >= 1"),
+        (lambda: rs.rate_at_least(EV10, -1), r"^k must be an integer >= 0, got -1$"),
+        (lambda: rs.rate_range(EV10, lower=-0.1), r"^lower must be a probability"),
+        (lambda: rs.rate_range(EV10, upper=1.1), r"^upper must be a probability"),
+    ],
+)
+def test_validation_names_the_argument(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+EV10 = rs.evaluations(POOL_A, 10, 4, 3, "A", "names")
+
+
+def test_seed_range_edges_and_defaults():
+    assert rs.draw_counts(POOL_A, 3, 2, 2**63 - 1).shape == (2,)
+    a, b = rs.evaluation_pairs(POOL_A, POOL_B, 5, 3, 1, "A", "B")
+    assert a.purpose == b.purpose == "compare:A|B"
+    assert rs.interval_summary(a).method == "wilson"
+    # rate_range reports observed rates (inverted CDF), never a value between two of them
+    ev = rs.evaluations(POOL_A, 10, 4, 3, "A", "median")
+    lo, hi = rs.rate_range(ev, 0.5, 0.5)
+    assert lo in set(ev.rates.tolist()) and lo == hi
+    assert lo == np.quantile(ev.rates, 0.5, method="inverted_cdf")
+
+
+def test_boundaries_count_as_inside_and_as_rejections():
+    zeros, ones = np.zeros(50, bool), np.ones(50, bool)
+    ev0 = rs.evaluations(zeros, 10, 20, 1, "Z", "edge")
+    # Wilson's interval for 0/10 is [0, 0.278]: p = 0 lies on its closed lower end
+    assert rs.interval_summary(ev0, "wilson", p=0.0).coverage == 1.0
+    ev1 = rs.evaluations(ones, 10, 20, 1, "O", "edge")
+    assert rs.interval_summary(ev1, "wilson", p=1.0).coverage == 1.0
+    # alpha equal to an attainable p-value: p < alpha is strict, that table is not rejected
+    from evalsim.stats.fisher import fisher_pvalue_table
+
+    p_0_vs_2 = float(np.asarray(fisher_pvalue_table(2, 2))[0, 2])
+    a = rs.evaluations(zeros, 2, 5, 1, "Z", "edge")
+    b = rs.evaluations(ones, 2, 5, 1, "O", "edge")
+    assert rs.pair_summary(a, b, alpha=p_0_vs_2).fisher_rejection_rate == 0.0
+    assert rs.pair_summary(a, b, alpha=np.nextafter(p_0_vs_2, 1)).fisher_rejection_rate == 1.0

@@ -4,7 +4,10 @@ The schema (``workflow/schemas/config.schema.yaml``, JSON Schema draft 2020-12) 
 description of every key. :func:`check_config` turns the first schema violations into one
 readable :class:`ConfigError` that names the key path and the allowed values or keys, and
 adds the cross-key checks a schema cannot express (a comparison must name configured
-policies; names must be unique). It runs in ``workflow/rules/common.smk`` before any job.
+policies; names must be unique). Per-pair keys left at null (:data:`PAIR_KEYS`:
+``experiment.comparisons``, ``design.paired_pools.pairs``) become every pair of the
+configured policies, in config order (:func:`policy_pairs`). It runs in
+``workflow/rules/common.smk`` before any job.
 """
 
 from __future__ import annotations
@@ -94,15 +97,54 @@ def _cross_checks(config: dict) -> None:
     if experiment.get("coverage_policy") is not None:
         named.append(("experiment.coverage_policy", experiment["coverage_policy"]))
     paired = config.get("design", {}).get("paired_pools", {})
-    named += [
-        (f"design.paired_pools.{k}", paired[k]) for k in ("policy_a", "policy_b") if k in paired
-    ]
+    for i, pair in enumerate(paired.get("pairs") or []):
+        named += [(f"design.paired_pools.pairs[{i}]", name) for name in pair]
+    multi = config.get("multi", {})
+    named += [(f"multi.{k}", multi[k]) for k in ("policy_a", "policy_b") if multi.get(k)]
+    _sequential_checks(config.get("sequential", {}))
     for key, name in named:
         if name not in policies:
             raise ConfigError(
                 f"config key '{key}': unknown policy {name!r}; "
                 f"configured policies: {', '.join(policies)}"
             )
+
+
+def _sequential_checks(seq: dict) -> None:
+    """Cross-key rules of the ``sequential`` section (names, parameters, list lengths)."""
+    designs = seq.get("designs", [])
+    names = [d["name"] for d in designs]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ConfigError(f"config key 'sequential.designs': duplicate name(s) {', '.join(dup)}")
+    for i, d in enumerate(designs):
+        if d["boundary"] == "power" and "rho" not in d:
+            raise ConfigError(f"config key 'sequential.designs[{i}]': boundary power needs rho")
+        if d["boundary"] == "shape" and "b" not in d:
+            raise ConfigError(f"config key 'sequential.designs[{i}]': boundary shape needs b")
+        if d["kind"] == "paired" and d["boundary"] in ("shape", "optimised"):
+            raise ConfigError(
+                f"config key 'sequential.designs[{i}].boundary': {d['boundary']!r} is for unpaired "
+                "designs; paired designs take pocock, obrien-fleming or power"
+            )
+    refs = [("sequential.sheet_design", seq.get("sheet_design"))]
+    refs += [
+        (f"sequential.pools.designs[{i}]", n)
+        for i, n in enumerate(seq.get("pools", {}).get("designs", []))
+    ]
+    for key, name in refs:
+        if name is not None and name not in names:
+            raise ConfigError(
+                f"config key '{key}': unknown design {name!r}; "
+                f"configured designs: {', '.join(names)}"
+            )
+    opt = seq.get("optimise", {})
+    floors = opt.get("min_power")
+    if floors is not None and len(floors) != len(opt.get("alternatives", [])):
+        raise ConfigError(
+            "config key 'sequential.optimise.min_power': needs one floor per alternative "
+            f"({len(opt.get('alternatives', []))}), got {len(floors)}"
+        )
 
 
 def check_config(config: dict, schema: dict | None = None) -> dict:
@@ -124,8 +166,35 @@ def check_config(config: dict, schema: dict | None = None) -> dict:
         # The most specific error first: deepest key path.
         best = max(errors, key=lambda e: len(e.absolute_path))
         raise ConfigError(_describe(best))
+    _fill_policy_pairs(checked)
     _cross_checks(checked)
     return checked
+
+
+def policy_pairs(names: list[str]) -> list[list[str]]:
+    """Every pair of ``names`` in their order: [[P1, P2], [P1, P3], ..., [P2, P3], ...]."""
+    return [[a, b] for i, a in enumerate(names) for b in names[i + 1 :]]
+
+
+# Keys holding pairs of policy names; null means every pair of the configured policies.
+PAIR_KEYS = (("experiment", "comparisons"), ("design", "paired_pools", "pairs"))
+
+
+def _fill_policy_pairs(config: dict) -> None:
+    """Fill each per-pair key of :data:`PAIR_KEYS` left at null with every pair."""
+    pairs = policy_pairs([p["name"] for p in config.get("policies", [])])
+    for *parents, key in PAIR_KEYS:
+        node = config
+        for name in parents:
+            node = node.get(name) if isinstance(node, dict) else None
+        if isinstance(node, dict) and node.get(key) is None:
+            if not pairs:
+                names = ", ".join(p["name"] for p in config.get("policies", []))
+                raise ConfigError(
+                    f"config key '{'.'.join([*parents, key])}': null means every pair of the "
+                    f"configured policies, but there is only one ({names}); add a policy"
+                )
+            node[key] = copy.deepcopy(pairs)
 
 
 def load_config(path: str | os.PathLike) -> dict:

@@ -40,9 +40,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import yaml
-from scipy import stats
 
 from evalsim.io import atomic_path, write_text_atomic
+from evalsim.safe_expr import ExpressionError, evaluate, parse
 
 __all__ = [
     "VERDICTS",
@@ -83,25 +83,6 @@ COLUMNS = [
 ]
 # Better first: the best candidate source decides when the document does not name its method.
 _RANK = {v: i for i, v in enumerate(VERDICTS)}
-
-
-def _reduce(fn):
-    """max/min over any mix of scalars and arrays: max(a, b) and max(array) both work."""
-    return lambda *args: fn(np.concatenate([np.atleast_1d(a) for a in args]))
-
-
-_EXPR_NAMESPACE = {
-    "sqrt": np.sqrt,
-    "abs": np.abs,
-    "max": _reduce(np.max),
-    "min": _reduce(np.min),
-    "round": np.round,
-    "ceil": np.ceil,
-    "floor": np.floor,
-    "log10": np.log10,
-    "norm": stats.norm,
-    "binom": stats.binom,
-}
 
 
 class SourceError(LookupError):
@@ -222,6 +203,11 @@ def _claim_from_raw(raw: dict, docs: dict) -> Claim:
             raise ValueError(
                 f"claim {raw['id']!r}: unknown source key(s) {bad}; allowed: {sorted(SOURCE_KEYS)}"
             )
+        if "expr" in src:
+            try:
+                parse(src["expr"], src.get("values") or {})
+            except ExpressionError as err:
+                raise ExpressionError(f"claim {raw['id']!r}: expr {src['expr']!r}: {err}") from None
     if raw["rule"] not in RULES:
         raise ValueError(f"claim {raw['id']!r}: unknown rule {raw['rule']!r}; allowed: {RULES}")
     doc = docs.get(str(raw["doc"]), str(raw["doc"]))
@@ -367,16 +353,27 @@ def _lookup(tables: Tables, spec: dict) -> tuple[np.ndarray, str]:
     return np.asarray(values, dtype=float), desc
 
 
-def evaluate_source(tables: Tables, source: dict) -> tuple[np.ndarray, str]:
-    """The reproduced value(s) of one source and where they came from."""
+def evaluate_source(tables: Tables, source: dict, claim_id: str = "?") -> tuple[np.ndarray, str]:
+    """The reproduced value(s) of one source and where they came from.
+
+    Raises
+    ------
+    SourceError
+        If a table, column or row is missing.
+    evalsim.safe_expr.ExpressionError
+        If the source's ``expr`` is outside the whitelist of :mod:`evalsim.safe_expr`,
+        naming ``claim_id``.
+    """
     if "expr" in source:
         names, descs = {}, []
         for name, spec in (source.get("values") or {}).items():
             vals, desc = _lookup(tables, spec)
             names[name] = vals[0] if len(vals) == 1 else vals
             descs.append(f"{name} = {desc}")
-        ns = dict(_EXPR_NAMESPACE, **names)
-        value = eval(source["expr"], {"__builtins__": {}}, ns)  # noqa: S307 (project file)
+        try:
+            value = evaluate(source["expr"], names)
+        except ExpressionError as err:
+            raise ExpressionError(f"claim {claim_id!r}: expr {source['expr']!r}: {err}") from None
         desc = f"expr {source['expr']}" + (f" with {'; '.join(descs)}" if descs else "")
         return np.atleast_1d(np.asarray(value, dtype=float)), desc
     if "table" not in source:
@@ -399,6 +396,12 @@ def _half_unit(claim: Claim) -> np.ndarray:
     return np.array(
         [math.nan if d is None else 0.5 * 10.0 ** (-d) * abs(claim.scale) for d in claim.decimals]
     )
+
+
+def _se_distance(diff: np.ndarray, se: np.ndarray) -> float:
+    """Largest ``diff / se``; a difference with zero standard error is infinitely far."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return float(np.max(np.where(diff > 0, diff / se, 0.0)))
 
 
 def _within_tolerance(claim: Claim, r: np.ndarray, s: np.ndarray) -> tuple[bool, str]:
@@ -456,7 +459,7 @@ def _judge(claim: Claim, tables: Tables, r: np.ndarray) -> tuple[str, str]:
     if claim.rule == "mc":
         half = np.nan_to_num(_half_unit(claim))
         se = np.sqrt(np.clip(r * (1 - r), 0, None) / float(claim.n_doc))
-        z = np.max(diff / np.where(se > 0, se, np.inf))
+        z = _se_distance(diff, se)
         if np.all(diff <= half * 1.000001):
             return "matches", f"exact value rounds to the printed {claim.stated_text}"
         ok = bool(np.all(diff <= half + 2 * se))
@@ -472,7 +475,7 @@ def _judge(claim: Claim, tables: Tables, r: np.ndarray) -> tuple[str, str]:
                 n_repro = float(_lookup(tables, n_repro)[0][0])
             n_doc = float(c["n_doc"])
             se = np.sqrt(np.clip(r * (1 - r), 0, None) / n_repro + s * (1 - s) / n_doc)
-            z = np.max(diff / np.where(se > 0, se, np.inf))
+            z = _se_distance(diff, se)
             ok = bool(np.all(diff <= 2 * se + 1e-12))
             why = (
                 f"{z:.1f} SE apart (two independent estimates, n = {n_doc:.0f} document, "
@@ -492,7 +495,7 @@ def judge_claim(claim: Claim, tables: Tables) -> dict:
     missing = []
     for src in claim.sources:
         try:
-            r, desc = evaluate_source(tables, src)
+            r, desc = evaluate_source(tables, src, claim.id)
         except SourceError as err:
             missing.append((src, str(err)))
             results.append(None)
@@ -516,7 +519,7 @@ def judge_claim(claim: Claim, tables: Tables) -> dict:
         what = "; ".join(m for _, m in missing) or "no source"
         return row | {
             "reproduced": "",
-            "method": claim.sources[0].get("method", ""),
+            "method": claim.sources[0].get("method", "") if claim.sources else "",
             "verdict": "missing source",
             "reason": what,
             "source": "",

@@ -21,8 +21,18 @@ scene reset) -- two trials of different policies with the same ``condition`` (an
 LeRobot log the episode's environment seed is its initial condition, so it becomes
 ``condition``.
 
+Several files stack into one table (:func:`read_trial_logs`). A file may be given as
+``PATH=NAME``: NAME is then the policy of every trial in it (a LeRobot folder, or a table
+without a ``policy`` column). Two LeRobot files whose folders have the same name (two runs both
+called ``eval``) are an error unless labelled, so that they do not silently merge. Columns that
+some files lack are filled with "" for their rows (no false warnings downstream); the files
+and the columns each contributed are in ``df.attrs["sources"]``, and warnings about the data
+(``pc_success`` in an ``eval_info.json`` that disagrees with its episodes, policy names that
+differ only in case) in ``df.attrs["warnings"]``.
+
 Every problem raises :class:`TrialLogError`, whose message is one line that names the file,
-and the row or column at fault.
+and the row or column at fault. A blank ``condition`` id is an error (it would pair trials
+that did not start from the same state).
 """
 
 from __future__ import annotations
@@ -31,6 +41,7 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 __all__ = [
@@ -41,6 +52,7 @@ __all__ = [
     "pairing_key",
     "read_trial_log",
     "read_trial_logs",
+    "split_label",
 ]
 
 REQUIRED_COLUMNS = ("policy", "success")
@@ -56,15 +68,68 @@ class TrialLogError(ValueError):
     """A trial log that cannot be read or does not have the expected shape."""
 
 
+def split_label(spec: str) -> tuple[str, str | None]:
+    """``"PATH=NAME"`` -> ``(PATH, NAME)``; a plain path (or one that exists with its "=")
+    -> ``(path, None)``."""
+    spec = str(spec)
+    if "=" not in spec or Path(spec).exists():
+        return spec, None
+    path, name = spec.rsplit("=", 1)
+    name = name.strip()
+    if not path or not name:
+        raise TrialLogError(f"{spec}: expected PATH=NAME with a non-empty path and name")
+    return path, name
+
+
 def read_trial_logs(paths, policy: str | None = None) -> pd.DataFrame:
-    """Read several logs (see :func:`read_trial_log`) and stack them in the order given."""
-    paths = list(paths)
-    if policy is not None and len(paths) > 1:
+    """Read several logs (see :func:`read_trial_log`) and stack them in the order given.
+
+    Each entry may be ``PATH=NAME`` (NAME is the policy of that file). ``policy`` (the
+    older ``--policy`` option) names the policy of a single file. The result carries
+    ``attrs["sources"]`` (one dict per file: path, label, rows, columns) and
+    ``attrs["warnings"]`` (one line each).
+    """
+    specs = [split_label(p) for p in paths]
+    if policy is not None and len(specs) > 1:
         raise TrialLogError("--policy names the policy of a single file; give one file per call")
-    frames = [read_trial_log(p, policy=policy) for p in paths]
+    frames, sources, warnings = [], [], []
+    folder_names: dict[str, str] = {}
+    for path, label in specs:
+        name = label if label is not None else policy
+        df = read_trial_log(path, policy=name)
+        warnings.extend(df.attrs.get("warnings", []))
+        if Path(path).suffix.lower() == ".json" and name is None:
+            folder = str(df["policy"].iloc[0])
+            if folder in folder_names and folder_names[folder] != str(Path(path).resolve()):
+                raise TrialLogError(
+                    f"{path}: its folder name {folder!r} is also the policy of "
+                    f"{folder_names[folder]}; label the files as PATH=NAME so that two runs "
+                    "do not merge"
+                )
+            folder_names[folder] = str(Path(path).resolve())
+        sources.append(
+            {"path": str(path), "label": label, "rows": len(df), "columns": list(df.columns)}
+        )
+        frames.append(df)
     if len(frames) == 1:
-        return frames[0]
-    return pd.concat(frames, ignore_index=True)
+        out = frames[0]
+    else:
+        out = pd.concat(frames, ignore_index=True)
+        for col in OPTIONAL_COLUMNS:
+            if col in out.columns:
+                out[col] = out[col].fillna("").astype(str)
+    names = sorted(str(v) for v in out["policy"].unique())
+    by_fold: dict[str, list[str]] = {}
+    for nm in names:
+        by_fold.setdefault(nm.casefold(), []).append(nm)
+    for group in by_fold.values():
+        if len(group) > 1:
+            warnings.append(
+                f"warning: policy names {', '.join(repr(g) for g in group)} differ only in "
+                "case; they are treated as different policies"
+            )
+    out.attrs = {"sources": sources, "warnings": warnings}
+    return out
 
 
 def read_trial_log(path: str | os.PathLike, policy: str | None = None) -> pd.DataFrame:
@@ -147,7 +212,9 @@ def _read_lerobot_json(path: Path, policy: str | None) -> pd.DataFrame:
             if episode.get("seed") is not None:
                 row["condition"] = str(episode["seed"])
             rows.append(row)
-        return pd.DataFrame(rows, columns=None if rows else ["policy", "success"])
+        df = pd.DataFrame(rows, columns=None if rows else ["policy", "success"])
+        df.attrs["pc_success"] = _reported_pc_success(info)
+        return df
     if isinstance(info, dict) and isinstance(info.get("per_task"), list):
         rows = []
         for j, task in enumerate(info["per_task"]):
@@ -158,12 +225,27 @@ def _read_lerobot_json(path: Path, policy: str | None) -> pd.DataFrame:
             label = ":".join(
                 str(task[key]) for key in ("task_group", "task_id") if task.get(key) is not None
             )
+            if not isinstance(successes, list):
+                raise TrialLogError(f"{path}: per_task[{j}] metrics.successes is not a list")
             for s in successes:
                 rows.append({"policy": name, "task": label or str(j), "success": s})
-        return pd.DataFrame(rows, columns=None if rows else ["policy", "success"])
+        df = pd.DataFrame(rows, columns=None if rows else ["policy", "success"])
+        df.attrs["pc_success"] = _reported_pc_success(info)
+        return df
     raise TrialLogError(
         f"{path}: not a LeRobot eval_info file (expected a 'per_episode' or 'per_task' list)"
     )
+
+
+def _reported_pc_success(info: dict) -> float | None:
+    """The overall ``pc_success`` an ``eval_info.json`` reports (aggregated or overall)."""
+    for key in ("aggregated", "overall"):
+        block = info.get(key)
+        if isinstance(block, dict):
+            value = block.get("pc_success")
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                return float(value)
+    return None
 
 
 def parse_success(values: pd.Series, path: str | os.PathLike = "") -> pd.Series:
@@ -175,28 +257,29 @@ def parse_success(values: pd.Series, path: str | os.PathLike = "") -> pd.Series:
     prefix = f"{path}: " if str(path) else ""
     if pd.api.types.is_bool_dtype(values):
         return values.astype(bool)
-    out = []
-    for i, v in enumerate(values.tolist()):
-        if isinstance(v, bool):
-            out.append(v)
-            continue
-        if v is None or (isinstance(v, float) and v != v):
+    if pd.api.types.is_numeric_dtype(values):
+        arr = values.to_numpy()
+        ok = (arr == 0) | (arr == 1)
+        if ok.all():
+            return pd.Series(arr == 1, index=values.index, dtype=bool, name=values.name)
+    raw = values.astype(str)
+    is_one = (raw == "1").to_numpy()
+    if (is_one | (raw == "0").to_numpy()).all():  # the common case, without normalising
+        return pd.Series(is_one, index=values.index, dtype=bool, name=values.name)
+    text = raw.str.strip().str.lower()
+    true = text.isin(_TRUE).to_numpy()
+    false = text.isin(_FALSE).to_numpy()
+    bad = ~(true | false)
+    if bad.any():
+        i = int(bad.argmax())
+        v = values.iloc[i]
+        v = v.item() if isinstance(v, np.generic) else v
+        if v is None or (isinstance(v, float) and v != v) or str(v).strip() == "":
             raise TrialLogError(f"{prefix}success is empty in data row {i + 1}")
-        if isinstance(v, int | float) and v in (0, 1):
-            out.append(bool(v))
-            continue
-        text = str(v).strip().lower()
-        if text in _TRUE:
-            out.append(True)
-        elif text in _FALSE:
-            out.append(False)
-        elif text == "":
-            raise TrialLogError(f"{prefix}success is empty in data row {i + 1}")
-        else:
-            raise TrialLogError(
-                f"{prefix}success must be 0/1 or true/false; got {v!r} in data row {i + 1}"
-            )
-    return pd.Series(out, index=values.index, dtype=bool, name=values.name)
+        raise TrialLogError(
+            f"{prefix}success must be 0/1 or true/false; got {v!r} in data row {i + 1}"
+        )
+    return pd.Series(true, index=values.index, dtype=bool, name=values.name)
 
 
 def _tidy(df: pd.DataFrame, path: Path) -> pd.DataFrame:
@@ -211,6 +294,15 @@ def _tidy(df: pd.DataFrame, path: Path) -> pd.DataFrame:
     keep = [c for c in (*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS) if c in df.columns]
     out = df[keep].copy().reset_index(drop=True)
     out["success"] = parse_success(out["success"], path)
+    warnings = []
+    reported = df.attrs.get("pc_success")
+    if reported is not None:
+        measured = 100.0 * float(out["success"].mean())
+        if abs(measured - reported) > 0.05:
+            warnings.append(
+                f"warning: {path}: pc_success = {reported:g} but its {len(out)} episodes give "
+                f"{measured:.1f}; the episodes are used"
+            )
     for col in ("policy", *[c for c in OPTIONAL_COLUMNS if c in out.columns]):
         filled = out[col].notna()
         text = out[col].astype(str).str.strip()
@@ -223,7 +315,15 @@ def _tidy(df: pd.DataFrame, path: Path) -> pd.DataFrame:
         elif col == "seed":
             # 0, 0.0 and "0" are the same seed whatever the file format made of them.
             text = text.str.replace(r"^(-?\d+)\.0+$", r"\1", regex=True)
+        elif col == "condition":
+            blank = ~filled | (text == "")
+            if blank.any():
+                raise TrialLogError(
+                    f"{path}: condition is blank in data row {int(blank.to_numpy().argmax()) + 1}"
+                    " (a blank id would pair trials that did not start from the same state)"
+                )
         out[col] = text.where(filled, "")
+    out.attrs = {"warnings": warnings}
     return out
 
 

@@ -22,8 +22,14 @@ wildcard_constraints:
 
 
 def table(tid):
-    """The CSV and Markdown products of table ``tid`` (e.g. 'T01_wilson_vs_library')."""
-    return {"csv": f"results/tables/{tid}.csv", "md": f"results/tables/{tid}.md"}
+    """Table ``tid``'s products (e.g. 'T01_wilson_vs_library'): CSV, Markdown, LaTeX, and the
+    table with its note as an rst fragment that the table's report caption includes."""
+    return {
+        "csv": f"results/tables/{tid}.csv",
+        "md": f"results/tables/{tid}.md",
+        "tex": f"results/tables/{tid}.tex",
+        "rst": f"results/report/tables/{tid}.rst",
+    }
 
 
 def figure(fid):
@@ -31,12 +37,15 @@ def figure(fid):
     return {"png": f"figures/{fid}.png", "pdf": f"figures/{fid}.pdf"}
 
 
-def report_table(tid, category):
-    """Table ``tid``'s outputs, the CSV shown in the HTML report with its caption."""
+def report_table(tid, category, caption=None):
+    """Table ``tid``'s outputs, the CSV shown in the HTML report with its caption
+    (workflow/report/<caption or tid>.rst, which includes the rst fragment)."""
     paths = table(tid)
     return {
-        "csv": report(paths["csv"], caption=f"../report/{tid}.rst", category=category),
-        "md": paths["md"],
+        **paths,
+        "csv": report(
+            paths["csv"], caption=f"../report/{caption or tid}.rst", category=category
+        ),
     }
 
 
@@ -58,5 +67,7 @@ def all_targets():
         + RESAMPLE_TARGETS
         + DESIGN_TARGETS
         + PEEKING_TARGETS
+        + MULTI_TARGETS
+        + SEQUENTIAL_TARGETS
         + REPORT_TARGETS
     )

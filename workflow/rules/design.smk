@@ -29,16 +29,15 @@ DESIGN_TARGETS = [p for t in DESIGN_TABLES for p in table(t).values()] + [
 
 rule design_T13:
     output:
-        csv=report(
-            table("T13_paired_vs_unpaired_sizing")["csv"],
-            caption="../report/T13_paired_vs_unpaired_sizing.rst",
-            category="design",
-        ),
-        md=table("T13_paired_vs_unpaired_sizing")["md"],
+        **report_table("T13_paired_vs_unpaired_sizing", "design"),
     log:
         "logs/design/T13_paired_vs_unpaired_sizing.log",
     benchmark:
         "results/benchmarks/design/T13_paired_vs_unpaired_sizing.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=20,
     params:
         builder="design:paired_vs_unpaired_sizing",
         kwargs=dict(
@@ -54,14 +53,13 @@ rule design_T13:
 
 rule design_T14:
     output:
-        csv=report(
-            table("T14_repeat_evaluation_gap")["csv"],
-            caption="../report/T14_repeat_evaluation_gap.rst",
-            category="design",
-        ),
-        md=table("T14_repeat_evaluation_gap")["md"],
+        **report_table("T14_repeat_evaluation_gap", "design"),
     log:
         "logs/design/T14_repeat_evaluation_gap.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="design:repeat_evaluation_gap",
         kwargs=config["design"]["repeat_eval"],
@@ -71,14 +69,13 @@ rule design_T14:
 
 rule design_T15:
     output:
-        csv=report(
-            table("T15_wilson_vs_wald")["csv"],
-            caption="../report/T15_wilson_vs_wald.rst",
-            category="design",
-        ),
-        md=table("T15_wilson_vs_wald")["md"],
+        **report_table("T15_wilson_vs_wald", "design"),
     log:
         "logs/design/T15_wilson_vs_wald.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="design:wilson_vs_wald",
         kwargs=dict(
@@ -91,14 +88,13 @@ rule design_T15:
 
 rule design_T16:
     output:
-        csv=report(
-            table("T16_width_vs_n_bench_hours")["csv"],
-            caption="../report/T16_width_vs_n_bench_hours.rst",
-            category="design",
-        ),
-        md=table("T16_width_vs_n_bench_hours")["md"],
+        **report_table("T16_width_vs_n_bench_hours", "design"),
     log:
         "logs/design/T16_width_vs_n_bench_hours.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="design:width_vs_n",
         kwargs=dict(
@@ -112,16 +108,15 @@ rule design_T16:
 
 rule design_T17:
     output:
-        csv=report(
-            table("T17_mde_and_n_per_arm")["csv"],
-            caption="../report/T17_mde_and_n_per_arm.rst",
-            category="design",
-        ),
-        md=table("T17_mde_and_n_per_arm")["md"],
+        **report_table("T17_mde_and_n_per_arm", "design"),
     log:
         "logs/design/T17_mde_and_n_per_arm.log",
     benchmark:
         "results/benchmarks/design/T17_mde_and_n_per_arm.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=20,
     params:
         builder="design:mde_table",
         kwargs=dict(
@@ -141,19 +136,17 @@ rule design_T18:
     input:
         pools="results/pools/pools.parquet",
     output:
-        csv=report(
-            table("T18_mcnemar_vs_unpaired")["csv"],
-            caption="../report/T18_mcnemar_vs_unpaired.rst",
-            category="design",
-        ),
-        md=table("T18_mcnemar_vs_unpaired")["md"],
+        **report_table("T18_mcnemar_vs_unpaired", "design"),
     log:
         "logs/design/T18_mcnemar_vs_unpaired.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="design:mcnemar_vs_unpaired",
         kwargs=dict(
-            policy_a=config["design"]["paired_pools"]["policy_a"],
-            policy_b=config["design"]["paired_pools"]["policy_b"],
+            pairs=config["design"]["paired_pools"]["pairs"],
             task=TASKS[0],
             alpha=config["alpha"],
             power=config["design"]["power"],
@@ -164,14 +157,13 @@ rule design_T18:
 
 rule design_T19:
     output:
-        csv=report(
-            table("T19_null_result_mde")["csv"],
-            caption="../report/T19_null_result_mde.rst",
-            category="design",
-        ),
-        md=table("T19_null_result_mde")["md"],
+        **report_table("T19_null_result_mde", "design"),
     log:
         "logs/design/T19_null_result_mde.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="design:null_result_mde",
         kwargs=dict(
@@ -188,14 +180,13 @@ rule design_T19:
 
 rule design_T20:
     output:
-        csv=report(
-            table("T20_fisher_pvalue_ladder")["csv"],
-            caption="../report/T20_fisher_pvalue_ladder.rst",
-            category="design",
-        ),
-        md=table("T20_fisher_pvalue_ladder")["md"],
+        **report_table("T20_fisher_pvalue_ladder", "design"),
     log:
         "logs/design/T20_fisher_pvalue_ladder.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="design:fisher_ladder",
         kwargs=dict(**config["design"]["ladder"], alpha=config["alpha"]),
@@ -205,16 +196,15 @@ rule design_T20:
 
 rule design_T21:
     output:
-        csv=report(
-            table("T21_trials_to_separate_90_80")["csv"],
-            caption="../report/T21_trials_to_separate_90_80.rst",
-            category="design",
-        ),
-        md=table("T21_trials_to_separate_90_80")["md"],
+        **report_table("T21_trials_to_separate_90_80", "design"),
     log:
         "logs/design/T21_trials_to_separate_90_80.log",
     benchmark:
         "results/benchmarks/design/T21_trials_to_separate_90_80.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=30,
     params:
         builder="design:trials_to_separate",
         kwargs=dict(
@@ -230,14 +220,13 @@ rule design_T21:
 
 rule design_T23:
     output:
-        csv=report(
-            table("T23_clopper_pearson_vs_wilson")["csv"],
-            caption="../report/T23_clopper_pearson_vs_wilson.rst",
-            category="design",
-        ),
-        md=table("T23_clopper_pearson_vs_wilson")["md"],
+        **report_table("T23_clopper_pearson_vs_wilson", "design"),
     log:
         "logs/design/T23_clopper_pearson_vs_wilson.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="design:cp_vs_wilson",
         kwargs=dict(
@@ -251,14 +240,13 @@ rule design_T23:
 
 rule design_T24:
     output:
-        csv=report(
-            table("T24_difference_intervals")["csv"],
-            caption="../report/T24_difference_intervals.rst",
-            category="design",
-        ),
-        md=table("T24_difference_intervals")["md"],
+        **report_table("T24_difference_intervals", "design"),
     log:
         "logs/design/T24_difference_intervals.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="design:difference_intervals",
         kwargs=dict(
@@ -272,14 +260,13 @@ rule design_T24:
 
 rule design_T25:
     output:
-        csv=report(
-            table("T25_width_at_90")["csv"],
-            caption="../report/T25_width_at_90.rst",
-            category="design",
-        ),
-        md=table("T25_width_at_90")["md"],
+        **report_table("T25_width_at_90", "design"),
     log:
         "logs/design/T25_width_at_90.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="design:width_at_rate",
         kwargs=dict(
@@ -291,16 +278,15 @@ rule design_T25:
 
 rule design_T26:
     output:
-        csv=report(
-            table("T26_estimation_vs_detection")["csv"],
-            caption="../report/T26_estimation_vs_detection.rst",
-            category="design",
-        ),
-        md=table("T26_estimation_vs_detection")["md"],
+        **report_table("T26_estimation_vs_detection", "design"),
     log:
         "logs/design/T26_estimation_vs_detection.log",
     benchmark:
         "results/benchmarks/design/T26_estimation_vs_detection.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=20,
     params:
         builder="design:estimation_vs_detection",
         kwargs=dict(
@@ -318,19 +304,17 @@ rule design_T27:
     input:
         pools="results/pools/pools.parquet",
     output:
-        csv=report(
-            table("T27_paired_contingency")["csv"],
-            caption="../report/T27_paired_contingency.rst",
-            category="design",
-        ),
-        md=table("T27_paired_contingency")["md"],
+        **report_table("T27_paired_contingency", "design"),
     log:
         "logs/design/T27_paired_contingency.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="design:paired_contingency_table",
         kwargs=dict(
-            policy_a=config["design"]["paired_pools"]["policy_a"],
-            policy_b=config["design"]["paired_pools"]["policy_b"],
+            pairs=config["design"]["paired_pools"]["pairs"],
             task=TASKS[0],
             n_boot=config["design"]["paired_pools"]["n_boot"],
             confidence=config["confidence"],
@@ -342,14 +326,13 @@ rule design_T27:
 
 rule design_T29:
     output:
-        csv=report(
-            table("T29_cohens_h")["csv"],
-            caption="../report/T29_cohens_h.rst",
-            category="design",
-        ),
-        md=table("T29_cohens_h")["md"],
+        **report_table("T29_cohens_h", "design"),
     log:
         "logs/design/T29_cohens_h.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="design:cohens_h_table",
         kwargs=dict(
@@ -373,6 +356,10 @@ rule design_mde_vs_n:
         "logs/design/mde_vs_n.log",
     benchmark:
         "results/benchmarks/design/mde_vs_n.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=30,
     params:
         builder="design:mde_vs_n_figure",
         kwargs=dict(
@@ -399,6 +386,10 @@ rule design_power_vs_n:
         "logs/design/power_vs_n.log",
     benchmark:
         "results/benchmarks/design/power_vs_n.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=20,
     params:
         builder="design:power_vs_n_figure",
         kwargs=dict(
@@ -409,3 +400,19 @@ rule design_power_vs_n:
         ),
     script:
         "../scripts/make_figure.py"
+
+
+# Small, fast jobs run inside the main Snakemake process, not as cluster jobs (issue 12);
+# the rules above without a benchmark: are cheap (seconds, mostly imports).
+localrules:
+    design_T14,
+    design_T15,
+    design_T16,
+    design_T18,
+    design_T19,
+    design_T20,
+    design_T23,
+    design_T24,
+    design_T25,
+    design_T27,
+    design_T29,

@@ -16,14 +16,13 @@ EXACT_TARGETS = [
 
 rule exact_t01_wilson_vs_library:
     output:
-        csv=report(
-            table("T01_wilson_vs_library")["csv"],
-            caption="../report/T01_wilson_vs_library.rst",
-            category="exact",
-        ),
-        md=table("T01_wilson_vs_library")["md"],
+        **report_table("T01_wilson_vs_library", "exact"),
     log:
         "logs/exact/T01_wilson_vs_library.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="exact:wilson_vs_library",
         kwargs={
@@ -41,14 +40,13 @@ rule exact_t01_wilson_vs_library:
 
 rule exact_t02_exact_coverage:
     output:
-        csv=report(
-            table("T02_exact_coverage")["csv"],
-            caption="../report/T02_exact_coverage.rst",
-            category="exact",
-        ),
-        md=table("T02_exact_coverage")["md"],
+        **report_table("T02_exact_coverage", "exact"),
     log:
         "logs/exact/T02_exact_coverage.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="exact:exact_coverage_table",
         kwargs={
@@ -65,14 +63,13 @@ rule exact_t02_exact_coverage:
 
 rule exact_t03_prob_at_least:
     output:
-        csv=report(
-            table("T03_prob_at_least_9_of_10")["csv"],
-            caption="../report/T03_prob_at_least_9_of_10.rst",
-            category="exact",
-        ),
-        md=table("T03_prob_at_least_9_of_10")["md"],
+        **report_table("T03_prob_at_least_9_of_10", "exact"),
     log:
         "logs/exact/T03_prob_at_least_9_of_10.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="exact:prob_at_least_table",
         kwargs={
@@ -87,14 +84,13 @@ rule exact_t03_prob_at_least:
 
 rule exact_t04_trials_for_half_width:
     output:
-        csv=report(
-            table("T04_trials_for_half_width")["csv"],
-            caption="../report/T04_trials_for_half_width.rst",
-            category="exact",
-        ),
-        md=table("T04_trials_for_half_width")["md"],
+        **report_table("T04_trials_for_half_width", "exact"),
     log:
         "logs/exact/T04_trials_for_half_width.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="exact:trials_for_half_width_table",
         kwargs={
@@ -120,6 +116,10 @@ rule exact_coverage_vs_p:
         "logs/exact/coverage_vs_p.log",
     benchmark:
         "results/benchmarks/exact/coverage_vs_p.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=30,
     params:
         builder="exact:coverage_vs_p_figure",
         kwargs={
@@ -132,3 +132,12 @@ rule exact_coverage_vs_p:
         },
     script:
         "../scripts/make_figure.py"
+
+
+# Small, fast jobs run inside the main Snakemake process, not as cluster jobs (issue 12);
+# the rules above without a benchmark: are cheap (seconds, mostly imports).
+localrules:
+    exact_t01_wilson_vs_library,
+    exact_t02_exact_coverage,
+    exact_t03_prob_at_least,
+    exact_t04_trials_for_half_width,

@@ -13,16 +13,15 @@ FISHER_TARGETS = [
 
 rule fisher_t05_checks:
     output:
-        csv=report(
-            table("T05_fisher_checks")["csv"],
-            caption="../report/T05_fisher_checks.rst",
-            category="fisher",
-        ),
-        md=table("T05_fisher_checks")["md"],
+        **report_table("T05_fisher_checks", "fisher"),
     log:
         "logs/fisher/T05_fisher_checks.log",
     benchmark:
         "results/benchmarks/fisher/T05_fisher_checks.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=20,
     params:
         builder="fisher:fisher_checks",
         kwargs={
@@ -38,14 +37,13 @@ rule fisher_t05_checks:
 
 rule fisher_t06_power:
     output:
-        csv=report(
-            table("T06_fisher_power")["csv"],
-            caption="../report/T06_fisher_power.rst",
-            category="fisher",
-        ),
-        md=table("T06_fisher_power")["md"],
+        **report_table("T06_fisher_power", "fisher"),
     log:
         "logs/fisher/T06_fisher_power.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="fisher:fisher_power_table",
         kwargs={
@@ -63,3 +61,9 @@ rule fisher_t06_power:
         },
     script:
         "../scripts/make_table.py"
+
+
+# Small, fast jobs run inside the main Snakemake process, not as cluster jobs (issue 12);
+# the rules above without a benchmark: are cheap (seconds, mostly imports).
+localrules:
+    fisher_t06_power,

@@ -13,16 +13,15 @@ PEEKING_TARGETS = [
 
 rule peeking_table:
     output:
-        csv=report(
-            table("F03_peeking")["csv"],
-            caption="../report/F03_peeking_table.rst",
-            category="peeking",
-        ),
-        md=table("F03_peeking")["md"],
+        **report_table("F03_peeking", "peeking", caption="F03_peeking_table"),
     log:
         "logs/peeking/F03_peeking_table.log",
     benchmark:
         "results/benchmarks/peeking/F03_peeking_table.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=20,
     params:
         builder="peeking:peeking_table",
         kwargs={
@@ -50,6 +49,10 @@ rule peeking_figure:
         pdf=figure("F03_peeking")["pdf"],
     log:
         "logs/peeking/F03_peeking_figure.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="peeking:peeking_figure",
         kwargs={"alpha": config["alpha"], "p": config["peeking"]["p"]},
@@ -61,14 +64,13 @@ rule hierarchy_two_spreads:
     input:
         pools="results/pools/pools.parquet",
     output:
-        csv=report(
-            table("T22_two_spreads")["csv"],
-            caption="../report/T22_two_spreads.rst",
-            category="peeking",
-        ),
-        md=table("T22_two_spreads")["md"],
+        **report_table("T22_two_spreads", "peeking"),
     log:
         "logs/peeking/T22_two_spreads.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="hierarchy:two_spreads_table",
         kwargs={
@@ -83,16 +85,15 @@ rule hierarchy_bootstrap:
     input:
         pools="results/pools/pools.parquet",
     output:
-        csv=report(
-            table("T28_hierarchical_bootstrap")["csv"],
-            caption="../report/T28_hierarchical_bootstrap.rst",
-            category="peeking",
-        ),
-        md=table("T28_hierarchical_bootstrap")["md"],
+        **report_table("T28_hierarchical_bootstrap", "peeking"),
     log:
         "logs/peeking/T28_hierarchical_bootstrap.log",
     benchmark:
         "results/benchmarks/peeking/T28_hierarchical_bootstrap.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=20,
     params:
         builder="hierarchy:hierarchical_bootstrap_table",
         kwargs={
@@ -104,3 +105,10 @@ rule hierarchy_bootstrap:
         },
     script:
         "../scripts/make_table.py"
+
+
+# Small, fast jobs run inside the main Snakemake process, not as cluster jobs (issue 12);
+# the rules above without a benchmark: are cheap (seconds, mostly imports).
+localrules:
+    peeking_figure,
+    hierarchy_two_spreads,

@@ -34,6 +34,10 @@ rule report_f02_protocol:
         pdf=figure("F02_protocol")["pdf"],
     log:
         "logs/report/F02_protocol.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="report:protocol_flowchart",
         kwargs={},
@@ -54,9 +58,20 @@ rule report_claims_ledger:
         md="results/claims.md",
     log:
         "logs/report/claims_ledger.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         # The interpreter running Snakemake has evalsim installed; a bare `python` may not.
         python=sys.executable,
     shell:
         "{params.python} -m evalsim.ledger build --claims {input.claims} --root . "
         "--csv {output.csv} --md {output.md} > {log} 2>&1"
+
+
+# Small, fast jobs run inside the main Snakemake process, not as cluster jobs (issue 12);
+# the rules above without a benchmark: are cheap (seconds, mostly imports).
+localrules:
+    report_f02_protocol,
+    report_claims_ledger,

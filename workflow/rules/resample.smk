@@ -41,6 +41,10 @@ rule resample_table_a:
         **report_table(RESAMPLE_IDS["A"], "resample"),
     log:
         f"logs/resample/{RESAMPLE_IDS['A']}.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="experiment:table_a",
         kwargs={
@@ -61,6 +65,10 @@ rule resample_table_b:
         f"logs/resample/{RESAMPLE_IDS['B']}.log",
     benchmark:
         f"results/benchmarks/resample/{RESAMPLE_IDS['B']}.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=20,
     params:
         builder="experiment:table_b",
         kwargs={
@@ -82,6 +90,10 @@ rule resample_figure_b:
         **report_figure(RESAMPLE_IDS["F"], "resample"),
     log:
         f"logs/resample/{RESAMPLE_IDS['F']}.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="experiment:figure_b",
         kwargs={
@@ -99,6 +111,10 @@ rule resample_table_c:
         **report_table(RESAMPLE_IDS["C"], "resample"),
     log:
         f"logs/resample/{RESAMPLE_IDS['C']}.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="experiment:table_c",
         kwargs={
@@ -122,6 +138,10 @@ rule resample_table_e:
         f"logs/resample/{RESAMPLE_IDS['E']}.log",
     benchmark:
         f"results/benchmarks/resample/{RESAMPLE_IDS['E']}.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=20,
     params:
         builder="experiment:table_e",
         kwargs={
@@ -144,6 +164,10 @@ rule resample_break_it:
         **report_table(RESAMPLE_IDS["break"], "resample"),
     log:
         f"logs/resample/{RESAMPLE_IDS['break']}.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="experiment:table_break_it",
         kwargs={
@@ -166,6 +190,10 @@ rule resample_seeds_exercise:
         **report_table(RESAMPLE_IDS["seeds"], "resample"),
     log:
         f"logs/resample/{RESAMPLE_IDS['seeds']}.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="experiment:table_seeds",
         kwargs={
@@ -177,3 +205,13 @@ rule resample_seeds_exercise:
         },
     script:
         "../scripts/make_table.py"
+
+
+# Small, fast jobs run inside the main Snakemake process, not as cluster jobs (issue 12);
+# the rules above without a benchmark: are cheap (seconds, mostly imports).
+localrules:
+    resample_table_a,
+    resample_figure_b,
+    resample_table_c,
+    resample_break_it,
+    resample_seeds_exercise,

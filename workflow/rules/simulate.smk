@@ -3,15 +3,18 @@
 # Chunks of trials run as separate jobs, merged per (task, policy, seed), then into
 # results/pools/pools.parquet; the sigma sweep runs one job per sigma value.
 
+import re
 import sys
 
-from evalsim.sim.pool import sim_config_hash
+from evalsim.sim.jobs import chunk_config, pools_config, sigma_label, sweep_config
 
 SIM = config["simulation"]
-# In every simulate rule's params: a change to study_seed, scene, tasks, policies or
-# simulation reruns the simulations (the same hash is stamped into the Parquet metadata).
-SIM_HASH = sim_config_hash(config)
+# Params (issue 16): each job's params hold only what changes its output (evalsim.sim.jobs),
+# so adding a policy or a sweep sigma reruns only the new chunks and what depends on them.
+# The script runs, and stamps into the Parquet metadata, that same job config.
 SIM_SWEEP_SIGMAS = [float(s) for s in SIM["sweep"]["sigma_mm"]]
+# Sweep files are named by the sigma's value, so a new sigma adds a file and renames none.
+SIM_SWEEP_LABELS = {sigma_label(s): s for s in SIM_SWEEP_SIGMAS}
 if SIM["sweep"]["task"] and SIM["sweep"]["task"] not in TASKS:
     raise ValueError(
         f"config key 'simulation.sweep.task': unknown task {SIM['sweep']['task']!r}; "
@@ -72,7 +75,7 @@ rule simulate_chunk:
         runtime=30,
     params:
         kind="pool",
-        sim_hash=SIM_HASH,
+        job=lambda w: chunk_config(config, w.task, w.policy),
         task=lambda w: w.task,
         policy=lambda w: w.policy,
         seed=lambda w: int(w.seed),
@@ -95,8 +98,10 @@ rule simulate_merge_seed:
     threads: 1
     resources:
         mem_mb=600,
+        runtime=10,
     params:
         kind="pool",
+        job=lambda w: chunk_config(config, w.task, w.policy),
     script:
         "../scripts/simulate_merge.py"
 
@@ -111,29 +116,31 @@ rule simulate_merge_pools:
     threads: 1
     resources:
         mem_mb=1000,
+        runtime=10,
     params:
         kind="pool",
+        job=pools_config(config),
     script:
         "../scripts/simulate_merge.py"
 
 
 rule simulate_sweep_chunk:
     output:
-        "results/pools/sweep_chunks/sigma{isig}.parquet",
+        "results/pools/sweep_chunks/sigma{sigma}.parquet",
     log:
-        "logs/simulate/sweep_sigma{isig}.log",
+        "logs/simulate/sweep_sigma{sigma}.log",
     benchmark:
-        "results/benchmarks/simulate/sweep_sigma{isig}.tsv"
+        "results/benchmarks/simulate/sweep_sigma{sigma}.tsv"
     wildcard_constraints:
-        isig=r"\d+",
+        sigma="|".join(re.escape(k) for k in SIM_SWEEP_LABELS),
     threads: 1
     resources:
         mem_mb=600,
         runtime=30,
     params:
         kind="sweep",
-        sim_hash=SIM_HASH,
-        sigma_mm=lambda w: SIM_SWEEP_SIGMAS[int(w.isig)],
+        job=sweep_config(config),
+        sigma_mm=lambda w: SIM_SWEEP_LABELS[w.sigma],
         trials=SIM["sweep"]["trials"],
     script:
         "../scripts/simulate_chunk.py"
@@ -141,10 +148,7 @@ rule simulate_sweep_chunk:
 
 rule simulate_merge_sweep:
     input:
-        [
-            f"results/pools/sweep_chunks/sigma{i}.parquet"
-            for i in range(len(SIM_SWEEP_SIGMAS))
-        ],
+        [f"results/pools/sweep_chunks/sigma{k}.parquet" for k in SIM_SWEEP_LABELS],
     output:
         "results/pools/sigma_sweep.parquet",
     log:
@@ -152,8 +156,10 @@ rule simulate_merge_sweep:
     threads: 1
     resources:
         mem_mb=600,
+        runtime=10,
     params:
         kind="sweep",
+        job=sweep_config(config, merged=True),
     script:
         "../scripts/simulate_merge.py"
 
@@ -162,15 +168,13 @@ rule simulate_pool_rates:
     input:
         pools="results/pools/pools.parquet",
     output:
-        csv=report(
-            table("sim_pool_rates")["csv"],
-            caption="../report/sim_pool_rates.rst",
-            category="simulate",
-        ),
-        md=table("sim_pool_rates")["md"],
+        **report_table("sim_pool_rates", "simulate"),
     log:
         "logs/simulate/sim_pool_rates.log",
     threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="simulate:pool_rates_table",
         kwargs={"confidence": config["confidence"]},
@@ -223,6 +227,9 @@ rule simulate_sigma_figure:
     log:
         "logs/simulate/success_vs_sigma.log",
     threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     params:
         builder="simulate:success_vs_sigma_figure",
         kwargs={
@@ -252,3 +259,13 @@ rule simulate_calibration:
         single=False,
     script:
         "../scripts/simulate_calibrate.py"
+
+
+# Small, fast jobs run inside the main Snakemake process, not as cluster jobs (issue 12);
+# the rules above without a benchmark: are cheap (seconds, mostly imports).
+localrules:
+    simulate_merge_seed,
+    simulate_merge_pools,
+    simulate_merge_sweep,
+    simulate_pool_rates,
+    simulate_sigma_figure,

@@ -22,5 +22,6 @@ frames = {
     for name, path in snakemake.input.items()  # noqa: F821
 }
 df = builder(**frames, **dict(snakemake.params.kwargs))  # noqa: F821
-write_table(df, snakemake.output.csv, snakemake.output.md)  # noqa: F821
+out = snakemake.output  # noqa: F821
+write_table(df, out.csv, out.md, out.tex, out.rst)
 logging.info("wrote %s (%d rows)", snakemake.output.csv, len(df))  # noqa: F821

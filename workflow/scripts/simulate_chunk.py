@@ -10,7 +10,7 @@ sys.stderr = open(snakemake.log[0], "w")  # noqa: F821
 logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(message)s")
 
 p = snakemake.params  # noqa: F821
-cfg = snakemake.config  # noqa: F821
+cfg = p.job  # only what changes this job's output (evalsim.sim.jobs), not the whole config
 if p.kind == "pool":
     df = run_policy_trials(cfg, p.task, p.policy, p.seed, p.start, p.stop)
     write_pool(df, snakemake.output[0], cfg)  # noqa: F821

@@ -875,6 +875,31 @@ def _paired_arrays(pools: pd.DataFrame, task: str, policy_a: str, policy_b: str,
     return a.loc[common].to_numpy(bool), b.loc[common].to_numpy(bool)
 
 
+def _for_each_pair(builder, pools: pd.DataFrame, pairs, **kwargs) -> pd.DataFrame:
+    """``builder`` (T18 or T27) once per pair [policy_a, policy_b], stacked in pair order.
+
+    Columns ``policy_a`` and ``policy_b`` lead; the title and the note are the first pair's,
+    its "A vs B" naming every pair instead. Each pair's rows (and bootstrap streams) are the
+    same whatever other pairs are listed.
+    """
+    frames = []
+    for a, b in pairs:
+        df = builder(pools, policy_a=a, policy_b=b, **kwargs)
+        df.insert(0, "policy_b", b)
+        df.insert(0, "policy_a", a)
+        frames.append(df)
+    if not frames:
+        raise ValueError("pairs: empty; give at least one [policy_a, policy_b]")
+    out = pd.concat(frames, ignore_index=True)
+    (a0, b0), first = pairs[0], frames[0]
+    listed = "; ".join(f"{a} vs {b}" for a, b in pairs)
+    out.attrs["title"] = first.attrs["title"]
+    out.attrs["note"] = first.attrs["note"].replace(
+        f"{a0} vs {b0}", f"policy_a vs policy_b (one block of rows per pair: {listed})", 1
+    )
+    return out
+
+
 def _pool_keys(pools: pd.DataFrame, task, policy_a, policy_b):
     task = task or str(pools["task"].iloc[0])
     seeds = sorted(int(s) for s in pools.loc[pools["task"] == task, "seed"].unique())
@@ -888,15 +913,21 @@ def mcnemar_vs_unpaired(
     task: str | None = None,
     alpha: float = 0.05,
     power: float = 0.8,
+    pairs: list[list[str]] | None = None,
 ) -> pd.DataFrame:
     """T18: McNemar on paired pool outcomes vs an unpaired test on the same trials.
 
     One row per training seed of the first task (seed 0 first: the headline row). The
     pairing-gain columns measure rho from trials that share a cube pose and give the n a
-    paired design needs relative to an unpaired one for the observed rates.
+    paired design needs relative to an unpaired one for the observed rates. With ``pairs``
+    ([[policy_a, policy_b], ...]), one block of rows per pair, led by the two policy names.
     """
     from evalsim.stats.fisher import fisher_pvalue
 
+    if pairs is not None:
+        return _for_each_pair(
+            mcnemar_vs_unpaired, pools, pairs, task=task, alpha=alpha, power=power
+        )
     task, seeds = _pool_keys(pools, task, policy_a, policy_b)
     rows = []
     for seed in seeds:
@@ -935,7 +966,7 @@ def mcnemar_vs_unpaired(
             }
         )
     note = (
-        f"Pools: task {task}, policy {policy_a} vs {policy_b}, the same cube pose for trial i of "
+        f"Pools: task {task}, {policy_a} vs {policy_b}, the same cube pose for trial i of "
         "both policies; one row per training seed (seed 0 is the headline). McNemar works on "
         "the discordant pairs b (A only) and c (B only); the unpaired test is Fisher's exact "
         "test on the same trials treated as independent. rho is the correlation of the two "
@@ -954,10 +985,25 @@ def paired_contingency_table(
     n_boot: int = 10_000,
     confidence: float = 0.95,
     study_seed: int = 0,
+    pairs: list[list[str]] | None = None,
 ) -> pd.DataFrame:
-    """T27: the paired 2x2 table from the pools, McNemar (exact, mid-p), paired bootstrap CI."""
+    """T27: the paired 2x2 table from the pools, McNemar (exact, mid-p), paired bootstrap CI.
+
+    With ``pairs`` ([[policy_a, policy_b], ...]), one block of rows per pair, led by the two
+    policy names.
+    """
     from evalsim.seeding import rng_for
 
+    if pairs is not None:
+        return _for_each_pair(
+            paired_contingency_table,
+            pools,
+            pairs,
+            task=task,
+            n_boot=n_boot,
+            confidence=confidence,
+            study_seed=study_seed,
+        )
     task, seeds = _pool_keys(pools, task, policy_a, policy_b)
     rows = []
     for seed in seeds:

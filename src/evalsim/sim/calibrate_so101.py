@@ -21,11 +21,10 @@ Rule
    has a two-sided Fisher p >= ``alpha`` against the document's count
    (:func:`evalsim.products.simulate.acceptance_table`). ``p_pass`` is the fraction of
    :data:`N_BOOT` replicates that pass; ``score = -log10(p_pass)``.
-5. Choose the admissible point with the largest ``p_pass`` (ties: first in grid order).
-6. If that choice has ``p_pass < PASS_MIN`` (0.7), sweep :data:`STAGE2_GRID` the same way and
-   choose the admissible point of largest ``p_pass`` over both stages. The rule requires
-   ``p_pass >= 0.7`` of its final choice; if no point reaches it, the choice is still reported
-   with that shortfall (the rule never relaxes its constraint or redraws the pools).
+5. Choose the admissible point with the largest ``p_pass`` (ties: first in grid order). The
+   rule asks ``p_pass >= PASS_MIN`` (0.7) of its choice; if no point reaches it, the choice is
+   still used and reported with that shortfall (the rule never relaxes its constraint, and the
+   pools are never redrawn).
 
 The pools are then drawn once with the chosen values, on the study's own seed.
 
@@ -61,11 +60,6 @@ log = logging.getLogger(__name__)
 #: ``scene.so101.pad_width_m`` (how far off-centre along the jaws a cube may be gripped
 #: before it pivots out of a 4 cm hold: drops at large sigma).
 DEFAULT_GRID = {"cube_mass_kg": [0.05, 0.10, 0.15]}
-#: Step 6's grid, run only if stage 1's choice has ``p_pass < PASS_MIN``. Stage 1 showed mass
-#: raising drops at both sigmas (A 11 -> 15 -> 21%, B 1 -> 4 -> 9% from 50 to 150 g) while
-#: the document has A 12.7%, B 8.3%: wider pads cut A's off-centre drops more than B's, and a
-#: heavier cube restores B's.
-STAGE2_GRID = {"pad_width_m": [0.034, 0.038], "cube_mass_kg": [0.12, 0.14]}
 SIGMA0_TRIALS = 200
 SIGMA0_MIN_RATE = 0.95
 N_BOOT = 4000
@@ -216,34 +210,19 @@ def sweep(
     return out
 
 
-def two_stage(config: dict, processes: int = 1, n_boot: int = N_BOOT) -> pd.DataFrame:
-    """Steps 1-6: stage 1 on :data:`DEFAULT_GRID`, stage 2 if needed; ``chosen`` marks one."""
-    stage1 = sweep(config, DEFAULT_GRID, processes, n_boot).assign(stage=1)
-    if float(stage1.loc[stage1["chosen"], "p_pass"].iloc[0]) >= PASS_MIN:
-        return stage1
-    stage2 = sweep(config, STAGE2_GRID, processes, n_boot).assign(stage=2)
-    both = pd.concat([stage1, stage2], ignore_index=True)
-    best = both.loc[both["chosen"], "p_pass"].idxmax()
-    both["chosen"] = False
-    both.loc[best, "chosen"] = True
-    return both
-
-
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--config", default="config/config.yaml")
     ap.add_argument("--processes", type=int, default=2)
     ap.add_argument(
-        "--grid", type=json.loads, default=None, help="JSON {knob: [values]}: one sweep only"
+        "--grid", type=json.loads, default=None, help="JSON {knob: [values]} (default: the rule's)"
     )
     ap.add_argument("--out", default=None, help="CSV of the sweep")
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     log.setLevel(logging.INFO)
     config = load_config(args.config)
-    res = (
-        sweep(config, args.grid, args.processes) if args.grid else two_stage(config, args.processes)
-    )
+    res = sweep(config, args.grid, args.processes)
     pd.set_option("display.width", 250)
     print(res.round(4).to_string(index=False))
     if args.out:

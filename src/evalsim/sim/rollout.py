@@ -82,12 +82,13 @@ def run_trials(
     bias_mm: tuple[float, float] = (0.0, 0.0),
     scene: Scene | None = None,
     policy_label: str | None = None,
-    progress_every: int = 50,
+    progress_every: int | None = None,
 ) -> pd.DataFrame:
     """Run trials ``start .. stop-1`` of one (task, policy, seed) and return their records.
 
     ``policy_key`` names the perception noise stream; ``policy_label`` (default the key) is
-    what the ``policy`` column says.
+    what the ``policy`` column says. Progress is logged every ``progress_every`` trials
+    (default: every 10% of the chunk; 0 turns it off).
     """
     if not 0 <= start <= stop:
         raise ValueError(f"need 0 <= start <= stop, got start={start!r}, stop={stop!r}")
@@ -95,6 +96,8 @@ def run_trials(
         raise ValueError(f"sigma_mm must be >= 0, got {sigma_mm!r}")
     scene = scene if scene is not None else make_scene(config, task_by_name(config, task))
     poses = task_poses(config, task, stop)
+    if progress_every is None:
+        progress_every = max(1, math.ceil((stop - start) / 10))
     rows = []
     t0 = time.perf_counter()
     for i in range(start, stop):

@@ -109,7 +109,12 @@ def binom_logpmf(k, n, p):
     kf = float(k)
     mf = nf - kf
     lc = _stirlerr(nf) - _stirlerr(kf) - _stirlerr(mf) - _bd0(kf, nf * p) - _bd0(mf, nf * q)
-    lf = _LN_2PI + math.log(kf) + math.log1p(-kf / nf)
+    # log(k (n - k) / n): log1p(-k/n) loses relative accuracy as k/n -> 1 (cancellation in
+    # 1 - k/n); there the mirrored form log((n - k)/n), with n - k exact, keeps it.
+    if 2 * k <= n:
+        lf = _LN_2PI + math.log(kf) + math.log1p(-kf / nf)
+    else:
+        lf = _LN_2PI + math.log(kf) + math.log(mf / nf)
     return lc - 0.5 * lf
 
 

@@ -87,21 +87,117 @@ def _less_tol(w_a, l_a, w_b, l_b):
 
 
 @njit(cache=True)
+def _step_right(n1, n2, kk, x):
+    """pmf(x + 1) / pmf(x)."""
+    return ((kk - x) * (n1 - x)) / ((x + 1) * (n2 - kk + x + 1))
+
+
+@njit(cache=True)
+def _step_left(n1, n2, kk, x):
+    """pmf(x - 1) / pmf(x)."""
+    return (x * (n2 - kk + x)) / ((kk - x + 1) * (n1 - x + 1))
+
+
+@njit(cache=True)
+def _step(n1, n2, kk, x, d):
+    if d > 0:
+        return _step_right(n1, n2, kk, x)
+    return _step_left(n1, n2, kk, x)
+
+
+_TAIL_RTOL = 2.0**-60  # a tail is cut when its geometric bound is below this share of its sum
+
+
+@njit(cache=True)
+def _tail_sum(n1, n2, kk, x, end, d, first):
+    """sum of pmf(y)/pmf(x) * first over y = x, x + d, ... up to ``end``, moving away from the mode.
+
+    The ratio pmf(y + d)/pmf(y) falls as y moves away from the mode (the hypergeometric
+    pmf is log-concave), so once ``term * r / (1 - r)`` -- a bound on everything left -- is
+    below 2^-60 of the sum, the rest cannot change it and is not visited.
+    """
+    s = first
+    term = first
+    y = x
+    while y != end and term > 0.0:
+        r = _step(n1, n2, kk, y, d)
+        term *= r
+        s += term
+        y += d
+        if r < 1.0 and term * r < _TAIL_RTOL * s * (1.0 - r):
+            break
+    return s
+
+
+@njit(cache=True)
 def pvalue_scalar(k1, n1, k2, n2, w, lev):
-    """Two-sided Fisher p-value of one table; ``w``, ``lev`` are work arrays (len >= n1 + 1)."""
+    """Two-sided Fisher p-value of one table, visiting only the tables that count.
+
+    Weights are relative to the mode. The total is summed outward from the mode until the
+    tails are negligible; the observed weight ``w1`` is reached by walking from the mode; on
+    the observed side the counted tables are those from x1 outward (plus any table between
+    the mode and x1 within the tolerance of ``w1``), on the other side those from the first
+    table with weight < ``w1 * (1 + 1e-14)`` outward, each summed relative to ``w1`` until
+    negligible. O(|x1 - mode| + spread of the margin), not O(n). ``w``, ``lev`` are unused
+    (kept for the call signature of the array kernel).
+    """
     kk = k1 + k2
-    lo, hi, mode = margin_weights(n1, n2, kk, w, lev)
-    m = hi - lo + 1
-    i1 = k1 - lo
-    w1 = w[i1]
-    l1 = lev[i1]
-    total = 0.0
-    counted = 0.0
-    for i in range(m):
-        total += math.ldexp(w[i], -_LEVEL_BITS * lev[i])
-        if _less_tol(w[i], lev[i], w1, l1):
-            counted += math.ldexp(w[i], -_LEVEL_BITS * (lev[i] - l1))
-    p = math.ldexp(counted / total, -_LEVEL_BITS * l1)
+    lo = max(0, kk - n2)
+    hi = min(kk, n1)
+    mode = ((kk + 1) * (n1 + 1)) // (n1 + n2 + 2)
+    mode = min(max(mode, lo), hi)
+    if lo == hi:
+        return 1.0
+    # total, relative to the mode (>= 1)
+    total = 1.0
+    if mode < hi:
+        total += _tail_sum(n1, n2, kk, mode + 1, hi, 1, _step_right(n1, n2, kk, mode))
+    if mode > lo:
+        total += _tail_sum(n1, n2, kk, mode - 1, lo, -1, _step_left(n1, n2, kk, mode))
+    # the observed table's weight (w1, l1), walking from the mode
+    d1 = 1 if k1 >= mode else -1
+    end1 = hi if d1 > 0 else lo
+    end2 = lo if d1 > 0 else hi
+    w1 = 1.0
+    l1 = 0
+    x = mode
+    while x != k1:
+        w1 *= _step(n1, n2, kk, x, d1)
+        x += d1
+        if w1 < _TINY:
+            w1 *= _HUGE
+            l1 += 1
+    # observed side: from x1 outward (relative to w1), and near-ties between mode and x1
+    counted = _tail_sum(n1, n2, kk, k1, end1, d1, 1.0)
+    rel = 1.0
+    x = k1
+    while x != mode:
+        rel *= _step(n1, n2, kk, x, -d1)
+        x -= d1
+        if rel < _GAMMA:
+            counted += rel
+        else:
+            break
+    # other side: the first table with weight < w1 * gamma, walking out from the mode
+    cur = 1.0
+    cl = 0
+    x = mode
+    found = False
+    if x != end2:
+        while x != end2:
+            cur *= _step(n1, n2, kk, x, -d1)
+            x -= d1
+            if cur < _TINY:
+                cur *= _HUGE
+                cl += 1
+            if _less_tol(cur, cl, w1, l1):
+                found = True
+                break
+    if found:
+        first = math.ldexp(cur / w1, -_LEVEL_BITS * (cl - l1))
+        if first > 0.0:
+            counted += _tail_sum(n1, n2, kk, x, end2, -d1, first)
+    p = math.ldexp(counted * w1 / total, -_LEVEL_BITS * l1)
     return min(p, 1.0)
 
 

@@ -2,6 +2,10 @@
 
 Private: :mod:`evalsim.stats.hierarchy` validates. Episodes are stored sorted by cluster:
 cluster c owns ``values[starts[c]:starts[c + 1]]``.
+
+Each kernel is a plain function compiled with ``njit(cache=True)(fn)`` rather than decorated,
+so that mutation testing (``make mutants``, which leaves decorated functions alone) can
+mutate its body and run it with ``NUMBA_DISABLE_JIT=1``.
 """
 
 from __future__ import annotations
@@ -10,8 +14,7 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True)
-def hierarchical_bootstrap(values, starts, n_reps, rng):
+def _hierarchical_bootstrap(values, starts, n_reps, rng):
     """Two-stage bootstrap replicates, next to a naive episode bootstrap.
 
     Each replicate draws as many clusters as there are, with replacement; within each drawn
@@ -62,3 +65,6 @@ def hierarchical_bootstrap(values, starts, n_reps, rng):
             s += values[int(rng.random() * n_total)]
         naive[r] = s / n_total
     return macro, micro, naive
+
+
+hierarchical_bootstrap = njit(cache=True)(_hierarchical_bootstrap)

@@ -13,12 +13,18 @@ import numbers
 import numpy as np
 
 __all__ = [
+    "MAX_COUNT",
     "check_alpha",
     "check_confidence",
     "check_counts",
     "check_n",
     "check_probability",
+    "check_z",
 ]
+
+#: Largest count accepted. The Fisher kernels multiply two counts in int64 (products up to
+#: ~4 n^2 must stay below 2^63) and a count must be exact as a float64; 2^31 - 1 keeps both.
+MAX_COUNT = 2**31 - 1
 
 
 def _first_bad(arr: np.ndarray, bad: np.ndarray) -> str:
@@ -33,22 +39,41 @@ def _as_integers(x, name: str):
     if isinstance(x, bool | np.bool_):
         raise ValueError(f"{name} must be an integer count, got the boolean {x!r}")
     if isinstance(x, numbers.Integral):
+        if abs(int(x)) > MAX_COUNT:
+            raise ValueError(f"{name} must be an integer count <= {MAX_COUNT}, got {x!r}")
         return int(x)
     if isinstance(x, numbers.Real):
         xf = float(x)
         if not np.isfinite(xf) or xf != int(xf):
             raise ValueError(f"{name} must be an integer count, got {x!r}")
+        if abs(xf) > MAX_COUNT:
+            raise ValueError(f"{name} must be an integer count <= {MAX_COUNT}, got {x!r}")
         return int(xf)
-    arr = np.asarray(x)
+    try:
+        arr = np.asarray(x)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"{name} must be an integer or an array of integers, got {x!r}") from None
     if arr.dtype == bool:
         raise ValueError(f"{name} must hold integer counts, got a boolean array")
+    if arr.dtype == object:  # Python ints too large for int64, or mixed objects
+        raise ValueError(f"{name} must hold integer counts <= {MAX_COUNT}, got {x!r}")
     if np.issubdtype(arr.dtype, np.integer):
+        bad = (arr > MAX_COUNT) | (arr < -MAX_COUNT)
+        if bad.any():
+            raise ValueError(
+                f"{name} must hold integer counts <= {MAX_COUNT}, got {_first_bad(arr, bad)}"
+            )
         return arr.astype(np.int64)
     if not np.issubdtype(arr.dtype, np.floating):
         raise ValueError(f"{name} must be an integer or an array of integers, got {x!r}")
     bad = ~np.isfinite(arr) | (arr != np.round(arr))
     if bad.any():
         raise ValueError(f"{name} must hold integer counts, got {_first_bad(arr, bad)}")
+    bad = np.abs(arr) > MAX_COUNT
+    if bad.any():
+        raise ValueError(
+            f"{name} must hold integer counts <= {MAX_COUNT}, got {_first_bad(arr, bad)}"
+        )
     return arr.astype(np.int64)
 
 
@@ -157,3 +182,18 @@ def check_alpha(alpha) -> float:
 def check_confidence(c) -> float:
     """Check a confidence level: a number in the open interval (0, 1). Returns a float."""
     return _check_open_unit(c, "confidence", "a confidence level such as 0.95")
+
+
+def check_z(z, name: str = "z_alpha", positive: bool = True) -> float:
+    """Check a standard-normal quantile: finite, and > 0 when ``positive``. Returns a float.
+
+    A critical value ``z_alpha`` must be positive (a negative one would make a test reject
+    more often than half the time); ``z_beta = Phi^-1(power)`` is negative for power < 1/2.
+    """
+    if isinstance(z, bool | np.bool_) or not isinstance(z, numbers.Real):
+        raise ValueError(f"{name} must be a number such as 1.96, got {z!r}")
+    zf = float(z)
+    if not np.isfinite(zf) or (positive and zf <= 0.0):
+        what = "a finite number > 0" if positive else "a finite number"
+        raise ValueError(f"{name} must be {what} (such as 1.96), got {z!r}")
+    return zf

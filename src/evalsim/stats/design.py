@@ -32,12 +32,22 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import norm
 
-from evalsim.stats._validate import check_alpha, check_confidence, check_n, check_probability
+from evalsim.stats._validate import (
+    check_alpha,
+    check_confidence,
+    check_n,
+    check_probability,
+    check_z,
+)
 
 VARIANCES = ("fleiss", "pbar", "unpooled")
 PAIRED_VARIANCES = ("separate", "pbar")
 MDE_CONVENTIONS = ("centered", "from_baseline")
 ESTIMATE_METHODS = ("normal", "wilson")
+
+#: mde_exact builds the (n + 1)^2 rejection region once up to this n per arm (fast per
+#: power evaluation); above it each evaluation runs the exact power kernel instead.
+MDE_REGION_MAX_N = 1000
 
 
 @dataclass(frozen=True)
@@ -142,8 +152,8 @@ def n_per_arm_normal(
     if variance not in VARIANCES:
         raise ValueError(f"variance must be one of {VARIANCES}, got {variance!r}")
     za, zb = _z(alpha, power)
-    za = za if z_alpha is None else float(z_alpha)
-    zb = zb if z_beta is None else float(z_beta)
+    za = za if z_alpha is None else check_z(z_alpha, "z_alpha")
+    zb = zb if z_beta is None else check_z(z_beta, "z_beta", positive=False)
     d = abs(p1 - p2)
     pbar = 0.5 * (p1 + p2)
     if variance == "fleiss":
@@ -210,7 +220,7 @@ def mde_exact(
     power: float = 0.8,
     baseline: float = 0.5,
     convention: str = "centered",
-    tol: float = 1e-5,
+    tol: float = 1e-6,
 ) -> MDEResult:
     """Smallest gap that Fisher's exact test detects with ``power`` at ``n_per_arm`` per arm.
 
@@ -243,19 +253,36 @@ def mde_exact(
     baseline = _rate(baseline, "baseline")
     if convention not in MDE_CONVENTIONS:
         raise ValueError(f"convention must be one of {MDE_CONVENTIONS}, got {convention!r}")
-    reject = np.asarray(fisher_rejects(n, n, alpha), dtype=bool)
+    if n <= MDE_REGION_MAX_N:
+        reject = np.asarray(fisher_rejects(n, n, alpha), dtype=bool)
+
+        def exact_power(p1: float, p2: float) -> float:
+            return _exact_power_from_region(reject, p1, p2)
+    else:  # no (n + 1)^2 region: the power kernel visits only the margins that matter
+        from evalsim.stats.power import _power
+
+        def exact_power(p1: float, p2: float) -> float:
+            return _power(p1, n, p2, n, alpha)
+
     d_max = 2.0 * min(baseline, 1.0 - baseline) if convention == "centered" else 1.0 - baseline
-    if _exact_power_from_region(reject, *_mde_pair(d_max, baseline, convention)) < power:
+    if exact_power(*_mde_pair(d_max, baseline, convention)) < power:
         return MDEResult(float("nan"), float("nan"), float("nan"), float("nan"), convention)
     lo, hi = 0.0, d_max
+    if n > MDE_REGION_MAX_N:  # bracket around the normal approximation: fewer evaluations
+        guess = float(mde_normal(n, pbar=baseline, alpha=alpha, power=power))
+        a, b = 0.9 * guess, min(1.1 * guess, d_max)
+        if exact_power(*_mde_pair(a, baseline, convention)) < power:
+            lo = a
+            if b < d_max and exact_power(*_mde_pair(b, baseline, convention)) >= power:
+                hi = b
     while hi - lo > tol:
         mid = 0.5 * (lo + hi)
-        if _exact_power_from_region(reject, *_mde_pair(mid, baseline, convention)) >= power:
+        if exact_power(*_mde_pair(mid, baseline, convention)) >= power:
             hi = mid
         else:
             lo = mid
     p1, p2 = _mde_pair(hi, baseline, convention)
-    return MDEResult(hi, p1, p2, _exact_power_from_region(reject, p1, p2), convention)
+    return MDEResult(hi, p1, p2, exact_power(p1, p2), convention)
 
 
 def normal_power(p1: float, p2: float, n_per_arm: int, alpha: float = 0.05) -> float:
@@ -327,8 +354,8 @@ def paired_n(
     if (rho is None) == (discordance is None):
         raise ValueError(f"give exactly one of rho and discordance, got {rho!r}, {discordance!r}")
     za, zb = _z(alpha, power)
-    za = za if z_alpha is None else float(z_alpha)
-    zb = zb if z_beta is None else float(z_beta)
+    za = za if z_alpha is None else check_z(z_alpha, "z_alpha")
+    zb = zb if z_beta is None else check_z(z_beta, "z_beta", positive=False)
     d = abs(p1 - p2)
     if rho is not None:
         if variance not in PAIRED_VARIANCES:
@@ -357,24 +384,52 @@ def paired_n(
     return SampleSize(_ceil(n), float(n), "paired McNemar, discordance (Connor 1987)")
 
 
+def mcnemar_critical_values(d_max: int, alpha: float) -> np.ndarray:
+    """Critical values ``c_D`` of the two-sided exact McNemar test for D = 0..d_max.
+
+    ``c_D`` is the largest m with ``2 P(X <= m) < alpha`` for ``X ~ Bin(D, 1/2)`` under the
+    tie rule of :func:`evalsim.stats.decision.rejects` (-1 when no m qualifies, as for small
+    D): the test rejects when ``min(b, D - b) <= c_D``. O(d_max): SciPy's binomial quantile
+    gives a start within one of ``c_D`` and the project's exact tails settle it among the
+    candidates ``start - 2 .. start + 1``.
+    """
+    from scipy.stats import binom
+
+    from evalsim.stats.binomial import binom_cdf
+    from evalsim.stats.decision import rejects
+
+    dd = np.arange(d_max + 1, dtype=np.int64)
+    half = dd // 2
+    start = np.nan_to_num(binom.ppf(alpha / 2.0, np.maximum(dd, 1), 0.5), nan=0.0)
+    start = start.astype(np.int64)
+    crit = np.full(d_max + 1, -1, dtype=np.int64)
+    for shift in (-2, -1, 0, 1):
+        m = np.minimum(start + shift, half)
+        ok = (m >= 0) & (dd >= 1)
+        cdf = np.zeros(d_max + 1)
+        if ok.any():
+            cdf[ok] = binom_cdf(m[ok], dd[ok], 0.5)
+        hit = ok & rejects(2.0 * cdf, alpha)
+        crit = np.where(hit, np.maximum(crit, m), crit)
+    return crit
+
+
 def _mcnemar_reject_given_d(d_max: int, theta: float, alpha: float) -> np.ndarray:
     """``P(exact McNemar rejects | D discordant pairs)`` for D = 0..d_max, b ~ Bin(D, theta).
 
-    The two-sided exact test rejects when ``min(b, D - b) <= c_D``, with ``c_D`` the largest
-    m such that ``2 P(X <= m) < alpha`` for ``X ~ Bin(D, 1/2)`` (none for small D).
+    The two-sided exact test rejects when ``min(b, D - b) <= c_D``
+    (:func:`mcnemar_critical_values`): ``P(b <= c_D) + P(b > D - c_D - 1)``, both tails
+    summed directly (no subtraction from 1).
     """
-    from evalsim.stats.binomial import binom_cdf
+    from evalsim.stats.binomial import binom_cdf, binom_sf
 
+    crit = mcnemar_critical_values(d_max, alpha)
     out = np.zeros(d_max + 1)
-    for dd in range(1, d_max + 1):
-        m = np.arange(dd // 2 + 1)
-        ok = np.nonzero(2.0 * np.asarray(binom_cdf(m, dd, 0.5), dtype=float) < alpha)[0]
-        if ok.size == 0:
-            continue
-        c = int(ok[-1])
-        low = float(binom_cdf(c, dd, theta))
-        high = 1.0 - float(binom_cdf(dd - c - 1, dd, theta))
-        out[dd] = low + high
+    ok = crit >= 0
+    if ok.any():
+        dd = np.arange(d_max + 1, dtype=np.int64)[ok]
+        c = crit[ok]
+        out[ok] = binom_cdf(c, dd, theta) + binom_sf(dd - c - 1, dd, theta)
     return out
 
 
@@ -393,7 +448,8 @@ def mcnemar_power_exact(n_pairs: int, p10: float, p01: float, alpha: float = 0.0
     The number of discordant pairs ``D`` is ``Binomial(n, p10 + p01)``; given ``D``, the
     count ``b`` of A-only successes is ``Binomial(D, p10 / (p10 + p01))``; the test rejects
     when the two-sided exact binomial p-value of ``b`` out of ``D`` at 1/2 is below alpha
-    (:func:`evalsim.stats.paired.mcnemar_exact`). Power is summed over D exactly.
+    (:func:`evalsim.stats.paired.mcnemar_exact`, tie rule of
+    :func:`evalsim.stats.decision.rejects`). Power is summed over D exactly, O(n).
     """
     from evalsim.stats.binomial import binom_pmf
 
@@ -404,6 +460,54 @@ def mcnemar_power_exact(n_pairs: int, p10: float, p01: float, alpha: float = 0.0
     g = _mcnemar_reject_given_d(n, theta, alpha)
     pd_ = np.asarray(binom_pmf(np.arange(n + 1), n, psi), dtype=float)
     return float(pd_ @ g)
+
+
+def mcnemar_mde_exact(
+    n_pairs: int, discordance: float, alpha: float = 0.05, power: float = 0.8, tol: float = 1e-6
+) -> float:
+    """Smallest gap ``|p_A - p_B|`` the exact McNemar test detects with ``power``.
+
+    At a fixed discordance ``psi`` (share of pairs where exactly one policy succeeds) the
+    gap ``d`` splits the discordant pairs as ``p10 = (psi + d)/2``, ``p01 = (psi - d)/2``;
+    exact power (:func:`mcnemar_power_exact`) rises with ``d``, so ``d`` is found by
+    bisection to ``tol`` (the critical values and the law of D are computed once).
+
+    Returns
+    -------
+    float
+        The gap (a fraction; the upper end of the final bracket, so its power reaches the
+        target), or nan when even ``d = psi`` (every discordant pair for one policy) misses.
+    """
+    from evalsim.stats.binomial import binom_cdf, binom_pmf, binom_sf
+
+    check_n(n_pairs, "n_pairs")
+    n = int(n_pairs)
+    _z(alpha, power)
+    psi = check_probability(discordance, "discordance")
+    if not 0.0 < psi:
+        raise ValueError(f"discordance must be > 0, got {discordance!r}")
+    if not (isinstance(tol, int | float) and 0.0 < tol < 0.1):
+        raise ValueError(f"tol must be in (0, 0.1), got {tol!r}")
+    crit = mcnemar_critical_values(n, alpha)
+    ok = crit >= 0
+    dd = np.arange(n + 1, dtype=np.int64)[ok]
+    c = crit[ok]
+    pd_ = np.asarray(binom_pmf(np.arange(n + 1), n, psi), dtype=float)[ok]
+
+    def pw(d: float) -> float:
+        if dd.size == 0:
+            return 0.0
+        theta = min(max((psi + d) / (2.0 * psi), 0.0), 1.0)
+        g = binom_cdf(c, dd, theta) + binom_sf(dd - c - 1, dd, theta)
+        return float(pd_ @ g)
+
+    if pw(psi) < power:
+        return float("nan")
+    lo, hi = 0.0, psi
+    while hi - lo > tol:
+        mid = 0.5 * (lo + hi)
+        lo, hi = (lo, mid) if pw(mid) >= power else (mid, hi)
+    return hi
 
 
 def mcnemar_n_exact(

@@ -16,7 +16,12 @@ once by merging its two monotone sides (O(m) for m tables), and a cumulative sum
 every table's p-value of that margin. Weights carry a separate power-of-two exponent, so
 p-values keep their relative accuracy down to the smallest subnormal double.
 
-The rejection convention is ``p < alpha`` (as the documents), see :func:`fisher_rejects`.
+The rejection convention is ``p < alpha`` (as the documents) with the tie rule of
+:mod:`evalsim.stats.decision` (a p within 1e-9 relative of alpha counts as equal and does
+not reject), see :func:`fisher_rejects`.
+
+A p-value below the smallest subnormal double (about 5e-324) is returned as 0.0; that only
+happens for tables far from their margin's mode at n in the thousands, and it still rejects.
 
 References
 ----------
@@ -30,8 +35,19 @@ import numpy as np
 
 from evalsim.stats import _fisher_kernels as _k
 from evalsim.stats._validate import check_alpha, check_counts, check_n
+from evalsim.stats.decision import rejects
 
-__all__ = ["REL_TOL", "fisher_pvalue", "fisher_pvalue_table", "fisher_rejects"]
+__all__ = [
+    "ALTERNATIVES",
+    "REL_TOL",
+    "fisher_pvalue",
+    "fisher_pvalue_one_sided",
+    "fisher_pvalue_table",
+    "fisher_rejects",
+]
+
+#: Alternatives of the one-sided tests (arm 1 against arm 2).
+ALTERNATIVES = ("greater", "less")
 
 REL_TOL = _k.REL_TOL
 
@@ -109,8 +125,10 @@ def fisher_pvalue_table(n1, n2) -> np.ndarray:
 def fisher_rejects(n1, n2, alpha=0.05) -> np.ndarray:
     """Rejection region of the two-sided Fisher test at level ``alpha``: ``p < alpha``.
 
-    The convention is strict (``p < alpha``), as in the documents and in
-    :func:`evalsim.stats.power.fisher_power`.
+    The convention is strict (``p < alpha``), as in the documents, with the tie rule of
+    :func:`evalsim.stats.decision.rejects`: a p-value within 1e-9 (relative) of ``alpha`` is
+    an exact tie and is not rejected. The same rule decides
+    :func:`evalsim.stats.power.fisher_power` and the peeking regions.
 
     Parameters
     ----------
@@ -125,4 +143,38 @@ def fisher_rejects(n1, n2, alpha=0.05) -> np.ndarray:
         Shape ``(n1 + 1, n2 + 1)``; ``True`` where the table ``[k1, k2]`` is rejected.
     """
     alpha = check_alpha(alpha)
-    return fisher_pvalue_table(n1, n2) < alpha
+    return rejects(fisher_pvalue_table(n1, n2), alpha)
+
+
+def fisher_pvalue_one_sided(k1, n1, k2, n2, alternative: str) -> float:
+    """One-sided Fisher exact p-value for arm 1 (``k1/n1``) against arm 2 (``k2/n2``).
+
+    ``alternative="greater"``: arm 1's rate is the higher, ``p = P(X >= k1)``; ``"less"``:
+    ``p = P(X <= k1)``, with ``X`` hypergeometric (``n1 + n2`` trials, ``k1 + k2``
+    successes, ``n1`` drawn) -- ``scipy.stats.fisher_exact([[k1, n1 - k1], [k2, n2 - k2]],
+    alternative=...)``. The tail comes from SciPy's hypergeometric ``cdf``/``sf`` (Boost).
+
+    Parameters
+    ----------
+    k1, n1, k2, n2 : int
+        Successes and trials of each arm.
+    alternative : {"greater", "less"}
+
+    Returns
+    -------
+    float
+    """
+    from scipy.stats import hypergeom
+
+    k1, n1 = check_counts(k1, n1)
+    k2, n2 = check_counts(k2, n2)
+    if not all(isinstance(v, int) for v in (k1, n1, k2, n2)):
+        raise ValueError("fisher_pvalue_one_sided takes single counts, not arrays")
+    if alternative not in ALTERNATIVES:
+        raise ValueError(f"alternative must be one of {ALTERNATIVES}, got {alternative!r}")
+    total, succ = n1 + n2, k1 + k2
+    if alternative == "greater":
+        p = float(hypergeom.sf(k1 - 1, total, succ, n1))
+    else:
+        p = float(hypergeom.cdf(k1, total, succ, n1))
+    return min(max(p, 0.0), 1.0)

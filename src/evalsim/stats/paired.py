@@ -5,8 +5,11 @@ the difference of proportions ``p1 - p2`` by Wald (unpooled), Newcombe's hybrid 
 (method 10) and Agresti-Caffo, with the argument order and sign of ``statsmodels``'
 ``confint_proportions_2indep(count1, nobs1, count2, nobs2, compare="diff")``. *Paired*
 samples (both policies on the same initial conditions): the 2x2 paired contingency table,
-the exact McNemar test and its mid-p version on the discordant pairs, a paired bootstrap,
-and the variance a pairing removes, measured from the outcomes.
+the exact McNemar test and its mid-p version on the discordant pairs, confidence intervals
+for the paired difference ``pA - pB`` (Tango's score interval [5]_, Newcombe's hybrid score
+interval for paired data [6]_ and the Wald interval as a reference; registry
+:data:`PAIRED_DIFF_METHODS`), a paired bootstrap, and the variance a pairing removes,
+measured from the outcomes.
 
 References
 ----------
@@ -20,6 +23,15 @@ References
 .. [4] Fagerland, M. W., Lydersen, S. and Laake, P. (2013). The McNemar test for binary
    matched-pairs data: mid-p and asymptotic are better than exact conditional. *BMC
    Medical Research Methodology* 13, 91.
+.. [5] Tango, T. (1998). Equivalence test and confidence interval for the difference in
+   proportions for the paired-sample design. *Statistics in Medicine* 17, 891-908 (and the
+   correction, *Statistics in Medicine* 18 (1999), 3511-3513).
+.. [6] Newcombe, R. G. (1998). Improved confidence intervals for the difference between
+   binomial proportions based on paired data. *Statistics in Medicine* 17, 2635-2650
+   (method 10).
+.. [7] Fagerland, M. W., Lydersen, S. and Laake, P. (2014). Recommended tests and confidence
+   intervals for paired binomial proportions. *Statistics in Medicine* 33, 2850-2875
+   (worked example of Table II, intervals of Table V).
 """
 
 from __future__ import annotations
@@ -33,6 +45,8 @@ from scipy.stats import norm
 from evalsim.stats._validate import check_confidence, check_counts, check_n
 
 DIFF_METHODS = ("wald", "newcombe", "agresti_caffo")
+#: Intervals for a paired difference, recommended first (see :func:`paired_diff_interval`).
+PAIRED_DIFF_METHODS = ("tango", "newcombe", "wald")
 
 
 @dataclass(frozen=True)
@@ -256,6 +270,32 @@ def mcnemar_exact(b: int, c: int) -> McNemarResult:
     return McNemarResult(b, c, p, midp, (b - c) ** 2 / d)
 
 
+def mcnemar_pvalue(b: int, c: int, alternative: str = "two-sided") -> float:
+    """Exact McNemar p-value with a stated alternative (``b`` A-only, ``c`` B-only pairs).
+
+    ``"two-sided"``: :func:`mcnemar_exact`'s p-value. ``"greater"`` (A's rate is the
+    higher): ``P(X >= b)``; ``"less"``: ``P(X <= b)``, with ``X ~ Bin(b + c, 1/2)`` -- SciPy's
+    ``binomtest(b, b + c, 0.5, alternative=...)``. 1 when there are no discordant pairs.
+    """
+    from evalsim.stats.binomial import binom_cdf, binom_sf
+
+    if alternative == "two-sided":
+        return mcnemar_exact(b, c).pvalue
+    if alternative not in ("greater", "less"):
+        raise ValueError(
+            f"alternative must be 'two-sided', 'greater' or 'less', got {alternative!r}"
+        )
+    check_n(b, "b", minimum=0)
+    check_n(c, "c", minimum=0)
+    b, c = int(b), int(c)
+    d = b + c
+    if d == 0:
+        return 1.0
+    if alternative == "greater":
+        return float(min(1.0, binom_sf(b - 1, d, 0.5))) if b > 0 else 1.0
+    return float(min(1.0, binom_cdf(b, d, 0.5)))
+
+
 def paired_wald_interval(counts: PairedCounts, confidence: float = 0.95):
     """Wald interval for the paired difference ``pA - pB = (b - c)/n``.
 
@@ -271,6 +311,111 @@ def paired_wald_interval(counts: PairedCounts, confidence: float = 0.95):
     var = ((counts.a_only + counts.b_only) / n - d * d) / n
     half = z * math.sqrt(max(var, 0.0))
     return _interval(d - half, d + half)
+
+
+def _paired_counts_checked(counts) -> PairedCounts:
+    if not isinstance(counts, PairedCounts):
+        raise ValueError(f"counts must be a PairedCounts, got {counts!r}")
+    for name in ("both_succeed", "a_only", "b_only", "both_fail"):
+        check_n(getattr(counts, name), name, minimum=0)
+    if counts.n < 1:
+        raise ValueError(f"the table must hold at least one pair, got n={counts.n!r}")
+    return counts
+
+
+def _tango_statistic(delta: float, b: int, c: int, n: int) -> float:
+    """Tango's score statistic at ``pA - pB = delta`` (restricted MLE of P(B only))."""
+    bq = -b - c + (2.0 * n - b + c) * delta
+    cq = -c * delta * (1.0 - delta)
+    p21 = (math.sqrt(max(bq * bq - 8.0 * n * cq, 0.0)) - bq) / (4.0 * n)
+    var = n * (2.0 * p21 + delta * (1.0 - delta))
+    num = b - c - n * delta
+    if var <= 0.0:
+        return math.copysign(math.inf, num) if num != 0 else 0.0
+    return num / math.sqrt(var)
+
+
+def _tango_interval(b: int, c: int, n: int, z: float) -> tuple[float, float]:
+    """Roots of T(delta) = +z (lower) and -z (upper); T falls as delta rises [5]_."""
+    from scipy.optimize import brentq
+
+    est = (b - c) / n
+    eps = 1e-15
+    lo_end, hi_end = -1.0 + eps, 1.0 - eps
+    if est <= -1.0 or _tango_statistic(lo_end, b, c, n) <= z:
+        lower = -1.0
+    else:
+        lower = brentq(lambda d: _tango_statistic(d, b, c, n) - z, lo_end, est, xtol=1e-14)
+    if est >= 1.0 or _tango_statistic(hi_end, b, c, n) >= -z:
+        upper = 1.0
+    else:
+        upper = brentq(lambda d: _tango_statistic(d, b, c, n) + z, est, hi_end, xtol=1e-14)
+    return lower, upper
+
+
+def _newcombe_paired(counts: PairedCounts, confidence: float) -> tuple[float, float]:
+    """Newcombe's method 10: the two Wilson intervals combined with a corrected phi [6]_."""
+    from evalsim.stats.intervals import wilson_interval
+
+    n = counts.n
+    r, s, t, u = counts.both_succeed, counts.a_only, counts.b_only, counts.both_fail
+    k1, k2 = r + s, r + t
+    p1, p2 = k1 / n, k2 / n
+    w1 = wilson_interval(k1, n, confidence=confidence)
+    w2 = wilson_interval(k2, n, confidence=confidence)
+    l1, u1, l2, u2 = w1.lower, w1.upper, w2.lower, w2.upper
+    margins = (r + s) * (t + u) * (r + t) * (s + u)
+    phi = 0.0
+    if margins > 0:
+        a = r * u - s * t
+        if a > n / 2.0:
+            phi = (a - n / 2.0) / math.sqrt(margins)
+        elif a < 0:
+            phi = a / math.sqrt(margins)
+    d = p1 - p2
+    lower = d - math.sqrt(
+        max((p1 - l1) ** 2 - 2.0 * phi * (p1 - l1) * (u2 - p2) + (u2 - p2) ** 2, 0.0)
+    )
+    upper = d + math.sqrt(
+        max((p2 - l2) ** 2 - 2.0 * phi * (p2 - l2) * (u1 - p1) + (u1 - p1) ** 2, 0.0)
+    )
+    return lower, upper
+
+
+def paired_diff_interval(counts: PairedCounts, method: str = "tango", confidence: float = 0.95):
+    """Confidence interval for the paired difference ``pA - pB = (b - c) / n``.
+
+    Parameters
+    ----------
+    counts : PairedCounts
+        The paired 2x2 table (``b`` = A only, ``c`` = B only, n pairs).
+    method : {"tango", "newcombe", "wald"}
+        ``"tango"``: Tango's asymptotic score interval [5]_, the values of ``delta`` whose
+        score statistic ``(b - c - n delta) / sqrt(n (2 p21 + delta (1 - delta)))`` (``p21``
+        the maximum-likelihood P(B only) restricted to ``delta``) lies within +/-z; found by
+        root-finding to 1e-14. ``"newcombe"``: Newcombe's hybrid score interval for paired
+        data, method 10 of [6]_: the Wilson intervals of the two marginal rates combined
+        with the phi coefficient of the table, corrected as Newcombe does (``ad - bc``
+        reduced by n/2 when above it, set to 0 in [0, n/2]). ``"wald"``:
+        :func:`paired_wald_interval`, a reference (it can collapse to a point at b = c = 0).
+    confidence : float
+
+    Returns
+    -------
+    Interval
+        Within [-1, 1] for the score methods. Both score intervals agree with Fagerland et
+        al.'s worked examples [7]_ (``tests/test_paired.py``).
+    """
+    counts = _paired_counts_checked(counts)
+    confidence = check_confidence(confidence)
+    if method not in PAIRED_DIFF_METHODS:
+        raise ValueError(f"method must be one of {PAIRED_DIFF_METHODS}, got {method!r}")
+    if method == "wald":
+        return paired_wald_interval(counts, confidence)
+    if method == "newcombe":
+        return _interval(*_newcombe_paired(counts, confidence))
+    z = float(norm.ppf(0.5 + confidence / 2.0))
+    return _interval(*_tango_interval(counts.a_only, counts.b_only, counts.n, z))
 
 
 def paired_bootstrap(

@@ -34,6 +34,7 @@ import numpy as np
 
 from evalsim.stats import _peeking_kernels as _k
 from evalsim.stats._validate import check_alpha, check_n, check_probability
+from evalsim.stats.decision import alpha_threshold, rejects
 
 __all__ = [
     "LooksCurve",
@@ -42,8 +43,10 @@ __all__ = [
     "false_win_rate_exact",
     "false_win_rate_mc",
     "false_win_rate_vs_looks",
+    "fisher_region_bounds",
     "fisher_rejection_region",
     "look_sizes",
+    "sequential_mcnemar_probability",
     "sequential_rejection_probability",
 ]
 
@@ -107,7 +110,7 @@ def look_sizes(n, looks="every") -> np.ndarray:
 def _fisher_region_cached(m: int, alpha: float) -> np.ndarray:
     from evalsim.stats.fisher import fisher_pvalue_table
 
-    region = np.asarray(fisher_pvalue_table(m, m)) < alpha
+    region = rejects(np.asarray(fisher_pvalue_table(m, m)), alpha)
     region.setflags(write=False)
     return region
 
@@ -120,6 +123,34 @@ def fisher_rejection_region(m, alpha=0.05) -> np.ndarray:
     are cached (they depend only on ``m`` and ``alpha``); the array returned is read-only.
     """
     return _fisher_region_cached(check_n(m, "m"), check_alpha(alpha))
+
+
+def fisher_region_bounds(m: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Fisher's region at m trials per arm as per-margin bounds (O(m) memory).
+
+    Returns ``(left, right)`` of length ``2m + 1``: the table ``(k_A, k_B)`` is rejected
+    when ``k_A <= left[k_A + k_B]`` or ``k_A >= right[k_A + k_B]``; the same tables as
+    :func:`fisher_rejection_region` (the tie rule of :mod:`evalsim.stats.decision`).
+    """
+    m = check_n(m, "m")
+    thresh = alpha_threshold(check_alpha(alpha))
+    left = np.empty(2 * m + 1, dtype=np.int64)
+    right = np.empty(2 * m + 1, dtype=np.int64)
+    _k.fisher_region_bounds(m, thresh, min(1e-30, thresh * 1e-3 / (m + 2)), left, right)
+    return left, right
+
+
+def _fisher_dp(p_a: float, p_b: float, sizes: np.ndarray, alpha: float):
+    """Exact DP for the default Fisher rule without stored regions; the fixed-n rate by the
+    exact power kernel (the same region)."""
+    from evalsim.stats.power import _power
+
+    by_look = _k.sequential_rejection_dp_fisher(p_a, p_b, sizes, alpha_threshold(alpha))
+    m = int(sizes[-1])
+    fixed = np.array([_power(p_a, m, p_b, m, alpha)])
+    if len(sizes) == 1:  # testing once is the fixed-n test: the same number, bit for bit
+        by_look = fixed.copy()
+    return by_look, fixed
 
 
 def _regions_for(sizes: np.ndarray, alpha: float, reject: RejectRule) -> list[np.ndarray]:
@@ -243,13 +274,16 @@ def sequential_rejection_probability(
     p_b = check_probability(p_b, "p_b")
     alpha = check_alpha(alpha)
     sizes = look_sizes(n, looks)
-    regions = _regions_for(sizes, alpha, reject)
-    flat, offsets = _pack(regions)
-    by_look = _k.sequential_rejection_dp(p_a, p_b, sizes, flat, offsets)
-    last = regions[-1]
-    fixed = _k.sequential_rejection_dp(
-        p_a, p_b, sizes[-1:], last.astype(np.uint8).ravel(), np.zeros(1, dtype=np.int64)
-    )
+    if reject is None:
+        by_look, fixed = _fisher_dp(p_a, p_b, sizes, alpha)
+    else:
+        regions = _regions_for(sizes, alpha, reject)
+        flat, offsets = _pack(regions)
+        by_look = _k.sequential_rejection_dp(p_a, p_b, sizes, flat, offsets)
+        last = regions[-1]
+        fixed = _k.sequential_rejection_dp(
+            p_a, p_b, sizes[-1:], last.astype(np.uint8).ravel(), np.zeros(1, dtype=np.int64)
+        )
     return PeekingResult(
         n=n,
         p_a=p_a,
@@ -259,6 +293,57 @@ def sequential_rejection_probability(
         rejection_by_look=tuple(float(v) for v in by_look),
         false_win_rate=float(by_look.sum()),
         fixed_rate=float(fixed[0]),
+    )
+
+
+def sequential_mcnemar_probability(n, p10, p01, alpha=0.05, looks="every") -> PeekingResult:
+    """Exact probability that a looked-at *paired* experiment stops with a rejection.
+
+    The paired design labs run: each step both policies try the same initial condition. A
+    pair is discordant "A only" with probability ``p10``, "B only" with ``p01``, concordant
+    otherwise; at every look the two-sided exact McNemar test (binomial test of the
+    discordant pairs at 1/2, tie rule of :mod:`evalsim.stats.decision`) runs on the pairs so
+    far, and the first rejection stops the experiment. With ``p10 == p01`` every rejection
+    is a false win.
+
+    Parameters
+    ----------
+    n : int
+        Pairs at the last look.
+    p10, p01 : float
+        Probabilities of the two discordant outcomes of a pair, ``p10 + p01 <= 1``.
+    alpha : float
+        Level of the McNemar test.
+    looks : "every", int or sequence of int
+        Look schedule in pairs, see :func:`look_sizes`.
+
+    Returns
+    -------
+    PeekingResult
+        ``p_a``/``p_b`` hold ``p10``/``p01``; ``fixed_rate`` is the exact McNemar power
+        (size, with equal discordant rates) of testing once at ``n`` pairs.
+    """
+    from evalsim.stats.design import mcnemar_critical_values, mcnemar_power_exact
+
+    n = check_n(n, "n")
+    p10 = check_probability(p10, "p10")
+    p01 = check_probability(p01, "p01")
+    if not np.isscalar(p10) or not np.isscalar(p01) or p10 + p01 > 1.0 + 1e-12:
+        raise ValueError(f"p10 + p01 must be at most 1, got p10={p10!r}, p01={p01!r}")
+    alpha = check_alpha(alpha)
+    sizes = look_sizes(n, looks)
+    crit = mcnemar_critical_values(n, alpha)
+    by_look = _k.paired_rejection_dp(p10, p01, sizes, crit)
+    fixed = mcnemar_power_exact(n, p10, p01, alpha) if p10 + p01 > 0 else 0.0
+    return PeekingResult(
+        n=n,
+        p_a=p10,
+        p_b=p01,
+        alpha=alpha,
+        look_sizes=tuple(int(m) for m in sizes),
+        rejection_by_look=tuple(float(v) for v in by_look),
+        false_win_rate=float(by_look.sum()),
+        fixed_rate=float(fixed),
     )
 
 

@@ -11,7 +11,9 @@ hypergeometric weights sorted once (two monotone sides merged) and a cumulative 
 storing the (n1 + 1)(n2 + 1) table of p-values. Weights below 1e-30 of the mode's are left
 out of the sort (their tables have p far below alpha and are rejected; the omitted mass,
 < 1e-26 of the margin, cannot move a p-value across alpha except within ~1e-26 of it), and
-pairs whose binomial probability underflows to 0 are skipped. The result equals the brute
+pairs whose binomial probability is below 1e-50 of the arm's largest are skipped. A p-value
+within 1e-9 (relative) of alpha is a tie and does not reject (:mod:`evalsim.stats.decision`), as in
+:func:`evalsim.stats.fisher.fisher_rejects`. The result equals the brute
 force double loop over ``scipy.stats.fisher_exact`` (``tests/test_power.py``).
 
 References
@@ -25,6 +27,7 @@ References
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +36,7 @@ from scipy.special import ndtri
 from evalsim.stats import _fisher_kernels as _k
 from evalsim.stats._binom_kernels import binom_pmf_vector
 from evalsim.stats._validate import check_alpha, check_n, check_probability
+from evalsim.stats.decision import alpha_threshold
 
 __all__ = [
     "N_DEFINITION",
@@ -55,14 +59,27 @@ def _cut(alpha: float, n1: int) -> float:
     return min(1e-30, alpha * 1e-3 / (n1 + 2))
 
 
+#: Binomial probabilities below this share of an arm's largest are left out of the power sum
+#: (their pairs add less than ~1e-47 absolute at any n this library accepts).
+_TRIM = 1e-50
+
+
+def _trimmed(b: np.ndarray) -> np.ndarray:
+    """``b`` with entries below ``_TRIM`` of its maximum set to 0 (the kernel skips zeros)."""
+    b[b < _TRIM * b.max()] = 0.0
+    return b
+
+
 def _power(p1: float, n1: int, p2: float, n2: int, alpha: float) -> float:
     """Exact power on validated scalars (kernel wrapper)."""
-    b1 = binom_pmf_vector(n1, p1)
-    b2 = binom_pmf_vector(n2, p2)
+    b1 = _trimmed(binom_pmf_vector(n1, p1))
+    b2 = _trimmed(binom_pmf_vector(n2, p2))
     size = min(n1, n2) + 1
     w = np.empty(size, dtype=np.float64)
     order = np.empty(size, dtype=np.int64)
-    return float(_k.power_kernel(n1, b1, n2, b2, alpha, _cut(alpha, n1), w, order))
+    # The kernel rejects p < its threshold: alpha less the tie tolerance (evalsim.stats.decision).
+    thresh = alpha_threshold(alpha)
+    return float(_k.power_kernel(n1, b1, n2, b2, thresh, _cut(thresh, n1), w, order))
 
 
 def fisher_power(p1, n1, p2, n2, alpha=0.05) -> float:
@@ -240,7 +257,11 @@ def n_for_fisher_power(
     if p1 == p2:
         raise ValueError(f"p1 and p2 must differ, got p1 = p2 = {p1!r}")
     alpha = check_alpha(alpha)
-    if isinstance(power, bool) or not isinstance(power, int | float) or not 0.0 < power < 1.0:
+    if (
+        isinstance(power, bool | np.bool_)
+        or not isinstance(power, numbers.Real)
+        or not 0.0 < power < 1.0
+    ):
         raise ValueError(f"power must be a number in (0, 1), got {power!r}")
     window = check_n(window, "window")
     n_max = check_n(n_max, "n_max")

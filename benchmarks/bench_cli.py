@@ -1,0 +1,162 @@
+"""Time the ``evalsim`` command on large inputs, each in a fresh process, in one run.
+
+Keys of ``--json`` (issue 15), each with its target:
+
+- ``compare_5m_rows_seconds``: ``evalsim compare`` on a 5,000,000-row CSV log (two policies
+  x 2,500,000 paired conditions), wall seconds of the whole command; target <= 15, with
+  ``compare_5m_rows_peak_mb`` <= 2048.
+- ``plan_n100000_seconds``: ``evalsim plan --p1 0.7 --p2 0.8 --n 100000`` (exact power and
+  exact MDE at 100,000 per arm); target <= 10, ``plan_n100000_peak_mb`` <= 1024.
+- ``peek_n2000_seconds``: ``evalsim peek --n 2000`` (a look after every trial pair, exact);
+  target <= 10, ``peek_n2000_peak_mb`` <= 1024.
+- ``fisher_pvalue_n1e6_seconds`` and ``scipy_fisher_pvalue_n1e6_seconds``: one two-sided
+  Fisher p-value at n1 = n2 = 10^6 (700,000 vs 701,000 successes), evalsim's public function
+  and ``scipy.stats.fisher_exact``, best of ``--repeat``; ``fisher_vs_scipy_speedup`` is
+  their ratio (target > 1).
+
+Each command runs in its own ``python`` process after a warm-up run that loads the numba
+cache; ``*_cpu_seconds`` is that process's CPU time and ``*_peak_mb`` its peak resident set
+(``VmHWM``). ``load_average_1min`` is recorded because on a shared machine wall time
+follows the load while CPU time does not.
+
+Usage: python benchmarks/bench_cli.py [--json] [--repeat 5] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+# Peak memory is the process's VmHWM (reset at exec; ru_maxrss would carry over the resident
+# set of the benchmark process that forked it), ru_maxrss where /proc is missing.
+_RUNNER = """
+import resource, sys, time
+t0, c0 = time.perf_counter(), time.process_time()
+from evalsim.cli import main
+rc = main(sys.argv[1:])
+wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+try:
+    with open("/proc/self/status") as fh:
+        peak = next(int(l.split()[1]) for l in fh if l.startswith("VmHWM:")) / 1024
+except OSError:
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print("BENCH", rc, wall, cpu, peak, file=sys.stderr)
+"""
+
+
+def run_cli(*argv: str) -> dict:
+    """Run ``evalsim argv`` in a fresh interpreter; wall, CPU seconds and peak MB."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _RUNNER, *argv],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    line = [s for s in proc.stderr.splitlines() if s.startswith("BENCH ")]
+    if proc.returncode != 0 or not line:
+        raise RuntimeError(f"evalsim {' '.join(argv)} failed: {proc.stderr.strip()[-500:]}")
+    _, rc, wall, cpu, peak = line[-1].split()
+    if rc != "0":
+        raise RuntimeError(f"evalsim {' '.join(argv)} exited {rc}: {proc.stderr[-500:]}")
+    return {"seconds": float(wall), "cpu_seconds": float(cpu), "peak_mb": float(peak)}
+
+
+def write_5m_log(path: Path, n_conditions: int = 2_500_000) -> None:
+    """A paired CSV log: policies act (0.70) and bc (0.69) on the same conditions, seeded."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    rng = np.random.default_rng(20261130)
+    cond = pa.array([f"c{i}" for i in range(n_conditions)])
+    tables = []
+    for policy, rate in (("act", 0.70), ("bc", 0.69)):
+        success = (rng.random(n_conditions) < rate).astype(np.int8)
+        tables.append(
+            pa.table(
+                {
+                    "policy": pa.array([policy] * n_conditions),
+                    "task": pa.array(["pick_cube"] * n_conditions),
+                    "seed": pa.array(["0"] * n_conditions),
+                    "condition": cond,
+                    "success": pa.array(success),
+                }
+            )
+        )
+    pacsv.write_csv(pa.concat_tables(tables), path)
+
+
+def best_of(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def run(repeat: int, keep: str | None) -> dict:
+    from scipy.stats import fisher_exact
+
+    from evalsim.stats.fisher import fisher_pvalue
+
+    out: dict = {"load_average_1min": os.getloadavg()[0]}
+    # one p-value at n = 10^6
+    k1, n1, k2, n2 = 700_000, 1_000_000, 701_000, 1_000_000
+    fisher_pvalue(3, 10, 7, 10)  # JIT cache load
+    ours = best_of(lambda: fisher_pvalue(k1, n1, k2, n2), repeat)
+    scipy = best_of(lambda: fisher_exact([[k1, n1 - k1], [k2, n2 - k2]]), repeat)
+    out["fisher_pvalue_n1e6_seconds"] = ours
+    out["scipy_fisher_pvalue_n1e6_seconds"] = scipy
+    out["fisher_vs_scipy_speedup"] = scipy / ours
+    out["fisher_pvalue_n1e6"] = fisher_pvalue(k1, n1, k2, n2)
+    out["scipy_fisher_pvalue_n1e6"] = float(fisher_exact([[k1, n1 - k1], [k2, n2 - k2]]).pvalue)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(keep) if keep else Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        log = folder / "log_5m.csv"
+        if not log.exists():
+            write_5m_log(log)
+        small = folder / "small.csv"
+        small.write_text("policy,condition,success\nact,c0,1\nbc,c0,0\nact,c1,1\nbc,c1,1\n")
+        # warm-ups: fill / load the numba cache for every kernel the commands use
+        run_cli("compare", str(small), "--a", "act", "--b", "bc")
+        run_cli("plan", "--p1", "0.7", "--p2", "0.8", "--n", "2000")
+        run_cli("peek", "--n", "20")
+        cases = {
+            "compare_5m_rows": ["compare", str(log), "--a", "act", "--b", "bc"],
+            "plan_n100000": ["plan", "--p1", "0.7", "--p2", "0.8", "--n", "100000"],
+            "peek_n2000": ["peek", "--n", "2000"],
+        }
+        for key, argv in cases.items():
+            res = run_cli(*argv)
+            out[f"{key}_seconds"] = res["seconds"]
+            out[f"{key}_cpu_seconds"] = res["cpu_seconds"]
+            out[f"{key}_peak_mb"] = res["peak_mb"]
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--repeat", type=int, default=5, help="repeats of the p-value timing")
+    parser.add_argument("--keep", help="folder to keep (and reuse) the 5M-row log in")
+    args = parser.parse_args()
+    result = run(args.repeat, args.keep)
+    if args.json:
+        print(json.dumps(result))
+    else:
+        for key, value in result.items():
+            print(f"{key:40s} {value:.6g}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,445 @@
+"""Shared parts of the ``evalsim`` subcommands: errors, argument types, the report object
+and its text/JSON rendering, lazy access to :mod:`evalsim.stats`."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import math
+import os
+import re
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+#: Exact McNemar power is O(n) per call (evalsim.stats.design): the exact paired n (a scan
+#: upward from 0.8 x the normal-approximation n) is searched up to this many pairs, and the
+#: exact paired MDE (a bisection to 1e-6) computed up to it; above it plan and compare give
+#: Connor's normal approximation and say so.
+PAIRED_EXACT_MAX_N = 20_000
+
+#: Above this many trials per arm the unpaired MDE is the normal approximation (labelled):
+#: each exact Fisher power costs O(n^1.5) and the two agree to well under a point there.
+FISHER_MDE_EXACT_MAX_N = 100_000
+
+#: Output formats of summarize and compare (``--format``); ``--json`` is short for json.
+FORMATS = ("text", "markdown", "latex", "json")
+
+EXIT_BAD_INPUT = 2
+EXIT_MISSING_LIBRARY = 3
+
+
+class BadInput(Exception):
+    """A user error: reported as one line on stderr, exit status 2."""
+
+
+class MissingLibrary(Exception):
+    """A statistics function this command needs is not installed (exit status 3)."""
+
+
+def _lib(module: str, name: str):
+    """``evalsim.stats.<module>.<name>``, imported when a subcommand first needs it."""
+    try:
+        mod = importlib.import_module(f"evalsim.stats.{module}")
+    except ModuleNotFoundError as err:
+        if err.name and err.name.startswith("evalsim"):
+            raise MissingLibrary(
+                f"evalsim.stats.{module} is not available in this install"
+            ) from None
+        raise
+    try:
+        return getattr(mod, name)
+    except AttributeError:
+        raise MissingLibrary(f"evalsim.stats.{module}.{name} is not available") from None
+
+
+# --------------------------------------------------------------------------- argument types
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line error (no usage block) and exit status 2."""
+
+    def error(self, message: str):  # noqa: D102 - argparse API
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _probability(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a probability in [0, 1], got {text!r}"
+        ) from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"probability must be in [0, 1], got {text}")
+    return value
+
+
+def _open_unit(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}") from None
+    if not 0.0 < value < 1.0:
+        raise argparse.ArgumentTypeError(f"must be strictly between 0 and 1, got {text}")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    value = _count(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not (value > 0 and math.isfinite(value)):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    return value
+
+
+def _looks(text: str):
+    """``every``, a number of equally spaced looks K, or explicit look sizes ``10,20,30``."""
+    text = text.strip().lower()
+    if text == "every":
+        return "every"
+    try:
+        if "," in text:
+            sizes = [int(t) for t in text.split(",") if t.strip()]
+            if not sizes or any(s < 1 for s in sizes) or sizes != sorted(set(sizes)):
+                raise ValueError
+            return sizes
+        k = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected 'every', a number of looks, or increasing sizes like 10,20,30; got {text!r}"
+        ) from None
+    if k < 1:
+        raise argparse.ArgumentTypeError(f"number of looks must be >= 1, got {text}")
+    return k
+
+
+def add_json_flag(p: argparse.ArgumentParser) -> None:
+    """The ``--json`` switch every subcommand takes."""
+    p.add_argument("--json", action="store_true", help="print one JSON object instead")
+
+
+def add_format_flags(p: argparse.ArgumentParser) -> None:
+    """``--format text|markdown|latex|json`` (``--json`` = ``--format json``) and ``--plot``."""
+    add_json_flag(p)
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default=None,
+        help="text (default), markdown, latex (booktabs tables) or json",
+    )
+    p.add_argument(
+        "--plot",
+        metavar="FILE",
+        help="also draw the rates with their intervals to FILE (.png or .pdf)",
+    )
+
+
+#: Options that summarize and compare share, added by other modules (e.g. an independence
+#: check of the trial order): each entry is ``(add_arguments(parser), apply(args, df,
+#: report))``; ``apply`` may add lines or tables to the report. Register with
+#: :func:`register_log_hook`.
+LOG_HOOKS: list[tuple] = []
+
+
+def register_log_hook(add_arguments, apply) -> None:
+    """Add an option to summarize and compare: ``add_arguments(parser)`` declares it,
+    ``apply(args, df, report)`` runs after the log is read and the main tables are built."""
+    LOG_HOOKS.append((add_arguments, apply))
+
+
+def add_log_hook_flags(p: argparse.ArgumentParser) -> None:
+    """Declare the options of every registered log hook on ``p``."""
+    for add_arguments, _ in LOG_HOOKS:
+        add_arguments(p)
+
+
+def apply_log_hooks(args, df, report) -> None:
+    """Run every registered log hook on the log ``df`` read for this report."""
+    for _, apply in LOG_HOOKS:
+        apply(args, df, report)
+
+
+def output_format(args) -> str:
+    """The format a subcommand's report is printed in."""
+    fmt = getattr(args, "format", None)
+    if fmt and getattr(args, "json", False) and fmt != "json":
+        raise BadInput(f"--json and --format {fmt} disagree; give one of them")
+    return fmt or ("json" if getattr(args, "json", False) else "text")
+
+
+def check_plot_path(path: str | None) -> None:
+    """Refuse a --plot file whose suffix is not .png or .pdf, before any work is done."""
+    if path is None:
+        return
+    suffix = os.path.splitext(path)[1].lower()
+    if suffix not in (".png", ".pdf"):
+        raise BadInput(f"--plot must end in .png or .pdf, got {path!r}")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise BadInput(f"--plot: folder {folder!r} does not exist")
+
+
+def plot_rates(rows: Sequence[dict], path: str, title: str, confidence: float) -> None:
+    """Draw success rates with their intervals (points and bars) to a PNG or PDF file.
+
+    ``rows`` are dicts with ``label``, ``rate``, ``lower``, ``upper`` (fractions). The
+    pipeline's figure style (:mod:`evalsim.figures`: Okabe-Ito colors, paper context);
+    written atomically, in the format the file's suffix names.
+    """
+    import matplotlib.pyplot as plt
+
+    from evalsim.figures import COLUMN_WIDTH_IN, color_for, set_style
+    from evalsim.io import atomic_path
+
+    set_style()
+    height = 0.9 + 0.28 * len(rows)
+    fig, ax = plt.subplots(figsize=(COLUMN_WIDTH_IN, height))
+    ys = list(range(len(rows)))[::-1]
+    for i, (y, r) in enumerate(zip(ys, rows, strict=True)):
+        x = 100 * r["rate"]
+        ax.errorbar(
+            x,
+            y,
+            xerr=[[x - 100 * r["lower"]], [100 * r["upper"] - x]],
+            fmt="o",
+            color=color_for(i),
+            capsize=2.5,
+            markersize=4,
+            linewidth=1.2,
+        )
+    ax.set_yticks(ys, [r["label"] for r in rows])
+    ax.set_xlim(0, 100)
+    ax.set_ylim(-0.7, len(rows) - 0.3)
+    ax.set_xlabel(f"success rate (%), {100 * confidence:g}% interval")
+    ax.set_title(title)
+    ax.grid(axis="x", linewidth=0.4, alpha=0.5)
+    suffix = os.path.splitext(path)[1].lower().lstrip(".")
+    with atomic_path(path) as tmp:
+        meta = {"Software": None} if suffix == "png" else {"Creator": None, "Producer": None}
+        fig.savefig(tmp, format=suffix, metadata=meta)
+    plt.close(fig)
+
+
+@dataclass
+class Report:
+    """What a subcommand found: text blocks for people, one dict for ``--json``."""
+
+    data: dict
+    blocks: list = field(default_factory=list)
+
+    def table(self, title: str, headers: Sequence[str], rows: Sequence[Sequence]) -> None:
+        self.blocks.append(("table", title, list(headers), [list(r) for r in rows]))
+
+    def line(self, text: str) -> None:
+        self.blocks.append(("line", text))
+
+    def render(self, fmt: str = "text") -> str:
+        """The report as ``text`` (aligned columns), ``markdown`` or ``latex`` (booktabs)."""
+        if fmt == "json":
+            return _dump_json(self.data)
+        if fmt == "markdown":
+            return _render_markdown(self.blocks)
+        if fmt == "latex":
+            return _render_latex(self.blocks)
+        out: list[str] = []
+        for block in self.blocks:
+            if block[0] == "line":
+                # Long sentences wrap at 100 columns; continuation lines are indented.
+                out.extend(
+                    textwrap.wrap(block[1], 100, subsequent_indent="  ", break_on_hyphens=False)
+                    or [""]
+                )
+                continue
+            _, title, headers, rows = block
+            if out and out[-1] != "":
+                out.append("")
+            if title:
+                out.append(title)
+            out.extend(format_table(headers, rows))
+            out.append("")
+        while out and out[-1] == "":
+            out.pop()
+        return "\n".join(out) + "\n"
+
+
+def _md_cell(text) -> str:
+    return str(text).replace("|", "\\|")
+
+
+def _render_markdown(blocks) -> str:
+    out: list[str] = []
+    for block in blocks:
+        if block[0] == "line":
+            if block[1]:
+                out.extend([block[1], ""])
+            continue
+        _, title, headers, rows = block
+        if title:
+            out.extend([f"**{_md_cell(title)}**", ""])
+        numeric = _numeric_columns(headers, rows)
+        out.append("| " + " | ".join(_md_cell(h) for h in headers) + " |")
+        out.append("|" + "|".join("---:" if num else ":---" for num in numeric) + "|")
+        out.extend("| " + " | ".join(_md_cell(c) for c in r) + " |" for r in rows)
+        out.append("")
+    while out and out[-1] == "":
+        out.pop()
+    return "\n".join(out) + "\n"
+
+
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "≥": r"$\geq$",
+    "≤": r"$\leq$",
+    "±": r"$\pm$",
+    "—": "---",
+    "−": "-",
+}
+
+
+def latex_escape(text) -> str:
+    """``text`` with LaTeX's special characters escaped."""
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in str(text))
+
+
+def _render_latex(blocks) -> str:
+    """Each table as a booktabs ``tabular`` (title as a comment above it, for the caption);
+    each sentence as a LaTeX comment, so the output pastes into a paper as it is."""
+    out: list[str] = ["% generated by the evalsim command; needs \\usepackage{booktabs}"]
+    for block in blocks:
+        if block[0] == "line":
+            if block[1]:
+                out.append("% " + block[1])
+            continue
+        _, title, headers, rows = block
+        numeric = _numeric_columns(headers, rows)
+        spec = "".join("r" if num else "l" for num in numeric)
+        if title:
+            out.append(f"% {title}")
+        out.append(f"\\begin{{tabular}}{{{spec}}}")
+        out.append("\\toprule")
+        out.append(" & ".join(latex_escape(h) for h in headers) + " \\\\")
+        out.append("\\midrule")
+        out.extend(" & ".join(latex_escape(c) for c in r) + " \\\\" for r in rows)
+        out.append("\\bottomrule")
+        out.append("\\end{tabular}")
+        out.append("")
+    while out and out[-1] == "":
+        out.pop()
+    return "\n".join(out) + "\n"
+
+
+def _numeric_columns(headers: Sequence[str], rows: Sequence[Sequence]) -> list[bool]:
+    return [
+        bool(rows) and all(_looks_numeric(str(r[i])) for r in rows) for i in range(len(headers))
+    ]
+
+
+def format_table(headers: Sequence[str], rows: Sequence[Sequence]) -> list[str]:
+    """Align columns: text left, numbers (and intervals, percents) right."""
+    cells = [[str(h) for h in headers]] + [[str(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    numeric = [
+        all(_looks_numeric(r[i]) for r in cells[1:]) and len(cells) > 1 for i in range(len(headers))
+    ]
+
+    def fmt(row):
+        parts = [
+            c.rjust(w) if num else c.ljust(w)
+            for c, w, num in zip(row, widths, numeric, strict=True)
+        ]
+        return "  ".join(parts).rstrip()
+
+    lines = [fmt(cells[0]), "  ".join("-" * w for w in widths)]
+    lines += [fmt(r) for r in cells[1:]]
+    return lines
+
+
+def _looks_numeric(text: str) -> bool:
+    t = text.strip()
+    return t == "" or t[0] in "0123456789-+.[<≥≤" or t in {"n/a", "—"}
+
+
+def _pct(x: float | None, digits: int = 1) -> str:
+    return "n/a" if x is None or x != x else f"{100 * x:.{digits}f}%"
+
+
+def _ci_pct(lo: float, hi: float, digits: int = 1) -> str:
+    return f"[{100 * lo:.{digits}f}, {100 * hi:.{digits}f}]"
+
+
+def _p(x: float | None) -> str:
+    if x is None or x != x:
+        return "n/a"
+    return f"{x:.2g}" if x < 0.001 else f"{x:.3f}"
+
+
+def _jsonable(obj):
+    """Plain JSON types: numpy scalars to Python, NaN/inf to null, tuples to lists."""
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_jsonable(v) for v in obj]
+    if hasattr(obj, "item") and not isinstance(obj, str | bytes):
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+_SCALAR = r"(?:-?[0-9][0-9.eE+-]*|null|true|false)"
+_SCALAR_LIST = re.compile(rf"\[\s+({_SCALAR}(?:,\s+{_SCALAR})*)\s+\]")
+
+
+def _dump_json(data: dict) -> str:
+    """Indented JSON with lists of numbers kept on one line ([lower, upper], look sizes)."""
+    text = json.dumps(_jsonable(data), indent=2)
+    return _SCALAR_LIST.sub(lambda m: "[" + re.sub(r",\s+", ", ", m.group(1)) + "]", text) + "\n"
+
+
+def _interval_pair(iv) -> list[float]:
+    return [float(iv.lower), float(iv.upper)]
+
+
+def _check_k_le_n(k: int, n: int) -> None:
+    if k > n:
+        raise BadInput(f"k must be <= n, got k = {k} > n = {n}")
+
+
+def _paired_mde(n: int, discordance: float, alpha: float, power: float) -> float | None:
+    """Smallest |p_A - p_B| the exact McNemar test detects with ``power`` at ``n`` pairs, at a
+    fixed discordance (:func:`evalsim.stats.design.mcnemar_mde_exact`, solved to 1e-6); None
+    when no gap reaches the power or n is above :data:`PAIRED_EXACT_MAX_N`."""
+    if n > PAIRED_EXACT_MAX_N or discordance <= 0:
+        return None
+    mde = _lib("design", "mcnemar_mde_exact")(n, discordance, alpha=alpha, power=power)
+    return None if mde != mde else float(mde)

@@ -1,0 +1,58 @@
+"""``evalsim interval K N``: k successes out of n, every interval method of the registry."""
+
+from __future__ import annotations
+
+from evalsim.cli._common import (
+    Report,
+    _check_k_le_n,
+    _count,
+    _interval_pair,
+    _lib,
+    _open_unit,
+    _positive_int,
+    add_json_flag,
+)
+
+_METHOD_LABELS = {
+    "wald": "Wald",
+    "wilson": "Wilson",
+    "clopper_pearson": "Clopper-Pearson",
+    "jeffreys": "Jeffreys",
+    "agresti_coull": "Agresti-Coull",
+}
+
+
+def cmd_interval(args) -> Report:
+    _check_k_le_n(args.k, args.n)
+    interval = _lib("intervals", "interval")
+    methods = _lib("intervals", "METHODS")
+    ivs = {
+        m: _interval_pair(interval(args.k, args.n, method=m, confidence=args.confidence))
+        for m in methods
+    }
+    rate = args.k / args.n
+    rep = Report({"k": args.k, "n": args.n, "rate": rate, "intervals": ivs})
+    level = f"{100 * args.confidence:g}%"
+    rows = [
+        [_METHOD_LABELS.get(m, m), f"{lo:.4f}", f"{hi:.4f}", f"{hi - lo:.4f}"]
+        for m, (lo, hi) in ivs.items()
+    ]
+    rep.line(f"k/n = {args.k}/{args.n}, rate = {rate:.4f}")
+    rep.table(f"{level} confidence intervals", ["method", "lower", "upper", "width"], rows)
+    notes = []
+    if "wald" in ivs and (args.k in (0, args.n) or ivs["wald"][0] < 0 or ivs["wald"][1] > 1):
+        notes.append("Wald is degenerate or leaves [0, 1] here; do not report it")
+    if notes:
+        rep.line("note: " + "; ".join(notes) + ".")
+    rep.line("Report Wilson (or Clopper-Pearson when a guaranteed minimum coverage is required).")
+    return rep
+
+
+def register(sub) -> None:
+    """Add the ``interval`` subcommand to the ``evalsim`` parser."""
+    p = sub.add_parser("interval", help="k successes out of n: an interval by each method")
+    p.add_argument("k", type=_count, help="number of successes")
+    p.add_argument("n", type=_positive_int, help="number of trials")
+    p.add_argument("--confidence", type=_open_unit, default=0.95, help="default 0.95")
+    add_json_flag(p)
+    p.set_defaults(run=cmd_interval)

@@ -1,0 +1,165 @@
+"""``evalsim peek --n N``: the false-win rate of looking at the results repeatedly."""
+
+from __future__ import annotations
+
+from evalsim.cli._common import (
+    BadInput,
+    Report,
+    _lib,
+    _looks,
+    _open_unit,
+    _pct,
+    _positive_int,
+    _probability,
+    add_json_flag,
+)
+
+
+def cmd_peek(args) -> Report:
+    if args.discordance is not None and not args.paired:
+        raise BadInput("--discordance applies only with --paired")
+    if args.paired:
+        return _peek_paired(args)
+    res = _lib("peeking", "false_win_rate_exact")(
+        args.n, p=args.p, alpha=args.alpha, looks=args.looks
+    )
+    sizes = list(res.look_sizes)
+    fixed, peeked = float(res.fixed_rate), float(res.false_win_rate)
+    if args.looks == "every":
+        schedule = f"after every trial pair ({len(sizes)} looks)"
+    elif isinstance(args.looks, int):
+        schedule = f"{len(sizes)} equally spaced looks"
+    else:
+        schedule = f"{len(sizes)} looks"
+    shown = (
+        ", ".join(map(str, sizes))
+        if len(sizes) <= 12
+        else (", ".join(map(str, sizes[:5])) + ", ..., " + ", ".join(map(str, sizes[-2:])))
+    )
+    data = {
+        "n": args.n,
+        "p": args.p,
+        "alpha": args.alpha,
+        "look_sizes": sizes,
+        "false_win_rate_exact": peeked,
+        "false_win_rate_fixed": fixed,
+        "inflation": peeked / fixed if fixed > 0 else None,
+    }
+    rep = Report(data)
+    rep.line(
+        f"Two equally good policies (true rate {_pct(args.p, 0)} each), up to {args.n} trials "
+        f"per arm; stop and declare a winner the first time Fisher p < {args.alpha:g}"
+    )
+    rep.line(f"looks at n per arm = {shown}")
+    rep.table(
+        "Probability of a false win (exact)",
+        ["schedule", "looks", "false-win rate", "vs once"],
+        [
+            [
+                f"peek: {schedule}",
+                len(sizes),
+                _pct(peeked, 2),
+                "n/a" if fixed == 0 else f"x{peeked / fixed:.1f}",
+            ],
+            [f"test once at n = {args.n}", 1, _pct(fixed, 2), "x1.0"],
+        ],
+    )
+    rep.line(
+        "Testing once is below alpha because Fisher's test is conservative; each extra look "
+        "adds chances to stop on noise."
+    )
+    return rep
+
+
+def _schedule_text(looks, sizes) -> tuple[str, str]:
+    if looks == "every":
+        schedule = f"after every pair ({len(sizes)} looks)"
+    elif isinstance(looks, int):
+        schedule = f"{len(sizes)} equally spaced looks"
+    else:
+        schedule = f"{len(sizes)} looks"
+    shown = (
+        ", ".join(map(str, sizes))
+        if len(sizes) <= 12
+        else (", ".join(map(str, sizes[:5])) + ", ..., " + ", ".join(map(str, sizes[-2:])))
+    )
+    return schedule, shown
+
+
+def _peek_paired(args) -> Report:
+    """Both policies on the same conditions, exact McNemar at every look."""
+    disc = args.discordance
+    if disc is None:
+        raise BadInput(
+            "--paired needs --discordance D (share of conditions where exactly one policy "
+            "succeeds; e.g. 0.3)"
+        )
+    if not 0.0 < disc <= 1.0:
+        raise BadInput(f"--discordance must be in (0, 1] for a paired design, got {disc:g}")
+    res = _lib("peeking", "sequential_mcnemar_probability")(
+        args.n, disc / 2, disc / 2, alpha=args.alpha, looks=args.looks
+    )
+    sizes = list(res.look_sizes)
+    fixed, peeked = float(res.fixed_rate), float(res.false_win_rate)
+    schedule, shown = _schedule_text(args.looks, sizes)
+    data = {
+        "paired": True,
+        "n": args.n,
+        "discordance": disc,
+        "alpha": args.alpha,
+        "look_sizes": sizes,
+        "false_win_rate_exact": peeked,
+        "false_win_rate_fixed": fixed,
+        "inflation": peeked / fixed if fixed > 0 else None,
+    }
+    rep = Report(data)
+    rep.line(
+        f"Two equally good policies run on the same conditions, up to {args.n} pairs; in "
+        f"{_pct(disc, 0)} of pairs exactly one succeeds (each policy half the time); stop and "
+        f"declare a winner the first time the exact McNemar p < {args.alpha:g}"
+    )
+    rep.line(f"looks at n pairs = {shown}")
+    rep.table(
+        "Probability of a false win (exact, paired McNemar design)",
+        ["schedule", "looks", "false-win rate", "vs once"],
+        [
+            [
+                f"peek: {schedule}",
+                len(sizes),
+                _pct(peeked, 2),
+                "n/a" if fixed == 0 else f"x{peeked / fixed:.1f}",
+            ],
+            [f"test once at n = {args.n} pairs", 1, _pct(fixed, 2), "x1.0"],
+        ],
+    )
+    rep.line(
+        "Concordant pairs carry no information for McNemar; only the discordant ones move "
+        "the test, and each extra look adds a chance to stop on noise."
+    )
+    return rep
+
+
+def register(sub) -> None:
+    """Add the ``peek`` subcommand to the ``evalsim`` parser."""
+    p = sub.add_parser("peek", help="false-win rate of looking at the results repeatedly")
+    p.add_argument("--n", type=_positive_int, required=True, help="final trials per arm")
+    p.add_argument("--p", type=_probability, default=0.7, help="common true rate (default 0.7)")
+    p.add_argument(
+        "--looks",
+        type=_looks,
+        default="every",
+        help="'every' trial (default), K equally spaced looks, or sizes like 10,20,30",
+    )
+    p.add_argument("--alpha", type=_open_unit, default=0.05, help="default 0.05")
+    p.add_argument(
+        "--paired",
+        action="store_true",
+        help="both policies on the same conditions, exact McNemar at each look",
+    )
+    p.add_argument(
+        "--discordance",
+        type=_probability,
+        help="with --paired: share of conditions where exactly one policy succeeds",
+    )
+    add_json_flag(p)
+    p.set_defaults(run=cmd_peek)

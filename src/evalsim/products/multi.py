@@ -1,0 +1,467 @@
+"""T34, T35, F08, F09: many tasks and many policies, from the simulation pools.
+
+T34: policies A vs B over the configured tasks -- each task's exact test (exact McNemar on
+the paired trials, or Fisher), Holm/Hochberg/BH-adjusted p, the CMH and exact stratified
+verdicts across tasks, and micro/macro success with stratified-bootstrap, MOVER and naive
+intervals. F08 draws T34: per-task rates with intervals, micro and macro at the side.
+T35: a ranking of several policies (the configured ones, or the sigma sweep's sigma values
+treated as policies) with a compact letter display; F09 draws it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from evalsim.seeding import rng_for
+from evalsim.stats.intervals import wilson_interval
+from evalsim.stats.multi import cmh_test, exact_stratified_test, per_task_tests
+from evalsim.stats.multi_aggregate import aggregate_success, outcome_grid, task_pairs
+from evalsim.stats.multi_rank import rank_policies
+
+__all__ = [
+    "RANK_SOURCES",
+    "per_task_figure",
+    "per_task_table",
+    "ranking_figure",
+    "ranking_table",
+    "ranking_frame",
+]
+
+#: Where the ranking's policies come from (config key multi.ranking.source).
+RANK_SOURCES = ("auto", "policies", "sweep")
+
+
+def per_task_table(
+    pools: pd.DataFrame,
+    policy_a: str,
+    policy_b: str,
+    paired: bool,
+    alpha: float,
+    confidence: float,
+    bootstrap_reps: int,
+    study_seed: int,
+    outcome: str = "success",
+) -> pd.DataFrame:
+    """T34: A vs B per task, adjusted p, CMH and exact stratified verdicts, micro/macro.
+
+    Parameters
+    ----------
+    pools : pandas.DataFrame
+        Trials with columns task, policy, seed, trial and ``outcome``.
+    policy_a, policy_b : str
+        The reference policy and the one compared with it.
+    paired : bool
+        Use the exact McNemar test on trials paired by (seed, trial) within a task (trial i
+        of a task has the same cube pose for every policy and seed); else Fisher's test.
+    alpha, confidence : float
+        Test level and interval level.
+    bootstrap_reps : int
+        Replicates of the stratified bootstrap.
+    study_seed : int
+        The bootstrap's stream is ``rng_for(study_seed, "multi", "per_task", A, B)``.
+    outcome : str
+        Boolean success column.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per task (section "task"), then the across-task rows (section "pooled":
+        CMH, CMH with continuity correction, exact stratified) and the aggregates (section
+        "aggregate": micro, macro, macro with tasks fixed by bootstrap and by MOVER-Wilson,
+        naive).
+    """
+    trials = pools[pools["policy"].isin([policy_a, policy_b])]
+    grid = outcome_grid(trials, policies=[policy_a, policy_b], outcome=outcome)
+    k_a, n_a = grid.k[:, 0], grid.n[:, 0]
+    k_b, n_b = grid.k[:, 1], grid.n[:, 1]
+    pairs = None
+    if paired:
+        by_task = task_pairs(trials, policy_a, policy_b, ["seed", "trial"], outcome)
+        pairs = [by_task[t][:2] if by_task.get(t) else None for t in grid.tasks]
+    rows_t = per_task_tests(grid.tasks, k_a, n_a, k_b, n_b, pairs=pairs, alpha=alpha)
+    wa = wilson_interval(k_a, n_a, confidence=confidence)
+    wb = wilson_interval(k_b, n_b, confidence=confidence)
+    rows = []
+    for i, r in enumerate(rows_t):
+        rows.append(
+            {
+                "section": "task",
+                "row": r.task,
+                "k_a": r.k_a,
+                "n_a": r.n_a,
+                "rate_a": r.rate_a,
+                "a_lower": float(wa.lower[i]),
+                "a_upper": float(wa.upper[i]),
+                "k_b": r.k_b,
+                "n_b": r.n_b,
+                "rate_b": r.rate_b,
+                "b_lower": float(wb.lower[i]),
+                "b_upper": float(wb.upper[i]),
+                "diff": r.rate_b - r.rate_a,
+                "test": "exact McNemar" if r.test == "mcnemar" else "Fisher exact",
+                "pvalue": r.pvalue,
+                "p_holm": r.adjusted["holm"],
+                "p_hochberg": r.adjusted["hochberg"],
+                "p_bh": r.adjusted["bh"],
+                "odds_ratio": math.nan,
+                "or_lower": math.nan,
+                "or_upper": math.nan,
+                "verdict": "differ" if r.adjusted["holm"] < alpha else "not detectably different",
+                "interval": "Wilson",
+            }
+        )
+    cmh = cmh_test(k_a, n_a, k_b, n_b, confidence)
+    ex = exact_stratified_test(k_a, n_a, k_b, n_b, confidence)
+    tot = {
+        "k_a": int(k_a.sum()),
+        "n_a": int(n_a.sum()),
+        "rate_a": k_a.sum() / n_a.sum(),
+        "k_b": int(k_b.sum()),
+        "n_b": int(n_b.sum()),
+        "rate_b": k_b.sum() / n_b.sum(),
+    }
+    for name, p, odds, lo, hi, iv in (
+        ("CMH", cmh.pvalue, cmh.odds_ratio, cmh.odds_ratio_lower, cmh.odds_ratio_upper,
+         "Mantel-Haenszel OR, RGB interval"),
+        ("CMH (continuity corrected)", cmh.pvalue_corrected, cmh.odds_ratio,
+         cmh.odds_ratio_lower, cmh.odds_ratio_upper, "Mantel-Haenszel OR, RGB interval"),
+        ("exact stratified", ex.pvalue, ex.odds_ratio, ex.odds_ratio_lower,
+         ex.odds_ratio_upper, "conditional MLE, exact conditional interval"),
+    ):  # fmt: skip
+        rows.append(
+            {
+                "section": "pooled",
+                "row": name,
+                **tot,
+                "diff": tot["rate_b"] - tot["rate_a"],
+                "test": name,
+                "pvalue": p,
+                "odds_ratio": odds,
+                "or_lower": lo,
+                "or_upper": hi,
+                "verdict": "differ" if p < alpha else "not detectably different",
+                "interval": iv,
+            }
+        )
+    rows.append(
+        {
+            "section": "pooled",
+            "row": "Breslow-Day",
+            "test": "Breslow-Day (equal odds ratios across tasks)",
+            "pvalue": cmh.breslow_day_pvalue,
+            "verdict": (
+                "n/a"
+                if not math.isfinite(cmh.breslow_day_pvalue)
+                else "odds ratios differ across tasks"
+                if cmh.breslow_day_pvalue < alpha
+                else "no evidence the odds ratios differ"
+            ),
+        }
+    )
+    aggs, _ = aggregate_success(
+        grid,
+        bootstrap_reps,
+        confidence,
+        rng_for(study_seed, "multi", "per_task", policy_a, policy_b),
+    )
+    a, b = aggs
+    for name, attr, lo_attr, hi_attr, how in (
+        ("micro", "micro", "micro_lower", "micro_upper", "stratified bootstrap (tasks, episodes)"),
+        ("macro", "macro", "macro_lower", "macro_upper", "stratified bootstrap (tasks, episodes)"),
+        ("macro, tasks fixed", "macro", "macro_fixed_lower", "macro_fixed_upper",
+         "bootstrap of episodes within tasks"),
+        ("macro, tasks fixed (MOVER)", "macro", "mover_lower", "mover_upper",
+         "MOVER over the tasks' Wilson intervals"),
+        ("micro, naive", "micro", "naive_lower", "naive_upper",
+         "bootstrap of episodes ignoring tasks"),
+        ("micro, naive (Wilson)", "micro", "wilson_lower", "wilson_upper",
+         "Wilson on all episodes"),
+    ):  # fmt: skip
+        ratio_a = (a.micro_upper - a.micro_lower) / (getattr(a, hi_attr) - getattr(a, lo_attr))
+        ratio_b = (b.micro_upper - b.micro_lower) / (getattr(b, hi_attr) - getattr(b, lo_attr))
+        rows.append(
+            {
+                "section": "aggregate",
+                "row": name,
+                "k_a": a.k,
+                "n_a": a.n,
+                "rate_a": getattr(a, attr),
+                "a_lower": getattr(a, lo_attr),
+                "a_upper": getattr(a, hi_attr),
+                "k_b": b.k,
+                "n_b": b.n,
+                "rate_b": getattr(b, attr),
+                "b_lower": getattr(b, lo_attr),
+                "b_upper": getattr(b, hi_attr),
+                "diff": getattr(b, attr) - getattr(a, attr),
+                "interval": how,
+                "stratified_to_this_width_a": ratio_a,
+                "stratified_to_this_width_b": ratio_b,
+            }
+        )
+    df = pd.DataFrame(rows)
+    df.insert(0, "policy_b", policy_b)
+    df.insert(0, "policy_a", policy_a)
+    df.attrs["title"] = f"T34 Per-task comparison, {policy_b} vs {policy_a}, over the tasks"
+    design = (
+        "exact McNemar on the trials paired by (seed, trial) within each task"
+        if paired
+        else "Fisher's exact test per task"
+    )
+    df.attrs["note"] = (
+        f"Outcome: {outcome}; A = {policy_a}, B = {policy_b}; diff = B - A. Per task: {design}; "
+        "p_holm / p_hochberg / p_bh: adjusted over the tasks by statsmodels' multipletests; "
+        f"verdict at Holm p < {alpha:g}. Pooled: CMH (statsmodels StratifiedTable, 1 df), "
+        "Mantel-Haenszel odds ratio (B vs A) with the Robins-Breslow-Greenland interval; exact "
+        "stratified = exact conditional test (R's mantelhaen.test(exact=TRUE) rule: two-sided "
+        "p sums the values of S no more likely than observed) with its conditional MLE and "
+        "exact interval; both treat each task's arms as independent samples (the pairing is "
+        "used only by McNemar). Breslow-Day: homogeneity of the odds ratio. Aggregates: "
+        f"{bootstrap_reps:,} replicates, {confidence:g} percentile intervals; 'tasks fixed' "
+        "rows answer for these tasks only, the stratified rows for tasks drawn from the same "
+        "population. stratified_to_this_width = stratified micro width / this row's width "
+        "(> 1 on a naive row: the naive interval is too narrow by that factor). Micro and "
+        "macro coincide when every task has the same number of trials of a policy. With few "
+        f"tasks ({len(grid.tasks)} here) the task stage of the bootstrap has at most "
+        f"C(2T-1, T) = {math.comb(2 * len(grid.tasks) - 1, len(grid.tasks))} distinct draws, "
+        "so its interval is rough."
+    )
+    return df
+
+
+def _sweep_as_policies(sweep: pd.DataFrame) -> pd.DataFrame:
+    """The sigma sweep with each sigma a policy named like '6 mm' (in increasing sigma)."""
+    out = sweep.copy()
+    out["policy"] = [f"{s:g} mm" for s in out["sigma_mm"]]
+    return out.sort_values(["sigma_mm", "trial"], kind="stable")
+
+
+def ranking_frame(r, sigma=None) -> pd.DataFrame:
+    """One row per policy of a :class:`~evalsim.stats.multi_rank.Ranking`, best first.
+
+    ``sigma``: optional policy -> aim noise (mm), shown in a ``sigma_mm`` column.
+    """
+    sigma = sigma or {}
+    rows = []
+    for rank, p in enumerate(r.order, start=1):
+        a = r.aggregates[p]
+        lo, hi = r.simultaneous[p]
+        iq = r.iqm.get(p, (math.nan, math.nan, math.nan))
+        differs = [
+            q.second if q.first == p else q.first
+            for q in r.pairs
+            if q.differ and p in (q.first, q.second)
+        ]
+        rows.append(
+            {
+                "rank": rank,
+                "policy": p,
+                "sigma_mm": sigma.get(p, math.nan),
+                "letters": r.letters[p],
+                "k": a.k,
+                "n": a.n,
+                "macro": a.macro,
+                "macro_lower": a.macro_lower,
+                "macro_upper": a.macro_upper,
+                "simultaneous_lower": lo,
+                "simultaneous_upper": hi,
+                "micro": a.micro,
+                "iqm": iq[0],
+                "iqm_lower": iq[1],
+                "iqm_upper": iq[2],
+                "differs_from": ", ".join(differs),
+            }
+        )
+    df = pd.DataFrame(rows)
+    nxt = {q: r.order[i + 1] for i, q in enumerate(r.order[:-1])}
+    cols = ([], [], [])
+    for p in df["policy"]:
+        q = nxt.get(p)
+        pair = next((x for x in r.pairs if {x.first, x.second} == {p, q}), None) if q else None
+        if pair is None:
+            vals = (math.nan, math.nan, math.nan)
+        elif pair.second == p:
+            vals = (pair.prob_improvement, pair.prob_improvement_lower, pair.prob_improvement_upper)
+        else:
+            vals = (
+                1 - pair.prob_improvement,
+                1 - pair.prob_improvement_upper,
+                1 - pair.prob_improvement_lower,
+            )
+        for col, v in zip(cols, vals, strict=True):
+            col.append(v)
+    df["p_improve_over_next"], df["p_improve_lower"], df["p_improve_upper"] = cols
+    return df
+
+
+def ranking_table(
+    pools: pd.DataFrame,
+    sweep: pd.DataFrame,
+    source: str,
+    alpha: float,
+    confidence: float,
+    bootstrap_reps: int,
+    study_seed: int,
+    outcome: str = "success",
+) -> pd.DataFrame:
+    """T35: policies ranked by macro success, with letters and simultaneous intervals.
+
+    Parameters
+    ----------
+    pools, sweep : pandas.DataFrame
+        The pools and the sigma sweep.
+    source : {"auto", "policies", "sweep"}
+        "policies": the configured policies of the pools (needs >= 2); "sweep": every sigma
+        of the sweep is a policy; "auto": the policies when there are >= 3, else the sweep.
+    alpha, confidence, bootstrap_reps, study_seed, outcome
+        As in :func:`per_task_table`; the stream is ``rng_for(study_seed, "multi", "rank")``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per policy, best first.
+    """
+    if source not in RANK_SOURCES:
+        raise ValueError(f"source must be one of {RANK_SOURCES}, got {source!r}")
+    n_policies = pools["policy"].nunique()
+    if source == "auto":
+        source = "policies" if n_policies >= 3 else "sweep"
+    trials = pools if source == "policies" else _sweep_as_policies(sweep)
+    grid = outcome_grid(trials, outcome=outcome)
+    runs = None
+    if "seed" in trials.columns and source == "policies":
+        runs = [
+            [
+                trials[(trials["task"] == t) & (trials["policy"] == p)]["seed"].to_numpy()
+                for p in grid.policies
+            ]
+            for t in grid.tasks
+        ]
+    r = rank_policies(
+        grid, runs, alpha, confidence, bootstrap_reps, rng_for(study_seed, "multi", "rank")
+    )
+    sigma = trials.groupby("policy")["sigma_mm"].first().to_dict() if "sigma_mm" in trials else {}
+    df = ranking_frame(r, sigma)
+    what = "the configured policies" if source == "policies" else "the sigma sweep's sigma values"
+    df.attrs["title"] = f"T35 Ranking of {what} with a compact letter display"
+    df.attrs["note"] = (
+        f"Outcome: {outcome}; {len(grid.tasks)} task(s): {', '.join(grid.tasks)}. Ranked by "
+        "macro success (mean of task rates). Every pair compared by the exact stratified "
+        f"test over the tasks; Holm-adjusted over the {len(r.pairs)} pairs; policies that "
+        f"share a letter are not detectably different at Holm p < {alpha:g} (insert-and-"
+        "absorb letters). differs_from: the policies this one differs from. macro_lower/upper: "
+        "stratified bootstrap (tasks, then episodes) percentile interval; simultaneous_lower/"
+        f"upper: max-|t| bootstrap intervals that hold jointly for all rows at {confidence:g}. "
+        "iqm: interquartile mean of per-seed task rates with rliable's stratified bootstrap "
+        "(only with training seeds). p_improve_over_next: rliable's P(this > next-ranked) with "
+        "its bootstrap interval, on "
+        f"per-seed rates when there are seeds, else on episodes. {bootstrap_reps:,} replicates."
+    )
+    return df
+
+
+def per_task_figure(table, confidence: float = 0.95, ax=None):
+    """F08: per-task rates of A and B with their intervals; micro and macro at the side."""
+    import matplotlib.pyplot as plt
+
+    from evalsim.figures import COLUMN_WIDTH_IN, color_for
+
+    tasks = table[table["section"] == "task"]
+    agg = table[table["section"] == "aggregate"].set_index("row")
+    side = [
+        r
+        for r in ("micro", "macro", "macro, tasks fixed (MOVER)", "micro, naive")
+        if r in agg.index
+    ]
+    labels = list(tasks["row"]) + side
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(2 * COLUMN_WIDTH_IN, 2.6))
+    else:
+        fig = ax.figure
+    x = np.arange(len(labels), dtype=float)
+    x[len(tasks) :] += 0.8  # a gap before the aggregates
+    names = [c for c in ("a", "b")]
+    title_ab = table.attrs.get("title", "")
+    for j, arm in enumerate(names):
+        rates = list(tasks[f"rate_{arm}"]) + [agg.loc[r, f"rate_{arm}"] for r in side]
+        lo = list(tasks[f"{arm}_lower"]) + [agg.loc[r, f"{arm}_lower"] for r in side]
+        hi = list(tasks[f"{arm}_upper"]) + [agg.loc[r, f"{arm}_upper"] for r in side]
+        rates, lo, hi = (np.asarray(v, float) for v in (rates, lo, hi))
+        ax.errorbar(
+            x + (j - 0.5) * 0.25,
+            rates,
+            yerr=[rates - lo, hi - rates],
+            fmt="o" if arm == "a" else "s",
+            ms=3.5,
+            capsize=2,
+            color=color_for(j),
+            label=str(table[f"policy_{arm}"].iloc[0]) if f"policy_{arm}" in table else arm.upper(),
+        )
+    ax.axvline(len(tasks) - 0.5 + 0.4, color="0.6", lw=0.6, ls=":")
+    ax.set_xticks(x, [lab.replace(" (MOVER)", "\n(MOVER)").replace(", ", ",\n") for lab in labels])
+    ax.set_ylabel("success rate")
+    ax.set_ylim(-0.02, 1.02)
+    ax.legend(frameon=False, loc="lower left")
+    ax.set_title(
+        f"Per task (Wilson {confidence:g}) and over tasks (stratified bootstrap, MOVER, naive)"
+        if not title_ab
+        else title_ab.replace("T34 ", "")
+    )
+    sns_despine(ax)
+    return fig
+
+
+def sns_despine(ax) -> None:
+    import seaborn as sns
+
+    sns.despine(ax=ax)
+
+
+def ranking_figure(table, confidence: float = 0.95, ax=None):
+    """F09: macro success of each ranked policy with its simultaneous interval and letters."""
+    import matplotlib.pyplot as plt
+
+    from evalsim.figures import COLUMN_WIDTH_IN, color_for
+
+    df = table.sort_values("rank")
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(2 * COLUMN_WIDTH_IN, 0.9 + 0.22 * len(df)))
+    else:
+        fig = ax.figure
+    y = np.arange(len(df))[::-1]
+    m = df["macro"].to_numpy(float)
+    ax.errorbar(
+        m,
+        y,
+        xerr=[
+            m - df["simultaneous_lower"].to_numpy(float),
+            df["simultaneous_upper"].to_numpy(float) - m,
+        ],
+        fmt="o",
+        ms=3.5,
+        capsize=2,
+        color=color_for(0),
+        label=f"simultaneous {confidence:g}",
+    )
+    ax.errorbar(
+        m,
+        y,
+        xerr=[m - df["macro_lower"].to_numpy(float), df["macro_upper"].to_numpy(float) - m],
+        fmt="none",
+        lw=2.5,
+        alpha=0.5,
+        color=color_for(1),
+        label=f"per policy {confidence:g}",
+    )
+    for yy, letters in zip(y, df["letters"], strict=True):
+        ax.text(1.01, yy, letters, va="center", fontsize=7, transform=ax.get_yaxis_transform())
+    ax.set_yticks(y, df["policy"])
+    ax.set_xlim(max(0.0, float(df["simultaneous_lower"].min()) - 0.05), 1.02)
+    ax.set_xlabel("macro success (mean of task rates)")
+    ax.legend(frameon=False, loc="upper left")
+    ax.set_title("Ranking; a shared letter = not detectably different (Holm)")
+    sns_despine(ax)
+    return fig

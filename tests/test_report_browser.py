@@ -1,0 +1,174 @@
+"""The HTML report in a real browser: every product's entry renders, each table with its note.
+
+Snakemake's report is a React page: the entries exist only once its scripts have run. The
+test opens a copy of ``results/report.html`` (from the smoke run) in headless Chromium with a
+small script appended that walks the page as a reader would -- each category, then each
+result's information panel -- and records the rendered text; ``--dump-dom`` hands it back.
+Skipped, with the reason, where no Chromium is on PATH (``make test`` installs Debian's
+``chromium`` when it runs as root).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from evalsim.products.report import declared_products
+
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+
+# Appended to the report: show each category and each result, record #app's rendered text.
+WALK_JS = """
+<script>
+window.addEventListener("load", function () {
+  const steps = [];
+  Object.keys(categories).forEach(function (cat) {
+    const first = Object.values(categories[cat])[0][0];
+    steps.push(["category", cat, first]);
+  });
+  Object.keys(results).forEach(function (path) { steps.push(["result", path, path]); });
+  const seen = {category: {}, result: {}};
+  let i = 0, tries = 0;
+  function text() { return document.querySelector("#app").innerText; }
+  function record() {
+    // React renders asynchronously: wait until the page shows what was asked for
+    const [kind, key, expect] = steps[i - 1];
+    const now = text();
+    const shown = kind === "category"
+      ? now.includes(expect) : now.includes("DESCRIPTION") && now.includes(expect);
+    if (!shown && tries++ < 100) { setTimeout(record, 50); return; }
+    seen[kind][key] = now;
+    tries = 0;
+    next();
+  }
+  function next() {
+    if (i === steps.length) {
+      const pre = document.createElement("pre");
+      pre.id = "evalsim-walk";
+      pre.textContent = JSON.stringify(seen);
+      document.body.appendChild(pre);
+      return;
+    }
+    const [kind, key] = steps[i++];
+    // back to the menu first, as a reader's click does, so the category list is rebuilt
+    app.setView({navbarMode: "menu"});
+    setTimeout(function () {
+      if (kind === "category") { app.showCategory(key); } else { app.showResultInfo(key); }
+      setTimeout(record, 50);
+    }, 50);
+  }
+  setTimeout(next, 500);
+});
+</script>
+"""
+
+
+def find_browser() -> str | None:
+    for name in BROWSERS:
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def browser_args(browser: str) -> list[str]:
+    # --no-sandbox: the sandbox cannot start as root (CI containers)
+    return [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
+
+
+def walk_report(browser: str, report: Path, tmp_path: Path) -> dict:
+    """Open an instrumented copy of ``report``; return {category|result: {key: text}}."""
+    page = tmp_path / "walk.html"
+    text = report.read_text(encoding="utf-8")
+    end = text.rindex("</body>")  # the page's own; scripts above quote "</body>" in strings
+    page.write_text(text[:end] + WALK_JS + text[end:], encoding="utf-8")
+    res = subprocess.run(
+        [*browser_args(browser), "--virtual-time-budget=120000", "--dump-dom", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert res.returncode == 0, res.stderr[-2000:]
+    match = re.search(r'<pre id="evalsim-walk">(.*?)</pre>', res.stdout, re.S)
+    assert match, "the walk script did not finish: " + res.stdout[-1000:]
+    return json.loads(html.unescape(match.group(1)))
+
+
+def first_words(text: str, n: int = 8) -> str:
+    return " ".join(text.split()[:n])
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("pipeline")
+def test_every_product_renders_in_chromium_with_its_caption_and_note(smoke_report, repo, tmp_path):
+    browser = find_browser()
+    if browser is None:
+        pytest.skip(
+            "no Chromium on PATH (tried " + ", ".join(BROWSERS) + "); `make test` installs "
+            "Debian's chromium when run as root"
+        )
+    work = smoke_report.parent.parent
+    products = [
+        p
+        for p in declared_products(repo)
+        if p.kind in ("table", "figure") or p.path == "results/claims.csv"
+    ]
+    seen = walk_report(browser, smoke_report, tmp_path)
+
+    # each category lists its products by file name
+    listed = "\n".join(seen["category"].values())
+    for p in products:
+        assert Path(p.path).name in listed, f"{p.path} is not listed under any category"
+
+    for p in products:
+        text = seen["result"].get(p.path)
+        assert text is not None, f"{p.path} has no entry in the report"
+        # the panel names the product and shows its caption (first words of the rst)
+        assert Path(p.path).name in text, p.path
+        caption = (repo / p.caption).read_text(encoding="utf-8")
+        prose = re.sub(r"[`*]", "", caption.split("\n\n")[0])
+        assert first_words(prose) in " ".join(text.split()), f"{p.path}: caption not rendered"
+        if p.kind == "table":
+            md = (work / p.path).with_suffix(".md").read_text(encoding="utf-8")
+            parts = md.split("\n\n")
+            table_at = next(i for i, part in enumerate(parts) if part.startswith("|"))
+            note = " ".join(parts[table_at + 1 :]).replace("`", "")
+            assert note.strip(), f"{p.path}: the table has no note"
+            assert "Note. " + first_words(note) in " ".join(text.split()), (
+                f"{p.path}: its note is not shown beside it"
+            )
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("pipeline")
+def test_report_screenshot_is_drawn(smoke_report, tmp_path):
+    """The report's first screen paints (a PNG of the requested size, not blank)."""
+    browser = find_browser()
+    if browser is None:
+        pytest.skip("no Chromium on PATH")
+    shot = tmp_path / "report.png"
+    res = subprocess.run(
+        [
+            *browser_args(browser),
+            "--window-size=1400,900",
+            "--virtual-time-budget=10000",
+            f"--screenshot={shot}",
+            smoke_report.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert res.returncode == 0, res.stderr[-2000:]
+    from PIL import Image
+
+    with Image.open(shot) as img:
+        assert img.size == (1400, 900)
+        colours = img.convert("RGB").getcolors(maxcolors=1 << 16)
+    assert colours is None or len(colours) > 50, "the screenshot is (nearly) one colour"

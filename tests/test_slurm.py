@@ -1,0 +1,168 @@
+"""The study through Snakemake's SLURM executor on a real one-node cluster (issue 12).
+
+``tools/slurm_cluster.sh`` starts munged, slurmctld and slurmd on this machine; the fixture
+stops them again whatever happens (finalizer). The tests run the workflow with
+``--profile profiles/slurm`` and compare its products byte for byte with the local
+``--cores 2`` run of the same config (the session's ``smoke_run``). They are skipped, with
+the reason, where no cluster can be started: not root, Slurm or munge not installed
+(``make sysdeps`` installs them as root), or the executor plugin missing.
+
+Run just these: ``make test-slurm`` (or ``pytest -m slurm``).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from conftest import REPO, SNAKEMAKE, copy_workflow, snakemake
+
+pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.xdist_group("pipeline")]
+
+CLUSTER = REPO / "tools" / "slurm_cluster.sh"
+SIM_TARGETS = ["results/pools/pools.parquet", "results/pools/sigma_sweep.parquet"]
+DAEMONS = ("slurmctld", "slurmd", "slurmstepd")
+
+
+def why_no_cluster() -> str | None:
+    """Why no one-node cluster can be started here, or None."""
+    if os.geteuid() != 0:
+        return "a one-node SLURM cluster needs root (slurmd runs the jobs)"
+    missing = [
+        b for b in ("munged", "slurmctld", "slurmd", "sbatch", "squeue") if not shutil.which(b)
+    ]
+    if missing:
+        return f"{', '.join(missing)} not installed: run `make sysdeps` as root (slurm-wlm, munge)"
+    if importlib.util.find_spec("snakemake_executor_plugin_slurm") is None:
+        return "snakemake-executor-plugin-slurm is not installed (pip install -r requirements.txt)"
+    return None
+
+
+def _running(name: str) -> bool:
+    return subprocess.run(["pgrep", "-x", name], capture_output=True).returncode == 0
+
+
+def _cluster(cmd: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", str(CLUSTER), cmd], capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def slurm_cluster():
+    reason = why_no_cluster()
+    if reason:
+        pytest.skip(reason)
+    started = _cluster("start")
+    try:
+        if started.returncode != 0:
+            pytest.skip(f"no SLURM cluster could be started: {started.stderr.strip()[-500:]}")
+        yield
+    finally:
+        stopped = _cluster("stop")
+        assert stopped.returncode == 0, stopped.stderr
+        if started.returncode == 0:
+            # nothing left running: not a daemon, not a job step
+            assert not [d for d in DAEMONS if _running(d)], "a Slurm daemon outlived 'stop'"
+
+
+def slurm_workdir(dest: Path) -> Path:
+    work = copy_workflow(dest)
+    shutil.copytree(REPO / "profiles", work / "profiles")
+    return work
+
+
+def products(root: Path) -> dict[str, bytes]:
+    """Every product of a run: results/ and figures/, without timings (benchmarks)."""
+    out = {}
+    for top in ("results", "figures"):
+        for p in sorted((root / top).rglob("*")):
+            rel = p.relative_to(root).as_posix()
+            if p.is_file() and not rel.startswith("results/benchmarks/"):
+                out[rel] = p.read_bytes()
+    return out
+
+
+def test_smoke_through_slurm_is_byte_identical_to_local(smoke_run, slurm_cluster, tmp_path):
+    assert smoke_run.result.returncode == 0, smoke_run.result.stderr[-3000:]
+    work = slurm_workdir(tmp_path / "work")
+    res = snakemake(work, "--profile", "profiles/slurm", "--configfile", "config/smoke.yaml")
+    assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
+    # the simulation chunks really ran as cluster jobs (one SLURM log each)
+    logs = list((work / "logs" / "slurm").rglob("*.log"))
+    assert any("simulate_chunk" in str(p) for p in logs), logs[:5]
+    local, cluster = products(smoke_run.work), products(work)
+    assert sorted(cluster) == sorted(local)
+    differ = [rel for rel in local if local[rel] != cluster[rel]]
+    assert differ == []
+
+
+def _our_jobs(state: str) -> list[str]:
+    out = subprocess.run(
+        ["squeue", "-h", "-t", state, "-o", "%i"], capture_output=True, text=True, timeout=30
+    ).stdout
+    return out.split()
+
+
+def test_scancelled_job_is_retried_and_a_second_run_resumes(smoke_run, slurm_cluster, tmp_path):
+    assert smoke_run.result.returncode == 0, smoke_run.result.stderr[-3000:]
+    work = slurm_workdir(tmp_path / "work")
+    args = [*SIM_TARGETS, "--profile", "profiles/slurm", "--configfile", "config/smoke.yaml"]
+    log_path = tmp_path / "first.log"
+    chunks = work / "results" / "pools" / "chunks"
+    with log_path.open("w") as log:
+        proc = subprocess.Popen(
+            [SNAKEMAKE, *args],
+            cwd=work,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        try:
+            # 1. cancel the first job that runs: Snakemake must resubmit it (retries:)
+            deadline = time.monotonic() + 300
+            while not (running := _our_jobs("RUNNING")) and time.monotonic() < deadline:
+                assert proc.poll() is None, log_path.read_text()[-3000:]
+                time.sleep(0.5)
+            assert running, "no SLURM job started within 5 minutes"
+            subprocess.run(["scancel", running[0]], check=True, timeout=30)
+            while "Trying to restart job" not in log_path.read_text():
+                assert proc.poll() is None, log_path.read_text()[-3000:]
+                assert time.monotonic() < deadline + 300, "the cancelled job was not resubmitted"
+                time.sleep(1)
+            # 2. interrupt the run once a few chunks are done (SIGINT also cancels its jobs)
+            while len(list(chunks.glob("*/*.parquet"))) < 3:
+                assert proc.poll() is None, "the run ended before it could be interrupted"
+                time.sleep(0.5)
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=120)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait(timeout=60)
+    # what the interrupted run left to do: some chunks, not all of them
+    todo = _chunks_to_run(work, "-n", *args)
+    n_chunks = len(list((smoke_run.work / "results" / "pools" / "chunks").glob("*/*.parquet")))
+    assert 0 < len(todo) < n_chunks, sorted(todo)
+
+    # 3. the second invocation resumes: it runs exactly the chunks left to do
+    res = snakemake(work, *args)
+    assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
+    assert _chunk_outputs(res.stdout + res.stderr) == todo
+    for rel in SIM_TARGETS:
+        assert (work / rel).read_bytes() == (smoke_run.work / rel).read_bytes(), rel
+
+
+def _chunk_outputs(text: str) -> set[str]:
+    return set(re.findall(r"output: (results/pools/chunks/\S+?\.parquet)", text))
+
+
+def _chunks_to_run(work: Path, *args: str) -> set[str]:
+    res = snakemake(work, *args)
+    assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
+    return _chunk_outputs(res.stdout)

@@ -1,0 +1,174 @@
+"""Reruns after edits and crashes (issue 16, items 1 and 8).
+
+- Adding a policy and a sweep sigma to a finished run reruns only the new simulation chunks
+  and what depends on them: every simulation job's params hold only what changes its output.
+- A run killed with SIGKILL mid-simulation leaves a lock; the next run (local profile, as
+  ``make reproduce``) refuses with Snakemake's lock message; ``--unlock`` then a run with
+  ``--rerun-incomplete`` finishes it, and the products are byte-identical to an
+  uninterrupted run. (Without ``--rerun-incomplete`` Snakemake would first stop at the
+  killed jobs' incomplete outputs; the local profile sets it.)
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import SNAKEMAKE, copy_workflow, snakemake
+
+from evalsim.config import load_config
+from evalsim.sim.jobs import chunk_config, pools_config, sigma_label, sweep_config
+
+SIM_TARGETS = ["results/pools/pools.parquet", "results/pools/sigma_sweep.parquet"]
+
+
+def test_job_configs_hold_only_what_changes_the_output(repo):
+    cfg = load_config(repo / "config" / "smoke.yaml")
+    a = chunk_config(cfg, "cube25", "A")
+    assert [t["name"] for t in a["tasks"]] == ["cube25"]
+    assert a["policies"] == [p for p in cfg["policies"] if p["name"] == "A"]
+    assert set(a["simulation"]) == set(cfg["simulation"]) - {
+        "n_seeds",
+        "trials_per_seed",
+        "trials_per_chunk",
+        "sweep",
+    }
+    more = copy.deepcopy(cfg)
+    more["policies"].append({"name": "C", "sigma_mm": 12.0})
+    more["tasks"].append({**cfg["tasks"][0], "name": "cube35"})
+    more["simulation"]["sweep"]["sigma_mm"].append(12.0)
+    more["simulation"]["n_seeds"] += 2
+    assert chunk_config(more, "cube25", "A") == a
+    assert sweep_config(more) == sweep_config(cfg)
+    assert pools_config(more) != pools_config(cfg)
+    tau = copy.deepcopy(cfg)
+    tau["simulation"]["tau_mm"] += 0.5
+    assert chunk_config(tau, "cube25", "A") != a
+    with pytest.raises(ValueError, match="unknown policy 'Z'; configured: A, B"):
+        chunk_config(cfg, "cube25", "Z")
+    assert [sigma_label(s) for s in (0, 9.0, 2.5, 30)] == ["0", "9", "2.5", "30"]
+
+
+def dry_run_jobs(work: Path, *args: str) -> list[tuple[str, str]]:
+    """(rule, first output) of every job a dry run of ``args`` lists."""
+    res = snakemake(work, "-n", *args)
+    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+    jobs = []
+    for block in re.split(r"^(?=(?:local)?rule \w+:$)", res.stdout, flags=re.MULTILINE)[1:]:
+        rule = re.match(r"(?:local)?rule (\w+):", block).group(1)
+        out = re.search(r"^    output: ([^,\s]+)", block, flags=re.MULTILINE)
+        jobs.append((rule, out.group(1) if out else ""))
+    return jobs
+
+
+def chunk_keys(jobs, rule: str, pattern: str) -> set[tuple[str, ...]]:
+    return {re.search(pattern, out).groups() for r, out in jobs if r == rule}
+
+
+def with_policy_c_and_sigma(work: Path, sigma_mm: float) -> str:
+    """Write config/smoke_plus.yaml: smoke + policy C (sigma_mm) + sigma_mm in the sweep."""
+    cfg = yaml.safe_load((work / "config" / "smoke.yaml").read_text())
+    assert "C" not in [p["name"] for p in cfg["policies"]]
+    assert sigma_mm not in cfg["simulation"]["sweep"]["sigma_mm"]
+    cfg["policies"].append({"name": "C", "sigma_mm": sigma_mm})
+    cfg["simulation"]["sweep"]["sigma_mm"].append(sigma_mm)
+    (work / "config" / "smoke_plus.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    return "config/smoke_plus.yaml"
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("pipeline")
+def test_adding_policy_and_sigma_reruns_only_new_chunks(smoke_run, tmp_path):
+    assert smoke_run.result.returncode == 0, smoke_run.result.stderr[-3000:]
+    work = tmp_path / "work"
+    shutil.copytree(smoke_run.work, work, symlinks=True)  # copy2: keeps the mtimes
+    smoke = yaml.safe_load((work / "config" / "smoke.yaml").read_text())
+    tasks = [t["name"] for t in smoke["tasks"]]
+    seeds = range(smoke["simulation"]["n_seeds"])
+    n_chunks = -(-smoke["simulation"]["trials_per_seed"] // smoke["simulation"]["trials_per_chunk"])
+
+    assert dry_run_jobs(work, "--configfile", "config/smoke.yaml") == []  # the run is complete
+    plus = dry_run_jobs(work, "--configfile", with_policy_c_and_sigma(work, 12.0))
+
+    chunk_re = r"chunks/(\w+)/(\w+)_seed(\d+)_chunk(\d+)\.parquet"
+    assert chunk_keys(plus, "simulate_chunk", chunk_re) == {
+        (t, "C", str(s), str(c)) for t in tasks for s in seeds for c in range(n_chunks)
+    }
+    assert chunk_keys(plus, "simulate_sweep_chunk", r"sigma([\d.]+)\.parquet$") == {("12",)}
+    assert chunk_keys(plus, "simulate_merge_seed", r"pools/(\w+)/(\w+)_seed(\d+)\.parquet") == {
+        (t, "C", str(s)) for t in tasks for s in seeds
+    }
+    # Everything else that would run depends on the pools or the sweep: the same rules a
+    # forced rerun of the two merges would run on the unchanged config.
+    downstream = dry_run_jobs(
+        work,
+        "--configfile",
+        "config/smoke.yaml",
+        "--forcerun",
+        "simulate_merge_pools",
+        "simulate_merge_sweep",
+    )
+    new_sim = {"simulate_chunk", "simulate_sweep_chunk", "simulate_merge_seed"}
+    rest = {r for r, _ in plus} - new_sim
+    assert rest <= {r for r, _ in downstream}, rest - {r for r, _ in downstream}
+    assert not any(r.startswith(("exact_", "fisher_")) for r in rest), sorted(rest)
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait(timeout=60)
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("pipeline")
+def test_kill9_mid_simulation_then_unlock_and_rerun_incomplete(smoke_run, repo, tmp_path):
+    assert smoke_run.result.returncode == 0, smoke_run.result.stderr[-3000:]
+    work = copy_workflow(tmp_path / "work")
+    shutil.copytree(repo / "profiles", work / "profiles")
+    # as `make reproduce` runs it: the local profile (which sets rerun-incomplete)
+    args = [*SIM_TARGETS, "--profile", "profiles/local", "--cores", "2"]
+    args += ["--configfile", "config/smoke.yaml"]
+    log = (tmp_path / "first.log").open("w")
+    # its own session: SIGKILL to the group takes Snakemake and its running jobs at once,
+    # as a power cut or the OOM killer would
+    proc = subprocess.Popen(
+        [SNAKEMAKE, *args], cwd=work, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    chunks = work / "results" / "pools" / "chunks"
+    deadline = time.monotonic() + 600
+    try:
+        # kill once some chunks are written and others are still running
+        while time.monotonic() < deadline and proc.poll() is None:
+            if len(list(chunks.glob("*/*.parquet"))) >= 2:
+                break
+            time.sleep(0.2)
+        assert proc.poll() is None, "the run ended before it could be killed"
+    finally:
+        _kill_group(proc)
+        log.close()
+    done_before = len(list(chunks.glob("*/*.parquet")))
+
+    refused = snakemake(work, *args)
+    assert refused.returncode != 0
+    assert "Directory cannot be locked" in refused.stdout + refused.stderr
+    unlocked = snakemake(work, "--unlock", "--configfile", "config/smoke.yaml")
+    assert unlocked.returncode == 0, unlocked.stderr[-3000:]
+    resumed = snakemake(work, *args, "--rerun-incomplete")
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    # the resumed run did not redo the chunks that were finished before the kill
+    n_chunk_jobs = len(re.findall(r"^rule simulate_chunk:", resumed.stdout + resumed.stderr, re.M))
+    n_total = len(list(chunks.glob("*/*.parquet")))
+    assert n_chunk_jobs <= n_total - done_before + 2  # + the (at most 2) killed mid-write
+    for rel in SIM_TARGETS:
+        assert (work / rel).read_bytes() == (smoke_run.work / rel).read_bytes(), rel
