@@ -91,13 +91,13 @@ class SO101Params:
     table_friction: float = 0.5
     pad_friction: float = 1.0
     pad_solref_s: float = 0.004
-    pad_width_m: float = 0.016  # pad extent along the jaw's hinge axis (package: 16 / 12 mm)
+    pad_width_m: float = 0.030  # pad extent along the jaw's hinge axis (package: 16 / 12 mm)
     grip_torque_nm: float = 1.0
     gripper_damping: float = 0.6
     arm_kp: float = 30.0
     gripper_open_rad: float = 1.0
     gripper_closed_rad: float = -0.17
-    fixed_pad_extra_m: float = 0.0  # fixed pad thickened toward the moving jaw
+    fixed_pad_extra_m: float = 0.005  # fixed pad thickened toward the moving jaw
     tcp_clearance_m: float = 0.0136  # stock fixed pad to cube face at true aim (tool point)
     grasp_above_centre_m: float = 0.006
     above_m: float = 0.05
