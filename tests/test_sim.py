@@ -463,10 +463,10 @@ def test_pass_chance_is_the_bootstrap_of_the_design():
     df2["success"] = rng.random(len(df2)) < 0.7
     df2["success_loose"] = True
     doc = {"A": {"strict": 21, "loose": 30, "n": 30}, "B": {"strict": 21, "loose": 30, "n": 30}}
-    got = pass_chance(df2, doc, 0.05, n_boot=400, rng=np.random.default_rng(5))
-    w = np.random.default_rng(5).multinomial(n, np.full(n, 1.0 / n), size=400)
+    got = pass_chance(df2, doc, 0.05, n_boot=100, rng=np.random.default_rng(5))
+    w = np.random.default_rng(5).multinomial(n, np.full(n, 1.0 / n), size=100)
     ok = 0
-    for b in range(400):
+    for b in range(100):
         fine = True
         for pol in "AB":
             g = df2[df2.policy == pol]
@@ -480,4 +480,4 @@ def test_pass_chance_is_the_bootstrap_of_the_design():
                     fine &= p >= 0.05
         ok += fine
     assert 0.0 < got < 1.0
-    assert got == pytest.approx(ok / 400)
+    assert got == pytest.approx(ok / 100)
