@@ -19,6 +19,7 @@ include: "workflow/rules/design.smk"
 include: "workflow/rules/peeking.smk"
 include: "workflow/rules/multi.smk"
 include: "workflow/rules/sequential.smk"
+include: "workflow/rules/drift.smk"
 include: "workflow/rules/report.smk"
 
 

@@ -102,12 +102,41 @@ def _cross_checks(config: dict) -> None:
     multi = config.get("multi", {})
     named += [(f"multi.{k}", multi[k]) for k in ("policy_a", "policy_b") if multi.get(k)]
     _sequential_checks(config.get("sequential", {}))
+    drift = config.get("drift", {})
+    named += [(f"drift.policies[{i}]", name) for i, name in enumerate(drift.get("policies", []))]
     for key, name in named:
         if name not in policies:
             raise ConfigError(
                 f"config key '{key}': unknown policy {name!r}; "
                 f"configured policies: {', '.join(policies)}"
             )
+
+
+def _drift_checks(drift: dict) -> None:
+    """The drift section's grid must cover every session it describes (T36, F10)."""
+    if not drift:
+        return
+    if len(drift["policies"]) not in (0, 2):
+        raise ConfigError(
+            f"config key 'drift.policies': {drift['policies']!r} must name two policies (A, B) "
+            "or be empty (the first two configured policies)"
+        )
+    offsets = [float(v) for v in drift["offsets_mm"]]
+    if offsets[0] != 0 or any(b <= a for a, b in zip(offsets, offsets[1:], strict=False)):
+        raise ConfigError(
+            f"config key 'drift.offsets_mm': {offsets} must start at 0 and increase strictly"
+        )
+    if drift["figure_n"] not in drift["n_per_policy"]:
+        raise ConfigError(
+            f"config key 'drift.figure_n': {drift['figure_n']!r} is not allowed; allowed values: "
+            f"{', '.join(map(str, drift['n_per_policy']))} (drift.n_per_policy)"
+        )
+    need = max(drift["rates_mm_per_100"]) * 2 * max(drift["n_per_policy"]) / 100.0
+    if need > offsets[-1]:
+        raise ConfigError(
+            f"config key 'drift.offsets_mm': the largest offset {offsets[-1]:g} mm is below the "
+            f"{need:g} mm that max(rates_mm_per_100) * 2 * max(n_per_policy) / 100 reaches"
+        )
 
 
 def _sequential_checks(seq: dict) -> None:
@@ -168,6 +197,7 @@ def check_config(config: dict, schema: dict | None = None) -> dict:
         raise ConfigError(_describe(best))
     _fill_policy_pairs(checked)
     _cross_checks(checked)
+    _drift_checks(checked.get("drift", {}))
     return checked
 
 

@@ -81,13 +81,13 @@ def split_label(spec: str) -> tuple[str, str | None]:
     return path, name
 
 
-def read_trial_logs(paths, policy: str | None = None) -> pd.DataFrame:
+def read_trial_logs(paths, policy: str | None = None, extra_columns=()) -> pd.DataFrame:
     """Read several logs (see :func:`read_trial_log`) and stack them in the order given.
 
     Each entry may be ``PATH=NAME`` (NAME is the policy of that file). ``policy`` (the
     older ``--policy`` option) names the policy of a single file. The result carries
     ``attrs["sources"]`` (one dict per file: path, label, rows, columns) and
-    ``attrs["warnings"]`` (one line each).
+    ``attrs["warnings"]`` (one line each). ``extra_columns``: see :func:`read_trial_log`.
     """
     specs = [split_label(p) for p in paths]
     if policy is not None and len(specs) > 1:
@@ -96,7 +96,7 @@ def read_trial_logs(paths, policy: str | None = None) -> pd.DataFrame:
     folder_names: dict[str, str] = {}
     for path, label in specs:
         name = label if label is not None else policy
-        df = read_trial_log(path, policy=name)
+        df = read_trial_log(path, policy=name, extra_columns=extra_columns)
         warnings.extend(df.attrs.get("warnings", []))
         if Path(path).suffix.lower() == ".json" and name is None:
             folder = str(df["policy"].iloc[0])
@@ -132,7 +132,9 @@ def read_trial_logs(paths, policy: str | None = None) -> pd.DataFrame:
     return out
 
 
-def read_trial_log(path: str | os.PathLike, policy: str | None = None) -> pd.DataFrame:
+def read_trial_log(
+    path: str | os.PathLike, policy: str | None = None, extra_columns=()
+) -> pd.DataFrame:
     """Read one trial log and return the tidy, validated table.
 
     Parameters
@@ -143,6 +145,9 @@ def read_trial_log(path: str | os.PathLike, policy: str | None = None) -> pd.Dat
         Policy name for a LeRobot JSON file (default: the name of its folder). For tables,
         if the file has no ``policy`` column, every row gets this name; otherwise it is an
         error to give it.
+    extra_columns : sequence of str
+        Further columns (lower-case names) to keep as read, e.g. the trial order of
+        ``--order``; a table without one of them is an error.
 
     Raises
     ------
@@ -161,6 +166,10 @@ def read_trial_log(path: str | os.PathLike, policy: str | None = None) -> pd.Dat
     elif suffix in _TABLE_SUFFIXES or suffix in _PARQUET_SUFFIXES:
         df = _read_table(path, suffix)
         df.columns = [str(c).strip().lower() for c in df.columns]
+        missing = [c for c in extra_columns if c not in df.columns]
+        if missing:
+            have = ", ".join(map(str, df.columns)) or "none"
+            raise TrialLogError(f"{path}: no column {', '.join(missing)} (columns found: {have})")
         if "policy" not in df.columns and policy is not None:
             df["policy"] = policy
         elif policy is not None:
@@ -170,7 +179,12 @@ def read_trial_log(path: str | os.PathLike, policy: str | None = None) -> pd.Dat
             f"{path}: unreadable format {suffix or '(no suffix)'!r}; "
             "expected .csv, .tsv, .parquet, .pq or a LeRobot eval_info .json"
         )
-    return _tidy(df, path)
+    if suffix == ".json" and extra_columns:
+        raise TrialLogError(
+            f"{path}: a LeRobot JSON log has no column {', '.join(extra_columns)}; "
+            "its episodes are in file order"
+        )
+    return _tidy(df, path, tuple(extra_columns))
 
 
 def _read_table(path: Path, suffix: str) -> pd.DataFrame:
@@ -282,7 +296,7 @@ def parse_success(values: pd.Series, path: str | os.PathLike = "") -> pd.Series:
     return pd.Series(true, index=values.index, dtype=bool, name=values.name)
 
 
-def _tidy(df: pd.DataFrame, path: Path) -> pd.DataFrame:
+def _tidy(df: pd.DataFrame, path: Path, extra_columns: tuple[str, ...] = ()) -> pd.DataFrame:
     missing = [c for c in REQUIRED_COLUMNS if c not in df.columns]
     if missing:
         have = ", ".join(map(str, df.columns)) or "none"
@@ -292,6 +306,7 @@ def _tidy(df: pd.DataFrame, path: Path) -> pd.DataFrame:
     if len(df) == 0:
         raise TrialLogError(f"{path}: no trials (the log has a header but no rows)")
     keep = [c for c in (*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS) if c in df.columns]
+    keep += [c for c in extra_columns if c not in keep]  # kept as read (e.g. --order)
     out = df[keep].copy().reset_index(drop=True)
     out["success"] = parse_success(out["success"], path)
     warnings = []

@@ -69,5 +69,6 @@ def all_targets():
         + PEEKING_TARGETS
         + MULTI_TARGETS
         + SEQUENTIAL_TARGETS
+        + DRIFT_TARGETS
         + REPORT_TARGETS
     )

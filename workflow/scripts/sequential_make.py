@@ -24,7 +24,8 @@ result = builder(**inputs, **dict(snakemake.params.kwargs))  # noqa: F821
 if "csv" in snakemake.output.keys():  # noqa: F821
     from evalsim.tables import write_table
 
-    write_table(result, snakemake.output.csv, snakemake.output.md)  # noqa: F821
+    out = snakemake.output  # noqa: F821
+    write_table(result, out.csv, out.md, out.tex, out.rst)
 else:
     from evalsim.figures import save_figure, set_style
 

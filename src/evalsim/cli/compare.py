@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from evalsim.cli import by_task
+from evalsim.cli import _independence, by_task
 from evalsim.cli._common import (
     FISHER_MDE_EXACT_MAX_N,
     BadInput,
@@ -138,7 +138,8 @@ ALTERNATIVE_WORDS = {
 
 def _select(args):
     """The log, the two policies' trials, and the file notes (files without conditions)."""
-    df = read_trial_logs(args.files, policy=args.policy)
+    order = _independence.order_columns(args)  # --order's column, kept for its log hook
+    df = read_trial_logs(args.files, policy=args.policy, extra_columns=order)
     if args.task is not None:
         if "task" not in df.columns:
             raise BadInput("--task given but the log has no 'task' column")
@@ -173,7 +174,8 @@ def _pairing(args, df, a, b):
     return _pair_up(a, b, keys)
 
 
-def _paired_analysis(merged, alpha: float, alternative: str, conf: float) -> dict:
+def _paired_analysis(merged, alternative: str, conf: float) -> dict:
+    """McNemar (with the stated alternative) and the paired intervals of B - A on the pairs."""
     sa, sb = merged["success_a"].to_numpy(), merged["success_b"].to_numpy()
     a_only, b_only = int((sa & ~sb).sum()), int((~sa & sb).sum())
     both, neither = int((sa & sb).sum()), int((~sa & ~sb).sum())
@@ -201,7 +203,7 @@ def _paired_analysis(merged, alpha: float, alternative: str, conf: float) -> dic
 
 
 def _decide(p, lo, hi, alpha, alternative):
-    """(reject, interval agrees, direction): the stated rule, applied."""
+    """(test rejects, interval agrees): the stated rule, applied to one p and one interval."""
     reject = bool(_lib("decision", "rejects")(p, alpha))
     if alternative == "greater":
         excludes = lo > 0
@@ -233,7 +235,7 @@ def cmd_compare(args) -> Report:
     if pair_note:
         notes.append(f"note: {pair_note}")
     if paired:
-        pa = _paired_analysis(merged, alpha, alternative, conf)
+        pa = _paired_analysis(merged, alternative, conf)
         k_a, n_a, k_b, n_b = pa["k_a"], pa["n_pairs"], pa["k_b"], pa["n_pairs"]
         unmatched = n_a_all + n_b_all - 2 * pa["n_pairs"]
         if unmatched:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from evalsim.cli import _independence
 from evalsim.cli._common import (
     BadInput,
     MissingLibrary,
@@ -107,7 +108,8 @@ def _by_column(df, column: str) -> dict:
 
 def cmd_summarize(args) -> Report:
     check_plot_path(args.plot)
-    df = read_trial_logs(args.files, policy=args.policy)
+    order = _independence.order_columns(args)  # --order's column, kept for its log hook
+    df = read_trial_logs(args.files, policy=args.policy, extra_columns=order)
     by = _by_column(df, args.by) if args.by else None
     conf, max_hw = args.confidence, args.max_half_width
     level = f"{100 * conf:g}%"

@@ -10,6 +10,10 @@ Every random draw comes from :func:`evalsim.seeding.rng_for` with a key naming w
 - ``("aim", task, policy, seed, trial)``: the trial's standard-normal perception draws, scaled
   by sigma. Keyed per trial, so a trial's record does not depend on how trials are chunked.
   The sigma sweep uses the policy key ``"sweep"`` for every sigma (common random numbers).
+
+Drift (servo heating, issue 18): with ``simulation.drift_mm_per_100_trials`` = r (0, off, by
+default) trial ``i`` also gets a deterministic perception offset of r * i / 100 mm along the
+world y axis (:func:`drift_offset_mm`), the gripper's closing direction in the default scene.
 """
 
 from __future__ import annotations
@@ -71,6 +75,17 @@ def aim_noise_unit(config: dict, task: str, policy: str, seed: int, trial: int) 
     ).standard_normal(2)
 
 
+def drift_vector_mm(offset_mm: float) -> tuple[float, float]:
+    """A perception drift of ``offset_mm`` as an (x, y) offset in mm: along world y."""
+    return 0.0, float(offset_mm)
+
+
+def drift_offset_mm(config: dict, trial: int) -> tuple[float, float]:
+    """Trial ``trial``'s drift offset (x, y) in mm: drift_mm_per_100_trials * trial / 100."""
+    rate = float(config["simulation"].get("drift_mm_per_100_trials", 0.0))
+    return drift_vector_mm(rate * trial / 100.0)
+
+
 def run_trials(
     config: dict,
     task: str,
@@ -103,8 +118,9 @@ def run_trials(
     for i in range(start, stop):
         x, y, yaw = poses[i]
         z = aim_noise_unit(config, task, policy_key, seed, i)
-        ex = sigma_mm * z[0] + bias_mm[0]
-        ey = sigma_mm * z[1] + bias_mm[1]
+        dx, dy = drift_offset_mm(config, i)
+        ex = sigma_mm * z[0] + bias_mm[0] + dx
+        ey = sigma_mm * z[1] + bias_mm[1] + dy
         out = scene.run_trial(float(x), float(y), float(yaw), x + ex / 1000.0, y + ey / 1000.0)
         rows.append(
             (

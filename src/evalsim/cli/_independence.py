@@ -1,0 +1,278 @@
+"""``--order COLUMN`` for ``summarize`` and ``compare``: are the trials independent?
+
+Lesson 25: "Independence is the assumption that fails first. Servo heating, a cube that
+wears, a shifted camera and the operator's resets all make trials correlated. Interleave the
+policies (A, B, A, B, ...) rather than running all of A first."
+
+With ``--order`` naming a trial index or a timestamp column, each policy's success sequence
+(in that order; per task when the log has several) gets the three exact checks of
+:mod:`evalsim.stats.independence` -- runs, Cochran-Armitage trend, first half vs second half
+-- and a plain-words warning when the smallest p-value is below alpha / 3 (Bonferroni over
+the three checks, so an i.i.d. log raises it with probability at most alpha per policy).
+``compare`` also says whether the two policies were interleaved, and warns when all of one
+ran before the other.
+
+This module registers itself as a log hook of ``summarize`` and ``compare``
+(:func:`evalsim.cli._common.register_log_hook`): :func:`add_order_argument` declares the option
+and :func:`apply_hook` adds the tables, warnings and the ``independence`` key of the JSON
+output. The two subcommands only keep the column when they read the log
+(:func:`order_columns`).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import pandas as pd
+
+from evalsim.cli._common import BadInput, Report, _lib, _p, _pct, register_log_hook
+
+__all__ = [
+    "add_order_argument",
+    "add_report",
+    "apply_hook",
+    "independence_data",
+    "order_columns",
+]
+
+ORDER_DEST = "order"
+
+
+def add_order_argument(p: argparse.ArgumentParser) -> None:
+    """Add ``--order COLUMN`` to a subcommand's parser."""
+    p.add_argument(
+        "--order",
+        dest=ORDER_DEST,
+        metavar="COLUMN",
+        help=(
+            "trial index or timestamp column: check per policy that the trials look "
+            "independent (exact runs, trend and first-vs-second-half tests)"
+        ),
+    )
+
+
+def order_columns(args) -> tuple[str, ...]:
+    """The column(s) the log reader must keep: the ``--order`` column, lower-cased."""
+    col = getattr(args, ORDER_DEST, None)
+    if col is None:
+        return ()
+    col = col.strip().lower()
+    if not col:
+        raise BadInput("--order needs a column name")
+    return (col,)
+
+
+def _order_key(values: pd.Series, column: str) -> np.ndarray:
+    """Sortable int64/float keys from a numeric or timestamp column; BadInput otherwise."""
+    if pd.api.types.is_numeric_dtype(values) and values.notna().all():
+        return values.to_numpy(dtype=np.float64)
+    text = values.astype(str).str.strip()
+    empty = (text == "") | values.isna()
+    if empty.any():
+        raise BadInput(f"--order column {column!r} is empty in data row {int(empty.argmax()) + 1}")
+    num = pd.to_numeric(text, errors="coerce")
+    if num.notna().all():
+        return num.to_numpy(dtype=np.float64)
+    when = pd.to_datetime(text, errors="coerce", utc=True, format="mixed")
+    if when.notna().all():
+        return when.astype("int64").to_numpy()
+    bad = num.isna() & when.isna()
+    i = int(bad.to_numpy().argmax())
+    raise BadInput(
+        f"--order column {column!r}: {text.iloc[i]!r} in data row {i + 1} is neither a number "
+        "nor a timestamp"
+    )
+
+
+def _words(policy: str, checks) -> str:
+    """One plain-words warning for a flagged sequence (the most telling check first)."""
+    h, t, r = checks.halves, checks.trend, checks.runs
+    first, second = _pct(h.rate_first, 0), _pct(h.rate_second, 0)
+    if "trend" in checks.flagged or "halves" in checks.flagged:
+        verb = "fell" if t.statistic < t.expected else "rose"
+        which, p = ("trend", t.pvalue) if "trend" in checks.flagged else ("halves", h.pvalue)
+        what = f"success {verb} from {first} to {second} over the session ({which} p = {_p(p)})"
+        if "runs" in checks.flagged:
+            what += f", and successes and failures come in streaks (runs p = {_p(r.pvalue)})"
+    elif r.runs < r.expected_runs:
+        what = (
+            f"successes and failures come in streaks: {r.runs} runs where about "
+            f"{r.expected_runs:.0f} are expected (runs p = {_p(r.pvalue)})"
+        )
+    else:
+        what = (
+            f"successes and failures alternate more than chance allows: {r.runs} runs where "
+            f"about {r.expected_runs:.0f} are expected (runs p = {_p(r.pvalue)})"
+        )
+    return (
+        f"warning: {policy}: {what}: the trials are not independent, so the binomial interval "
+        "and the tests above are too optimistic; look for drift (servo heating, a worn cube, "
+        "a moved camera, resets) and interleave the policies"
+    )
+
+
+def _group_checks(df: pd.DataFrame, key: np.ndarray, alpha: float) -> list[dict]:
+    checks_of = _lib("independence", "independence_checks")
+    keys = ["policy"] + (["task"] if "task" in df.columns and df["task"].nunique() > 1 else [])
+    success = df["success"].to_numpy()
+    out = []
+    for values, rows in sorted(df.groupby(keys, sort=True).indices.items()):
+        values = values if isinstance(values, tuple) else (values,)
+        row = dict(zip(keys, values, strict=True))
+        label = " / ".join(str(v) for v in values)
+        order = key[rows]
+        x = success[rows][np.argsort(order, kind="stable")]
+        row.update(
+            {
+                "n": int(x.size),
+                "n_success": int(x.sum()),
+                "ties": int(x.size) - int(np.unique(order).size),
+            }
+        )
+        if x.size < 4:
+            row.update({"checked": False, "dependent": False, "warning": None})
+            out.append(row)
+            continue
+        c = checks_of(x, alpha)
+        row.update(
+            {
+                "checked": True,
+                "runs": {
+                    "runs": c.runs.runs,
+                    "expected": c.runs.expected_runs,
+                    "pvalue": c.runs.pvalue,
+                },
+                "trend": {
+                    "statistic": c.trend.statistic,
+                    "expected": c.trend.expected,
+                    "pvalue": c.trend.pvalue,
+                    "method": c.trend.method,
+                },
+                "halves": {
+                    "k_first": c.halves.k_first,
+                    "n_first": c.halves.n_first,
+                    "k_second": c.halves.k_second,
+                    "n_second": c.halves.n_second,
+                    "pvalue": c.halves.pvalue,
+                },
+                "flagged": list(c.flagged),
+                "dependent": c.dependent,
+                "warning": _words(label, c) if c.dependent else None,
+            }
+        )
+        out.append(row)
+    return out
+
+
+def _interleaving(df: pd.DataFrame, order: np.ndarray, a: str, b: str) -> dict:
+    """How the trials of A and B were ordered in the session."""
+    labels = df["policy"].to_numpy()[np.argsort(order, kind="stable")]
+    n_a, n_b = int((labels == a).sum()), int((labels == b).sum())
+    switches = int((labels[1:] != labels[:-1]).sum())
+    most = 2 * min(n_a, n_b) - (1 if n_a == n_b else 0)
+    o_a, o_b = order[df["policy"].to_numpy() == a], order[df["policy"].to_numpy() == b]
+    if o_a.max() < o_b.min():
+        status, first = "blocked", a
+    elif o_b.max() < o_a.min():
+        status, first = "blocked", b
+    elif switches == most:
+        status, first = "interleaved", None
+    else:
+        status, first = "partly interleaved", None
+    return {"status": status, "first": first, "switches": switches, "max_switches": most}
+
+
+def independence_data(df: pd.DataFrame, column: str, alpha: float, pair=None) -> dict:
+    """The ``independence`` section: per-group checks, warnings and (for a pair) interleaving.
+
+    Parameters
+    ----------
+    df : DataFrame
+        The trial log with ``policy``, ``success`` and the order column.
+    column : str
+        The order column (lower-case).
+    alpha : float
+        Family-wise level of the three checks (each at alpha / 3).
+    pair : (str, str), optional
+        ``compare``'s A and B: also report how they were interleaved.
+    """
+    key = _order_key(df[column], column)
+    groups = _group_checks(df, key, alpha)
+    warnings = [g["warning"] for g in groups if g["warning"]]
+    data = {"order_column": column, "alpha": alpha, "level_each": alpha / 3, "groups": groups}
+    if pair is not None:
+        a, b = pair
+        inter = _interleaving(df, key, a, b)
+        data["interleaving"] = inter
+        if inter["status"] == "blocked":
+            second = b if inter["first"] == a else a
+            warnings.append(
+                f"warning: all of {inter['first']} ran before {second} (by {column}): any drift "
+                "over the session (servo heating, a worn cube) is mixed into the difference "
+                "between the policies; interleave them (A, B, A, B, ...) as lesson 25 advises"
+            )
+    data["warnings"] = warnings
+    return data
+
+
+def add_report(rep: Report, df: pd.DataFrame, args, alpha: float, pair=None) -> None:
+    """Append the ``--order`` section to a subcommand's report (no-op without ``--order``)."""
+    cols = order_columns(args)
+    if not cols:
+        return
+    data = independence_data(df, cols[0], alpha, pair)
+    rep.data["independence"] = data
+    rows = []
+    for g in data["groups"]:
+        label = " / ".join(str(g[k]) for k in ("policy", "task") if k in g)
+        if not g["checked"]:
+            rows.append([label, g["n"], "—", "—", "—", "—", "too few trials (< 4)"])
+            continue
+        h = g["halves"]
+        first, second = h["k_first"] / h["n_first"], h["k_second"] / h["n_second"]
+        rows.append(
+            [
+                label,
+                g["n"],
+                f"{g['runs']['runs']} vs {g['runs']['expected']:.1f}: p {_p(g['runs']['pvalue'])}",
+                _p(g["trend"]["pvalue"]),
+                f"{_pct(first, 0)} -> {_pct(second, 0)}",
+                _p(h["pvalue"]),
+                "DEPENDENT (" + ", ".join(g["flagged"]) + ")"
+                if g["dependent"]
+                else "looks independent",
+            ]
+        )
+    rep.table(
+        f"Independence over trial order (--order {cols[0]}; exact tests, flagged below "
+        f"alpha/3 = {alpha / 3:.3g})",
+        ["policy", "n", "runs (obs vs exp)", "trend p", "1st -> 2nd half", "halves p", "verdict"],
+        rows,
+    )
+    ties = sum(g["ties"] for g in data["groups"])
+    if ties:
+        rep.line(f"note: {ties} trial(s) share an order value with another; kept in file order")
+    if "interleaving" in data:
+        inter = data["interleaving"]
+        rep.line(
+            f"order of the policies: {inter['status']} ({inter['switches']} of at most "
+            f"{inter['max_switches']} switches between them)"
+        )
+    for w in data["warnings"]:
+        rep.line(w)
+
+
+def apply_hook(args, df: pd.DataFrame, rep: Report) -> None:
+    """The log hook: ``summarize`` at alpha = 1 - ``--confidence``; ``compare`` at its
+    ``--alpha``, on the trials of ``--a`` and ``--b``, with their interleaving."""
+    if not order_columns(args):
+        return
+    if getattr(args, "a", None) is not None and getattr(args, "b", None) is not None:
+        pair = (args.a, args.b)
+        add_report(rep, df[df["policy"].isin(pair)], args, args.alpha, pair=pair)
+    else:
+        add_report(rep, df, args, 1 - args.confidence)
+
+
+register_log_hook(add_order_argument, apply_hook)
