@@ -53,7 +53,7 @@ def test_probability_out_of_range(good):
 
 def test_enum_lists_allowed_values(good):
     good["scene"]["name"] = "so100"
-    with pytest.raises(ConfigError, match=r"scene.name.*allowed values: 'gripper_table'"):
+    with pytest.raises(ConfigError, match=r"scene.name.*allowed values: 'so101', 'gripper_table'"):
         check_config(good)
 
 

@@ -1,4 +1,6 @@
-"""The simulate stage: scene, success tests, determinism, chunking, Parquet schema."""
+"""The simulate stage on the gripper_table scene (fast): success tests, determinism, chunking,
+Parquet schema, calibration rules, T30 and the sweep-versus-pools check. The SO-101 scene (the
+default) has its own tests in tests/test_so101.py."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import subprocess
 import sys
 
 import mujoco
+import naive_fisher
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -14,13 +17,15 @@ import pytest
 
 from evalsim.config import ConfigError, check_config, load_config
 from evalsim.sim import pool as simpool
-from evalsim.sim.rollout import run_policy_trials, run_trials, task_poses
+from evalsim.sim.rollout import run_policy_trials, run_sweep_trials, run_trials, task_poses
 from evalsim.sim.scene import FAILURES, GripperTableParams, make_scene
 
 
 @pytest.fixture(scope="module")
 def config(repo):
-    return load_config(repo / "config" / "config.yaml")
+    cfg = load_config(repo / "config" / "config.yaml")
+    cfg["scene"]["name"] = "gripper_table"
+    return cfg
 
 
 @pytest.fixture(scope="module")
@@ -168,6 +173,7 @@ write_pool(run_policy_trials(cfg, cfg["tasks"][0]["name"], "A", 0, 0, 6), sys.ar
 
 
 def test_same_seed_two_processes_same_bytes(repo, tmp_path):
+    # the default config: the SO-101 scene
     outs = []
     for i in range(2):
         out = tmp_path / f"p{i}.parquet"
@@ -253,7 +259,7 @@ def test_chunk_ranges():
 def test_config_rejects_unknown_scene_and_negative_sigma(config):
     bad = copy.deepcopy(config)
     bad["scene"]["name"] = "so101_arm"
-    with pytest.raises(ConfigError, match="gripper_table"):
+    with pytest.raises(ConfigError, match="so101.*gripper_table"):
         check_config(bad)
     bad = copy.deepcopy(config)
     bad["policies"][1]["sigma_mm"] = -1.0
@@ -375,3 +381,103 @@ def test_paired_correlation_is_phi():
     assert np.isnan(paired_correlation(a, pd.Series([True] * 6)))
     with pytest.raises(ValueError, match="length"):
         paired_correlation(a, b.iloc[:3])
+
+
+def test_sweep_and_pools_agree_within_sampling_error(config, scene):
+    # Issue 16: the sweep at a policy's sigma and that policy's pools share the poses but not
+    # the aim-noise draws, so they agree within sampling error (Fisher p well above 0.001).
+    from evalsim.products.simulate import sweep_pool_agreement
+
+    task, n = config["tasks"][0]["name"], 60
+    sweep = pd.concat(
+        [run_sweep_trials(config, s, 0, n, scene=scene) for s in (6.0, 9.0)], ignore_index=True
+    )
+    pools = pd.concat(
+        [
+            run_policy_trials(config, task, p, seed, 0, n, scene=scene)
+            for p in ("A", "B")
+            for seed in range(config["simulation"]["n_seeds"])
+        ],
+        ignore_index=True,
+    )
+    agree = sweep_pool_agreement(sweep, pools, {"A": 9.0, "B": 6.0})
+    assert agree["policy"].tolist() == ["A", "B"]
+    assert (agree["sweep_n"] == n).all() and (agree["pools_n"] == 3 * n).all()
+    for r in agree.itertuples():
+        assert r.fisher_p == pytest.approx(naive_fisher.fisher_p(r.sweep_k, n, r.pools_k, 3 * n))
+        assert r.fisher_p > 1e-3, r
+    # a policy whose sigma the sweep lacks is left out
+    assert sweep_pool_agreement(sweep, pools, {"A": 7.0}).empty
+
+
+def test_acceptance_table_counts_and_fisher(config):
+    from evalsim.products.simulate import acceptance_table
+
+    rows = []
+    for seed in range(3):
+        for policy, (k, kl) in (("A", (7, 9)), ("B", (9, 10))):
+            df = _fake_rows("cube30", policy, seed, 10)
+            df["success"] = np.arange(10) < k + seed
+            df["success_loose"] = np.arange(10) < max(kl, k + seed)
+            rows.append(df)
+    pools = pd.concat(rows + [_fake_rows("cube25", "A", 0, 10)], ignore_index=True)
+    document = {
+        "A": {"strict": 221, "loose": 259, "n": 300},
+        "B": {"strict": 3, "loose": 288, "n": 300},
+    }
+    tab = acceptance_table(pools, document, alpha=0.05)
+    assert len(tab) == 8
+    a = tab[(tab.policy == "A") & (tab.criterion == "strict")]
+    assert a["k"].tolist() == [7, 7 + 8 + 9] and a["n"].tolist() == [10, 30]
+    for r in tab.itertuples():
+        ref = naive_fisher.fisher_p(r.k, r.n, r.document_k, r.document_n, rel_tol=1e-14)
+        assert r.fisher_p == pytest.approx(ref, rel=1e-9)
+        assert r.same_rate == (r.fisher_p >= 0.05)
+    assert not tab.loc[(tab.policy == "B") & (tab.criterion == "strict"), "same_rate"].any()
+    assert "B strict seed 0" in tab.attrs["note"]
+    with pytest.raises(ValueError, match="policy 'C'"):
+        acceptance_table(pools, {"C": document["A"]})
+
+
+def test_pass_chance_is_the_bootstrap_of_the_design():
+    from evalsim.sim.calibrate_so101 import pass_chance
+
+    # every trial succeeds strictly and loosely: each bootstrap count is n, so T30 passes
+    # exactly when k = n passes against the document, for each of the eight rows
+    n = 30
+    df = pd.concat(
+        [
+            _fake_rows("t", p, s, n).assign(success=True, success_loose=True)
+            for p in "AB"
+            for s in range(3)
+        ]
+    )
+    doc_ok = {"A": {"strict": 29, "loose": 30, "n": 30}, "B": {"strict": 30, "loose": 30, "n": 30}}
+    doc_bad = {"A": {"strict": 10, "loose": 30, "n": 30}, "B": {"strict": 30, "loose": 30, "n": 30}}
+    assert pass_chance(df, doc_ok, 0.05, n_boot=50) == 1.0
+    assert pass_chance(df, doc_bad, 0.05, n_boot=50) == 0.0
+    # one policy at a true rate near a document's: the chance lies strictly between 0 and 1,
+    # and matches a plain-Python bootstrap on the same weights
+    rng = np.random.default_rng(1)
+    df2 = df.copy()
+    df2["success"] = rng.random(len(df2)) < 0.7
+    df2["success_loose"] = True
+    doc = {"A": {"strict": 21, "loose": 30, "n": 30}, "B": {"strict": 21, "loose": 30, "n": 30}}
+    got = pass_chance(df2, doc, 0.05, n_boot=100, rng=np.random.default_rng(5))
+    w = np.random.default_rng(5).multinomial(n, np.full(n, 1.0 / n), size=100)
+    ok = 0
+    for b in range(100):
+        fine = True
+        for pol in "AB":
+            g = df2[df2.policy == pol]
+            for crit in ("success", "success_loose"):
+                per = [g[g.seed == s].sort_values("trial")[crit].to_numpy(int) for s in range(3)]
+                k0 = int(sum(w[b][i] * per[0][i] for i in range(n)))
+                kall = int(sum(w[b][i] * (per[0][i] + per[1][i] + per[2][i]) for i in range(n)))
+                key = "strict" if crit == "success" else "loose"
+                for k, nn in ((k0, n), (kall, 3 * n)):
+                    p = naive_fisher.fisher_p(k, nn, doc[pol][key], 30, rel_tol=1e-14)
+                    fine &= p >= 0.05
+        ok += fine
+    assert 0.0 < got < 1.0
+    assert got == pytest.approx(ok / 100)

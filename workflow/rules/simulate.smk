@@ -4,6 +4,7 @@
 # results/pools/pools.parquet; the sigma sweep runs one job per sigma value.
 
 import re
+import sys
 
 from evalsim.sim.jobs import chunk_config, pools_config, sigma_label, sweep_config
 
@@ -32,11 +33,32 @@ SIM_GROUP_PATHS = [
     for p in POLICIES
     for s in range(SIM["n_seeds"])
 ]
+# F04 (report.render_scene): auto renders when an OpenGL backend works, else one line says
+# how to enable it; the backend is probed once per workflow parse, in a fresh process.
+SIM_RENDER = config["report"]["render_scene"]
+SIM_GL = None
+if SIM_RENDER in (True, "auto"):
+    from evalsim.sim.render import GL_PACKAGES, gl_backend
+
+    SIM_GL = gl_backend()
+    if SIM_GL is None and SIM_RENDER is True:
+        raise ValueError(
+            "config key 'report.render_scene' is true but no OpenGL backend renders "
+            f"(tried MUJOCO_GL=egl, osmesa); install {GL_PACKAGES}, or set it to auto/false"
+        )
+    if SIM_GL is None:
+        print(
+            f"F04 (scene render) skipped: no OpenGL backend; install {GL_PACKAGES} "
+            "and set report.render_scene: true to require it",
+            file=sys.stderr,
+        )
 SIMULATE_TARGETS = [
     "results/pools/pools.parquet",
     "results/pools/sigma_sweep.parquet",
     *table("sim_pool_rates").values(),
+    *table("T30_acceptance").values(),
     *figure("success_vs_sigma").values(),
+    *(figure("F04_scene").values() if SIM_GL else []),
 ]
 
 
@@ -160,9 +182,41 @@ rule simulate_pool_rates:
         "../scripts/make_table.py"
 
 
+rule simulate_acceptance:
+    input:
+        pools="results/pools/pools.parquet",
+    output:
+        **report_table("T30_acceptance", "simulate"),
+    log:
+        "logs/simulate/T30_acceptance.log",
+    threads: 1
+    params:
+        builder="simulate:acceptance_table",
+        kwargs={"document": SIM["document"], "alpha": config["alpha"]},
+    script:
+        "../scripts/make_table.py"
+
+
+rule simulate_render:
+    input:
+        pools="results/pools/pools.parquet",
+    output:
+        **report_figure("F04_scene", "simulate"),
+    log:
+        "logs/simulate/F04_scene.log",
+    threads: 1
+    resources:
+        mem_mb=1500,
+    params:
+        backend=SIM_GL or "egl",
+    script:
+        "../scripts/simulate_render.py"
+
+
 rule simulate_sigma_figure:
     input:
         sweep="results/pools/sigma_sweep.parquet",
+        pools="results/pools/pools.parquet",
     output:
         png=report(
             figure("success_vs_sigma")["png"],
@@ -181,6 +235,7 @@ rule simulate_sigma_figure:
         kwargs={
             "confidence": config["confidence"],
             "policies": {p["name"]: p["sigma_mm"] for p in config["policies"]},
+            "document": SIM["document"],
         },
     script:
         "../scripts/make_figure.py"

@@ -1,4 +1,4 @@
-"""Rerun the calibration sweep (evalsim.sim.calibrate) on the workflow's config; write its CSV."""
+"""Rerun the calibration sweep of the configured scene on the workflow's config; write its CSV."""
 
 import logging
 import sys
@@ -6,18 +6,21 @@ import sys
 import pandas as pd
 
 from evalsim.io import atomic_path
-from evalsim.sim.calibrate import sweep, two_stage
+from evalsim.sim import calibrate, calibrate_so101
 
 sys.stderr = open(snakemake.log[0], "w")  # noqa: F821
 logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-logging.getLogger("evalsim.sim.calibrate").setLevel(logging.INFO)  # progress per 10 jobs
+for name in ("evalsim.sim.calibrate", "evalsim.sim.calibrate_so101"):
+    logging.getLogger(name).setLevel(logging.INFO)  # progress
 
 p = snakemake.params  # noqa: F821
 cfg, cores = snakemake.config, snakemake.threads  # noqa: F821
-if p.single:  # one sweep of p.grid, no refinement
-    res = sweep(cfg, grid=p.grid, processes=cores)
-else:  # the rule: stage 1 on p.grid (None = DEFAULT_GRID), then the refinement rounds
-    stage1, stage2, _ = two_stage(cfg, cores, p.grid)
+if cfg["scene"]["name"] == "so101":  # the rule of evalsim.sim.calibrate_so101
+    res = calibrate_so101.sweep(cfg, processes=cores)
+elif p.single:  # gripper_table: one sweep of p.grid, no refinement
+    res = calibrate.sweep(cfg, grid=p.grid, processes=cores)
+else:  # gripper_table: stage 1 on p.grid (None = DEFAULT_GRID), then the refinement rounds
+    stage1, stage2, _ = calibrate.two_stage(cfg, cores, p.grid)
     res = pd.concat([stage1.assign(stage=1), stage2.assign(stage=2)], ignore_index=True)
 with atomic_path(snakemake.output[0]) as tmp:  # noqa: F821
     res.to_csv(tmp, index=False, float_format="%.6g")

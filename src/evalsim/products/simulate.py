@@ -1,4 +1,6 @@
-"""Products of the simulate stage: pool rates table and the success-vs-sigma figure."""
+"""Products of the simulate stage: pool rates, T30 (acceptance vs the document's counts), the
+success-vs-sigma figure (with the pools and the document's points at the policies' sigma) and
+the sweep-versus-pools agreement check."""
 
 from __future__ import annotations
 
@@ -8,7 +10,10 @@ import pandas as pd
 
 from evalsim.figures import COLUMN_WIDTH_IN, color_for
 from evalsim.sim.scene import FAILURES
+from evalsim.stats.fisher import fisher_pvalue
 from evalsim.stats.intervals import wilson_interval
+
+CRITERIA = (("strict", "success"), ("loose", "success_loose"))
 
 
 def _rates(g: pd.DataFrame, confidence: float) -> dict:
@@ -71,9 +76,20 @@ def pool_rates_table(pools: pd.DataFrame, confidence: float = 0.95) -> pd.DataFr
 
 
 def success_vs_sigma_figure(
-    sweep: pd.DataFrame, confidence: float = 0.95, policies: dict[str, float] | None = None, ax=None
+    sweep: pd.DataFrame,
+    confidence: float = 0.95,
+    policies: dict[str, float] | None = None,
+    ax=None,
+    pools: pd.DataFrame | None = None,
+    document: dict | None = None,
 ):
-    """Strict and loose success rate (Wilson bands) against the aim noise sigma."""
+    """Strict and loose success rate (Wilson bands) against the aim noise sigma.
+
+    At each policy's sigma the figure also shows the pools on the sweep's trials (every
+    seed, with a Wilson interval: an independent noise draw on the same poses, so the curve
+    and these points agree within sampling error, :func:`sweep_pool_agreement`) and the
+    document's counts (``document``: policy -> {"strict", "loose", "n"}), as open markers.
+    """
     if ax is None:
         fig, ax = plt.subplots(figsize=(COLUMN_WIDTH_IN * 1.6, COLUMN_WIDTH_IN * 1.1))
     else:
@@ -94,6 +110,44 @@ def success_vs_sigma_figure(
     for j, (name, s) in enumerate((policies or {}).items()):
         ax.axvline(s, color="0.4", lw=0.8, ls=":")
         ax.text(s, 0.03 + 0.07 * j, f" {name} ({s:g} mm)", fontsize=7, color="0.3")
+    if pools is not None and policies and len(sweep):
+        agree = sweep_pool_agreement(sweep, pools, policies)
+        task = str(sweep["task"].iloc[0])
+        for j, r in enumerate(agree.itertuples()):
+            pl = pools[
+                (pools["task"] == task)
+                & (pools["policy"] == r.policy)
+                & pools["trial"].isin(set(sweep["trial"]))
+            ]
+            for i, (_, col) in enumerate(CRITERIA):
+                k = int(pl[col].sum())
+                ci = wilson_interval(k, len(pl), confidence=confidence)
+                ax.errorbar(
+                    r.sigma_mm + 0.35,
+                    k / len(pl),
+                    yerr=[[k / len(pl) - float(ci.lower)], [float(ci.upper) - k / len(pl)]],
+                    fmt="s",
+                    ms=3.5,
+                    color=color_for(i),
+                    mec="black",
+                    mew=0.5,
+                    lw=0.8,
+                    label="pools, all seeds (same poses)" if j == 0 and i == 0 else None,
+                )
+    for j, (name, doc) in enumerate((document or {}).items()):
+        if name not in (policies or {}):
+            continue
+        for i, (crit, _) in enumerate(CRITERIA):
+            ax.plot(
+                float(policies[name]) - 0.35,
+                doc[crit] / doc["n"],
+                "D",
+                ms=4.5,
+                mfc="none",
+                mec=color_for(i),
+                mew=1.2,
+                label="document (lesson 16, seed 0)" if j == 0 and i == 0 else None,
+            )
     task = sweep["task"].iloc[0] if len(sweep) else ""
     ax.set_xlabel("aim noise σ per axis (mm)")
     ax.set_ylabel("success rate")
@@ -105,3 +159,113 @@ def success_vs_sigma_figure(
     ax.legend(loc="upper right", frameon=False)
     fig.tight_layout()
     return fig
+
+
+def _first_task(pools: pd.DataFrame, task: str | None) -> str:
+    return task if task else str(pools["task"].iloc[0])
+
+
+def acceptance_table(
+    pools: pd.DataFrame, document: dict, alpha: float = 0.05, task: str | None = None
+) -> pd.DataFrame:
+    """T30: the pools' strict and loose counts beside the document's, with Fisher p.
+
+    For each policy of ``document`` (policy -> {"strict": k, "loose": k, "n": n}) and each
+    criterion, two rows: the first training seed (seed 0, as the document's Table A) and all
+    training seeds pooled. ``fisher_p`` is the two-sided Fisher exact p of "same rate"
+    (:func:`evalsim.stats.fisher.fisher_pvalue`); ``same_rate`` is ``fisher_p >= alpha``.
+    The rows are on ``task`` (default: the pools' first task, the lesson's cube).
+    """
+    task = _first_task(pools, task)
+    g = pools[pools["task"] == task]
+    seed0 = int(g["seed"].min())
+    rows = []
+    for policy, doc in document.items():
+        gp = g[g["policy"] == policy]
+        if gp.empty:
+            raise ValueError(f"the pools hold no trials of policy {policy!r} on task {task!r}")
+        for crit, col in CRITERIA:
+            for scope, sub in (("seed 0", gp[gp["seed"] == seed0]), ("pooled seeds", gp)):
+                k, n = int(sub[col].sum()), len(sub)
+                kd, nd = int(doc[crit]), int(doc["n"])
+                p = float(fisher_pvalue(k, n, kd, nd))
+                rows.append(
+                    {
+                        "policy": policy,
+                        "criterion": crit,
+                        "scope": scope,
+                        "seeds": int(sub["seed"].nunique()),
+                        "k": k,
+                        "n": n,
+                        "rate": k / n,
+                        "document_k": kd,
+                        "document_n": nd,
+                        "document_rate": kd / nd,
+                        "fisher_p": p,
+                        "same_rate": p >= alpha,
+                    }
+                )
+    df = pd.DataFrame(rows)
+    miss = df.loc[~df["same_rate"]]
+    df.attrs["title"] = "T30: Table A's four counts, the study's pools beside the lesson's"
+    df.attrs["note"] = (
+        f"Task {task}. Two-sided Fisher exact test of 'same rate' per row; same_rate = "
+        f"p >= {alpha:g}. The pools were drawn once after calibration (config/README.md) and "
+        "never redrawn. "
+        + (
+            "Every row passes."
+            if miss.empty
+            else "Rows that miss: "
+            + "; ".join(
+                f"{r.policy} {r.criterion} {r.scope} {r.k}/{r.n} vs {r.document_k}/"
+                f"{r.document_n} (p = {r.fisher_p:.3g})"
+                for r in miss.itertuples()
+            )
+            + "."
+        )
+    )
+    return df
+
+
+def sweep_pool_agreement(
+    sweep: pd.DataFrame, pools: pd.DataFrame, policies: dict[str, float]
+) -> pd.DataFrame:
+    """The sigma sweep against the pools at each policy's sigma, on the same poses.
+
+    For each policy whose sigma is one of the sweep's values: the sweep's strict k/n at that
+    sigma, and the pools' k/n on the same trial indices (the sweep's task, every seed). The
+    two are independent noise draws on shared poses, so they should agree within sampling
+    error; ``fisher_p`` is the two-sided Fisher exact p of "same rate" (conservative for
+    shared poses, which make the two counts positively correlated).
+    """
+    rows = []
+    task = str(sweep["task"].iloc[0])
+    for policy, sigma in policies.items():
+        sw = sweep[np.isclose(sweep["sigma_mm"], float(sigma))]
+        if sw.empty:
+            continue
+        trials = set(sw["trial"])
+        pl = pools[
+            (pools["task"] == task) & (pools["policy"] == policy) & pools["trial"].isin(trials)
+        ]
+        if pl.empty:
+            continue
+        ks, ns = int(sw["success"].sum()), len(sw)
+        kp, npl = int(pl["success"].sum()), len(pl)
+        rows.append(
+            {
+                "policy": policy,
+                "sigma_mm": float(sigma),
+                "sweep_k": ks,
+                "sweep_n": ns,
+                "sweep_rate": ks / ns,
+                "pools_k": kp,
+                "pools_n": npl,
+                "pools_rate": kp / npl,
+                "per_seed_k": ", ".join(
+                    str(int(v)) for v in pl.groupby("seed")["success"].sum().to_numpy()
+                ),
+                "fisher_p": float(fisher_pvalue(ks, ns, kp, npl)),
+            }
+        )
+    return pd.DataFrame(rows)

