@@ -78,12 +78,17 @@ def slurm_workdir(dest: Path) -> Path:
 
 
 def products(root: Path) -> dict[str, bytes]:
-    """Every product of a run: results/ and figures/, without timings (benchmarks)."""
+    """Every rule product of a run: results/ and figures/, without timings (benchmarks)."""
     out = {}
     for top in ("results", "figures"):
         for p in sorted((root / top).rglob("*")):
             rel = p.relative_to(root).as_posix()
-            if p.is_file() and not rel.startswith("results/benchmarks/"):
+            # report.html is built by `snakemake --report` (the smoke_report fixture), not a rule
+            if (
+                p.is_file()
+                and not rel.startswith("results/benchmarks/")
+                and rel != "results/report.html"
+            ):
                 out[rel] = p.read_bytes()
     return out
 

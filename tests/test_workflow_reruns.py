@@ -40,6 +40,7 @@ def test_job_configs_hold_only_what_changes_the_output(repo):
         "trials_per_seed",
         "trials_per_chunk",
         "sweep",
+        "document",
     }
     more = copy.deepcopy(cfg)
     more["policies"].append({"name": "C", "sigma_mm": 12.0})
