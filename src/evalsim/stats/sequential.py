@@ -124,7 +124,8 @@ class Certificate:
     intervals : int
         Sub-intervals examined by the subdivision (0 for paired designs).
     seconds : float
-        Time taken.
+        Time taken. Not written to the design file (a timing would make the file differ from
+        run to run) and not compared; benchmarks/bench_sequential.py reports the times.
     discordant_at : int or None
         Paired: the number of discordant pairs at which the worst case is attained.
     """
@@ -134,7 +135,7 @@ class Certificate:
     p_at: float | None
     method: str
     intervals: int = 0
-    seconds: float = 0.0
+    seconds: float = field(default=0.0, compare=False)
     discordant_at: int | None = None
 
     def to_dict(self) -> dict:
@@ -145,7 +146,6 @@ class Certificate:
             "discordant_at_max": self.discordant_at,
             "method": self.method,
             "intervals": self.intervals,
-            "seconds": round(self.seconds, 4),
         }
 
     @classmethod
