@@ -6,6 +6,7 @@ something that shares none of its code.
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 from statistics import NormalDist
@@ -128,3 +129,30 @@ def paired_bootstrap_diffs(a: list[int], b: list[int], n_boot: int, rng) -> list
             s += a[i] - b[i]
         out.append(s / n)
     return out
+
+
+@functools.cache
+def mcnemar_critical(d: int, alpha: float) -> int:
+    """Largest m with two-sided exact McNemar p = 2 P(X <= m) < alpha, X ~ Bin(d, 1/2);
+    -1 when no m rejects. Integer tail sums, one float comparison."""
+    tail, m = 0, -1
+    for i in range(d // 2 + 1):
+        tail += math.comb(d, i)
+        if min(1.0, 2 * tail / 2**d) >= alpha:
+            break
+        m = i
+    return m
+
+
+def mcnemar_power(n: int, p10: float, p01: float, alpha: float) -> float:
+    """Exact power of the exact McNemar test at n pairs: over the discordant count d and the
+    A-only count b among them, P(d) P(b | d) [min(b, d - b) <= critical(d)]."""
+    psi, theta = p10 + p01, p10 / (p10 + p01)
+    total = 0.0
+    for d in range(1, n + 1):
+        m = mcnemar_critical(d, alpha)
+        if m < 0:
+            continue
+        inner = sum(binom_pmf(b, d, theta) for b in range(d + 1) if min(b, d - b) <= m)
+        total += binom_pmf(d, n, psi) * inner
+    return total

@@ -86,25 +86,58 @@ GROUPS: dict[str, dict] = {
             "tests/test_sim.py::test_paired_correlation_is_phi",
         ],
     },
-    "cli": {
-        "modules": ["evalsim/cli/compare.py", "evalsim/cli/plan.py"],
-        "tests": ["tests/test_cli.py", "tests/test_cli_mde.py"],
+    # The CLI tests call evalsim.cli.main in-process, so the trampolines see them.
+    "cli-compare": {
+        "modules": ["evalsim/cli/compare.py"],
+        "tests": [
+            "tests/test_cli_compare_values.py",
+            "tests/test_cli.py",
+            "tests/test_cli_lab.py",
+            "tests/test_cli_mde.py",
+        ],
+    },
+    "cli-plan": {
+        "modules": ["evalsim/cli/plan.py"],
+        "tests": ["tests/test_cli_plan_values.py", "tests/test_cli.py", "tests/test_cli_mde.py"],
     },
 }
-# mutmut's command line, with its string operator reduced to the "XX" wrap (see above).
-_LAUNCH = """
-import sys
-from mutmut.mutation import mutators as m
+# mutmut's operators with the string operator reduced to the "XX" wrap (see above), and no
+# mutant of an argparse ``help=`` text (its value, or the argument dropped or set to None):
+# help texts are not verdicts. ``_HELP_EXCLUDED`` counts what that leaves out, per module.
+_PATCH = """
+import libcst as cst
+import libcst.matchers as cm
+from mutmut.mutation import file_mutation as fm, mutators as m
 _orig = m.operator_string
 def _xx_only(node):
     for i, mutant in enumerate(_orig(node)):
         if i == 0:
             yield mutant
-m.mutation_operators[:] = [(t, _xx_only if f is _orig else f) for t, f in m.mutation_operators]
+_HELP_FILTER = [True]
+def _is_help(node):
+    return (_HELP_FILTER[0] and isinstance(node, cst.Arg) and node.keyword is not None
+            and node.keyword.value == "help")
+_orig_removal = m.operator_arg_removal
+def _removal_keeping_help(node):
+    helps = sum(map(_is_help, node.args))
+    for mutant in _orig_removal(node):
+        kept = [a for a in mutant.args if _is_help(a) and not cm.matches(a.value, cm.Name("None"))]
+        if len(kept) == helps:
+            yield mutant
+_swap = {_orig: _xx_only, _orig_removal: _removal_keeping_help}
+m.mutation_operators[:] = [(t, _swap.get(f, f)) for t, f in m.mutation_operators]
+_skip = fm.MutationVisitor._skip_node_and_children
+fm.MutationVisitor._skip_node_and_children = lambda self, node: _is_help(node) or _skip(self, node)
+"""
+_LAUNCH = (
+    _PATCH
+    + """
+import sys
 from mutmut.__main__ import cli
 sys.argv = ["mutmut", *sys.argv[1:]]
 cli()
 """
+)
 NOT_RUN = {"not checked", "skipped", "check was interrupted by user"}
 COPY = ["src", "tests", "config", "workflow", "examples", "benchmarks", "README.md", "Snakefile"]
 
@@ -212,6 +245,34 @@ print(json.dumps(out))
 """
 
 
+_HELP_COUNT = (
+    _PATCH
+    + """
+import json, sys
+from mutmut.mutation.file_mutation import create_mutations
+out = {}
+for path in json.loads(sys.stdin.read()):
+    code = open(path, encoding="utf-8").read()
+    counts = []
+    for on in (True, False):
+        _HELP_FILTER[0] = on
+        counts.append(len(create_mutations(path, code)[1]))
+    out[path] = counts[1] - counts[0]
+print(json.dumps(out))
+"""
+)
+
+
+def _help_excluded(work: Path, modules: list[str]) -> dict[str, int]:
+    """Per module: the mutants of argparse ``help=`` texts that the runner does not make."""
+    paths = [f"src/{m}" for m in modules if (work / "src" / m).exists()]
+    res = subprocess.run(
+        [sys.executable, "-c", _HELP_COUNT], cwd=work, input=json.dumps(paths),
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return {k.removeprefix("src/"): v for k, v in json.loads(res.stdout).items()}
+
+
 def _diffs(work: Path, names: list[str]) -> dict[str, str]:
     """The diff of each named mutant (what ``mutmut show`` prints), in one process."""
     res = subprocess.run(
@@ -260,7 +321,9 @@ def report(scratch: Path, out: Path, rev: str | None = None) -> dict:
                 entry["timeouts"] += 1
             else:  # "no tests" (no selected test reaches it) counts as not killed
                 entry["other"][status] = entry["other"].get(status, 0) + 1
+        excluded = _help_excluded(work, group["modules"])
         for module, entry in per.items():
+            entry["excluded (help text)"] = excluded.get(module, 0)
             not_run = sum(n for k, n in entry["other"].items() if k in NOT_RUN)
             entry["not_run"] = not_run
             tried = entry["mutants"] - not_run

@@ -1,0 +1,618 @@
+"""``evalsim compare``: every number, label and verdict against independent references
+(issue 17).
+
+References: ``scipy.stats`` (fisher_exact, boschloo_exact, binomtest), ``statsmodels``
+(confint_proportions_2indep, proportion_confint), Tango's interval by plain bisection
+(``tests/test_paired.py``), Newcombe's paired method 10 and the paired Wald interval written
+out here, and exact power by brute force (``tests/naive_fisher.py``,
+``tests/naive_design.py``) to bracket the MDE. The verdict sentences and the tables are
+rebuilt from those numbers and compared whole. Options take non-default values (alpha 0.1,
+one-sided alternatives) so that an option lost on the way shows.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+import naive_design
+import naive_fisher
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
+from test_paired import _tango_reference
+
+from evalsim.cli import compare, main
+
+
+def run(capsys, *argv) -> tuple[int, str, str]:
+    rc = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def run_json(capsys, *argv) -> dict:
+    rc, out, err = run(capsys, *argv, "--json")
+    assert rc == 0, err
+    return json.loads(out)
+
+
+def bad(capsys, *argv) -> str:
+    rc, out, err = run(capsys, *argv)
+    assert (rc, out) == (2, ""), err
+    assert err.startswith("evalsim compare: error: ") and err.count("\n") == 1
+    return err.removeprefix("evalsim compare: error: ").rstrip("\n")
+
+
+def blocks(text: str) -> dict[str, list[list[str]]]:
+    """Tables of a text report: title -> body rows (cells split on runs of 2+ spaces)."""
+    found, lines = {}, text.splitlines()
+    for i, line in enumerate(lines):
+        if i + 2 < len(lines) and set(lines[i + 2].replace(" ", "")) == {"-"}:
+            rows = []
+            for row in lines[i + 3 :]:
+                if not row.strip():
+                    break
+                rows.append(re.split(r"\s{2,}", row.strip()))
+            found[line] = rows
+    return found
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def write(path: Path, rows: list[dict]) -> Path:
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def arm(policy: str, k: int, n: int, **extra) -> list[dict]:
+    return [{"policy": policy, "success": int(i < k), **extra} for i in range(n)]
+
+
+def paired(outcomes: dict[tuple[int, int], int], a="base", b="new") -> list[dict]:
+    """Rows of two policies on shared conditions: {(success A, success B): count}."""
+    rows, i = [], 0
+    for (sa, sb), count in outcomes.items():
+        for _ in range(count):
+            rows.append({"policy": a, "condition": f"c{i}", "success": sa})
+            rows.append({"policy": b, "condition": f"c{i}", "success": sb})
+            i += 1
+    return rows
+
+
+def p_text(x: float) -> str:  # the CLI's p format: 3 decimals, 2 significant digits below 1e-3
+    return f"{x:.2g}" if x < 0.001 else f"{x:.3f}"
+
+
+def pts(lo: float, hi: float) -> str:
+    return f"[{100 * lo:+.1f}, {100 * hi:+.1f}]"
+
+
+def fisher_power(n: int, p1: float, p2: float, alpha: float) -> float:
+    return naive_fisher.power(p1, n, p2, n, alpha=alpha, pvalue=naive_fisher.fisher_p_exact)
+
+
+def assert_fisher_mde(mde: float, n: int, centre: float, alpha: float) -> None:
+    """Power at the MDE reaches 80%; 0.001 below it, it does not."""
+    assert fisher_power(n, centre - mde / 2, centre + mde / 2, alpha) >= 0.8
+    assert fisher_power(n, centre - (mde - 1e-3) / 2, centre + (mde - 1e-3) / 2, alpha) < 0.8
+
+
+def newcombe_paired(both: int, b_only: int, a_only: int, neither: int, conf: float):
+    """Newcombe (1998) method 10 for p_B - p_A on paired data (B's margin first)."""
+    n = both + b_only + a_only + neither
+    k1, k2 = both + b_only, both + a_only
+    p1, p2 = k1 / n, k2 / n
+    l1, u1 = naive_design.wilson(k1, n, conf)
+    l2, u2 = naive_design.wilson(k2, n, conf)
+    margins = (both + b_only) * (a_only + neither) * (both + a_only) * (b_only + neither)
+    ad_bc = both * neither - b_only * a_only
+    phi = 0.0
+    if margins and ad_bc > n / 2:
+        phi = (ad_bc - n / 2) / math.sqrt(margins)
+    elif margins and ad_bc < 0:
+        phi = ad_bc / math.sqrt(margins)
+    dl, du = p1 - l1, u1 - p1
+    el, eu = p2 - l2, u2 - p2
+    return (
+        p1 - p2 - math.sqrt(max(dl * dl - 2 * phi * dl * eu + eu * eu, 0.0)),
+        p1 - p2 + math.sqrt(max(el * el - 2 * phi * el * du + du * du, 0.0)),
+    )
+
+
+def wald_paired(b_only: int, a_only: int, n: int, conf: float):
+    z = stats.norm.ppf(0.5 + conf / 2)
+    d = (b_only - a_only) / n
+    half = z * math.sqrt(((b_only + a_only) / n - d * d) / n)
+    return d - half, d + half
+
+
+# --------------------------------------------------------------------------- unpaired
+
+
+def test_unpaired_two_sided_everything_against_references(tmp_path, capsys):
+    path = write(tmp_path / "log.csv", arm("base", 4, 15) + arm("new", 13, 17))
+    argv = ["compare", path, "--a", "base", "--b", "new", "--alpha", "0.1"]
+    out = run_json(capsys, *argv)
+    counts = {k: out[k] for k in ("k_a", "n_a", "k_b", "n_b", "k_a_all", "n_a_all", "k_b_all",
+                                  "n_b_all")}  # fmt: skip
+    assert counts == {"k_a": 4, "n_a": 15, "k_b": 13, "n_b": 17, "k_a_all": 4, "n_a_all": 15,
+                      "k_b_all": 13, "n_b_all": 17}  # fmt: skip
+    p = stats.fisher_exact([[13, 4], [4, 11]]).pvalue
+    assert out["pvalue"] == pytest.approx(p, rel=1e-10)
+    assert out["fisher_p"] == pytest.approx(p, rel=1e-10)
+    bosch = stats.boschloo_exact([[4, 13], [11, 4]]).pvalue
+    assert out["boschloo_p"] == pytest.approx(bosch, rel=1e-6)
+    lo, hi = confint_proportions_2indep(13, 17, 4, 15, method="newcomb", alpha=0.1)
+    assert out["diff_ci"] == pytest.approx([lo, hi], abs=1e-9) and lo > 0
+    assert out["diff"] == pytest.approx(13 / 17 - 4 / 15)
+    assert_fisher_mde(out["mde_80"], 15, 17 / 32, 0.1)  # smaller arm, pooled rate, alpha 0.1
+    assert out["mde_rule"] == (
+        "exact Fisher power at n = 15 per arm, alpha = 0.1, the two rates centred on 0.53"
+    )
+    fixed = {k: out[k] for k in ("a", "b", "alternative", "alpha", "test", "reject",
+                                 "interval_agrees", "decision", "paired", "mcnemar_p",
+                                 "mcnemar_midp", "discordant", "n_pairs", "diff_ci_method",
+                                 "paired_intervals", "confidence", "notes")}  # fmt: skip
+    assert fixed == {
+        "a": "base", "b": "new", "alternative": "two-sided", "alpha": 0.1,
+        "test": "Fisher's exact", "reject": True, "interval_agrees": True, "decision": "B",
+        "paired": False, "mcnemar_p": None, "mcnemar_midp": None, "discordant": None,
+        "n_pairs": None, "diff_ci_method": "newcombe", "paired_intervals": None,
+        "confidence": 0.9, "notes": ["note: no condition column: unpaired analysis"],
+    }  # fmt: skip
+    rule = (
+        "Fisher's exact test of 'A and B differ (two-sided)', reject when p < 0.1 (a p within "
+        "1e-9 of alpha counts as equal); a winner is declared only when the Newcombe hybrid "
+        "score (independent) interval for B - A (90%) agrees"
+    )
+    assert out["rule"] == rule
+    verdict = (
+        f"new beats base: 76% vs 27% at n = 15 (A) and 17 (B) (Fisher's exact p = "
+        f"{p_text(p)}, two-sided < 0.1; Newcombe hybrid score (independent) 90% interval for "
+        f"B - A: {pts(lo, hi)} points)"
+    )
+    assert out["verdict"] == verdict
+
+    rc, text, err = run(capsys, *argv)
+    assert rc == 0 and err == ""
+    assert flat(text).startswith(f"decision rule (stated before the data): {rule} ")
+    tables = blocks(text)
+    assert tables["Success rates"] == [
+        ["base (A)", "4/15", "26.7%"],
+        ["new (B)", "13/17", "76.5%"],
+    ]
+    assert tables["Tests of 'A and B have the same success rate'"] == [
+        ["Fisher's exact (unpaired)", p_text(p), "two-sided"],
+        ["Boschloo's exact (unpaired)", p_text(bosch), "secondary; two-sided"],
+    ]
+    diff = 100 * (13 / 17 - 4 / 15)
+    assert tables["Difference B - A (points, 90% interval)"] == [
+        ["Newcombe hybrid score (independent): goes with the verdict", f"{diff:+.1f}",
+         pts(lo, hi)],
+    ]  # fmt: skip
+    mde_line = f"MDE at 80% power: {100 * out['mde_80']:.1f} points ({out['mde_rule']})"
+    assert mde_line in flat(text)
+    assert "Only the first test decides; the rows marked secondary are for reference." in text
+    assert flat(text).endswith(f"verdict: {verdict}")
+    assert "all trials:" not in text and "Paired outcomes" not in text
+
+
+@pytest.mark.parametrize("alternative", ["greater", "less"])
+def test_unpaired_one_sided(tmp_path, capsys, alternative):
+    path = write(tmp_path / "log.csv", arm("base", 10, 30) + arm("new", 20, 30))
+    argv = ["compare", path, "--a", "base", "--b", "new", "--alternative", alternative]
+    out = run_json(capsys, *argv)
+    p = stats.fisher_exact([[20, 10], [10, 20]], alternative=alternative).pvalue
+    two = stats.fisher_exact([[20, 10], [10, 20]]).pvalue
+    assert out["pvalue"] == pytest.approx(p, rel=1e-10)
+    assert out["fisher_p"] == pytest.approx(two, rel=1e-10)
+    # the one-sided bound is the end of the 1 - 2 alpha = 90% two-sided interval
+    lo, hi = confint_proportions_2indep(20, 30, 10, 30, method="newcomb", alpha=0.1)
+    shown = [lo, 1.0] if alternative == "greater" else [-1.0, hi]
+    assert out["diff_ci"] == pytest.approx(shown, abs=1e-9)
+    assert (out["confidence"], out["alternative"]) == (0.95, alternative)
+    if alternative == "greater":
+        assert (out["reject"], out["interval_agrees"], out["decision"]) == (True, True, "B")
+        assert out["verdict"] == (
+            f"new beats base: 67% vs 33% at n = 30 per arm (Fisher's exact p = {p_text(p)}, "
+            f"greater < 0.05; Newcombe hybrid score (independent) 95% one-sided bound: "
+            f"B - A >= {100 * lo:+.1f} points)"
+        )
+        words, side, end = "B's rate is higher than A's (one-sided)", "one-sided, B > A", "lower"
+    else:
+        assert (out["reject"], out["interval_agrees"], out["decision"]) == (False, False, None)
+        assert out["verdict"] == (
+            f"new is not shown worse than base at n = 30 per arm (Fisher's exact p = "
+            f"{p_text(p)}, less); at this n the smallest gap detectable with 80% power is about "
+            f"{100 * out['mde_80']:.0f} points; the better-looking policy is new (67% vs 33%); "
+            f"Newcombe hybrid score (independent) 95% one-sided bound: B - A <= "
+            f"{100 * hi:+.1f} points"
+        )
+        words, side, end = "B's rate is lower than A's (one-sided)", "one-sided, B < A", "upper"
+    assert out["rule"] == (
+        f"Fisher's exact test of '{words}', reject when p < 0.05 (a p within 1e-9 of alpha "
+        "counts as equal); a winner is declared only when the Newcombe hybrid score "
+        "(independent) one-sided bound for B - A (95%) agrees"
+    )
+    rc, text, _ = run(capsys, *argv)
+    tables = blocks(text)
+    assert tables["Tests of 'A and B have the same success rate'"][:2] == [
+        ["Fisher's exact (unpaired)", p_text(p), side],
+        ["Fisher's exact", p_text(two), "secondary; two-sided"],
+    ]
+    title = (
+        f"Difference B - A (points; 90% two-sided interval, its {end} end the 95% one-sided bound)"
+    )
+    assert tables[title] == [
+        ["Newcombe hybrid score (independent): goes with the verdict", "+33.3", pts(lo, hi)]
+    ]
+
+
+def test_unpaired_a_wins_two_sided_and_less(tmp_path, capsys):
+    path = write(tmp_path / "log.csv", arm("base", 27, 30) + arm("new", 12, 30))
+    for alternative, want in (("two-sided", "two-sided"), ("less", "less")):
+        out = run_json(capsys, "compare", path, "--a", "base", "--b", "new", "--alternative",
+                       alternative)  # fmt: skip
+        p = stats.fisher_exact([[12, 18], [27, 3]], alternative=want).pvalue
+        assert out["decision"] == "A"
+        assert out["verdict"].startswith(
+            f"base beats new: 90% vs 40% at n = 30 per arm (Fisher's exact p = {p_text(p)}, "
+            f"{alternative} < 0.05; "
+        )
+    out = run_json(capsys, "compare", path, "--a", "base", "--b", "new", "--alternative",
+                   "greater")  # fmt: skip
+    assert out["decision"] is None
+    assert out["verdict"].startswith("new is not shown better than base at n = 30 per arm")
+    assert "; the better-looking policy is base (90% vs 40%); " in out["verdict"]
+
+
+def test_equal_rates_verdict(tmp_path, capsys):
+    path = write(tmp_path / "log.csv", arm("base", 10, 20) + arm("new", 10, 20))
+    out = run_json(capsys, "compare", path, "--a", "base", "--b", "new")
+    lo, hi = confint_proportions_2indep(10, 20, 10, 20, method="newcomb")
+    assert out["verdict"] == (
+        "base and new are not detectably different at n = 20 per arm (Fisher's exact p = "
+        f"1.000, two-sided); at this n the smallest gap detectable with 80% power is about "
+        f"{100 * out['mde_80']:.0f} points; both policies score 50%; Newcombe hybrid score "
+        f"(independent) 95% interval for B - A: {pts(lo, hi)} points"
+    )
+    assert out["decision"] is None and out["reject"] is False and out["alpha"] == 0.05
+
+
+# --------------------------------------------------------------------------- paired
+
+
+def test_paired_two_sided_everything_against_references(tmp_path, capsys):
+    outcomes = {(1, 1): 20, (1, 0): 3, (0, 1): 12, (0, 0): 5}  # both, A only, B only, neither
+    extra = arm("base", 5, 5, condition="x")  # five A trials on one unshared condition...
+    for i, r in enumerate(extra):
+        r["condition"] = f"x{i}"  # ...each its own
+    rows = [dict(r, task="t", seed=1) for r in paired(outcomes) + extra]
+    path = write(tmp_path / "log.csv", rows)
+    argv = ["compare", path, "--a", "base", "--b", "new", "--alpha", "0.1"]
+    out = run_json(capsys, *argv)
+    assert (out["k_a"], out["n_a"], out["k_b"], out["n_b"]) == (23, 40, 32, 40)
+    assert (out["k_a_all"], out["n_a_all"], out["k_b_all"], out["n_b_all"]) == (28, 45, 32, 40)
+    assert (out["n_pairs"], out["discordant"]) == (40, {"a_only": 3, "b_only": 12})
+    p = stats.binomtest(12, 15, 0.5).pvalue
+    assert out["pvalue"] == pytest.approx(p, rel=1e-10)
+    assert out["mcnemar_p"] == pytest.approx(p, rel=1e-10)
+    assert out["mcnemar_midp"] == pytest.approx(naive_design.mcnemar(3, 12)[1], rel=1e-10)
+    fisher = stats.fisher_exact([[28, 32], [17, 8]]).pvalue  # all trials, unpaired
+    bosch = stats.boschloo_exact([[28, 32], [17, 8]]).pvalue
+    assert out["fisher_p"] == pytest.approx(fisher, rel=1e-10)
+    assert out["boschloo_p"] == pytest.approx(bosch, rel=1e-6)
+    z = stats.norm.ppf(0.95)
+    want = {
+        "tango": _tango_reference(12, 3, 40, z),
+        "newcombe": newcombe_paired(20, 12, 3, 5, 0.9),
+        "wald": wald_paired(12, 3, 40, 0.9),
+    }
+    assert set(out["paired_intervals"]) == set(want)
+    for method, iv in want.items():
+        assert out["paired_intervals"][method] == pytest.approx(list(iv), abs=1e-9), method
+    lo, hi = want["tango"]
+    assert out["diff_ci"] == pytest.approx([lo, hi], abs=1e-9) and lo > 0
+    assert (out["diff_ci_method"], out["test"], out["paired"]) == ("tango", "exact McNemar", True)
+    assert out["notes"] == [
+        "note: 5 trial(s) without a partner are left out of the test, the interval and the "
+        "verdict (all three use the same paired trials)"
+    ]
+    # MDE: exact McNemar at 40 pairs, alpha 0.1, discordance 15/40
+    d = out["mde_80"]
+    assert naive_design.mcnemar_power(40, (0.375 + d) / 2, (0.375 - d) / 2, 0.1) >= 0.8
+    assert naive_design.mcnemar_power(40, (0.375 + d - 1e-3) / 2, (0.375 - d + 1e-3) / 2, 0.1) < 0.8
+    assert out["mde_rule"] == (
+        "exact McNemar power at 40 pairs, alpha = 0.1 two-sided, at the observed discordance 0.38"
+    )
+    verdict = (
+        f"new beats base: 80% vs 57% on 40 paired conditions (exact McNemar p = {p_text(p)}, "
+        f"two-sided < 0.1; Tango score (paired) 90% interval for B - A: {pts(lo, hi)} points)"
+    )
+    assert out["verdict"] == verdict and out["decision"] == "B"
+
+    rc, text, err = run(capsys, *argv)
+    assert rc == 0 and err == ""
+    tables = blocks(text)
+    assert tables["Success rates on the paired conditions"] == [
+        ["base (A)", "23/40", "57.5%"],
+        ["new (B)", "32/40", "80.0%"],
+    ]
+    assert "all trials: A 28/45 (62.2%), B 32/40 (80.0%); not used for the verdict" in text
+    assert tables["Tests of 'A and B have the same success rate'"] == [
+        ["exact McNemar (paired)", p_text(p), "two-sided"],
+        ["McNemar mid-p (paired)", p_text(out["mcnemar_midp"]), "secondary; two-sided"],
+        ["Fisher's exact (unpaired)", p_text(fisher), "secondary; ignores pairing"],
+        ["Boschloo's exact (unpaired)", p_text(bosch), "secondary; two-sided"],
+    ]
+    assert tables["Paired outcomes (same task/seed/condition)"] == [
+        ["A succeeded", "20", "3"],
+        ["A failed", "12", "5"],
+    ]
+    assert text.splitlines()[text.splitlines().index("Paired outcomes (same task/seed/condition)")
+                              + 1].split() == ["B", "succeeded", "B", "failed"]  # fmt: skip
+    est = f"{100 * (32 / 40 - 23 / 40):+.1f}"
+    assert tables["Difference B - A (points, 90% interval)"] == [
+        ["Tango score (paired): goes with the verdict", est, pts(*want["tango"])],
+        ["Newcombe hybrid score (paired, method 10)", est, pts(*want["newcombe"])],
+        ["Wald (paired), reference", est, pts(*want["wald"])],
+    ]
+    assert flat(text).endswith(f"verdict: {verdict}")
+    assert flat(text).endswith(
+        f"{out['notes'][0]} verdict: {verdict}"
+    )  # the note is printed, after the MDE line
+    assert f"MDE at 80% power: {100 * d:.1f} points ({out['mde_rule']})" in flat(text)
+
+
+@pytest.mark.parametrize("alternative", ["greater", "less"])
+def test_paired_one_sided(tmp_path, capsys, alternative):
+    outcomes = {(1, 1): 10, (1, 0): 1, (0, 1): 8, (0, 0): 6}
+    path = write(tmp_path / "log.csv", paired(outcomes))
+    out = run_json(capsys, "compare", path, "--a", "base", "--b", "new", "--alternative",
+                   alternative)  # fmt: skip
+    assert out["pvalue"] == pytest.approx(
+        stats.binomtest(8, 9, 0.5, alternative=alternative).pvalue, rel=1e-10
+    )
+    # one-sided at alpha 0.05: the bound is the end of the 90% two-sided Tango interval
+    lo, hi = _tango_reference(8, 1, 25, stats.norm.ppf(0.95))
+    assert out["diff_ci"] == pytest.approx([lo, 1.0] if alternative == "greater" else [-1.0, hi])
+    assert out["paired_intervals"]["tango"] == pytest.approx([lo, hi], abs=1e-9)
+    assert out["mcnemar_midp"] == pytest.approx(naive_design.mcnemar(1, 8)[1], rel=1e-10)
+    if alternative == "greater":
+        assert out["decision"] == "B"
+        assert out["verdict"].endswith(
+            f"Tango score (paired) 95% one-sided bound: B - A >= {100 * lo:+.1f} points)"
+        )
+    else:
+        assert out["decision"] is None
+        assert out["verdict"].startswith("new is not shown worse than base on 25 paired conditions")
+
+
+def test_test_and_interval_disagree(tmp_path, capsys):
+    outcomes = {(1, 1): 20, (1, 0): 2, (0, 1): 9, (0, 0): 9}
+    out = run_json(capsys, "compare", write(tmp_path / "l.csv", paired(outcomes)), "--a",
+                   "base", "--b", "new")  # fmt: skip
+    p = stats.binomtest(2, 11, 0.5).pvalue
+    lo, hi = _tango_reference(9, 2, 40, stats.norm.ppf(0.975))
+    assert out["verdict"] == (
+        f"no verdict: the better-looking policy is new (72% vs 55%) on 40 paired conditions, "
+        f"but the test and its interval disagree at alpha = 0.05 (exact McNemar p = "
+        f"{p_text(p)}, two-sided; Tango score (paired) 95% interval for B - A: {pts(lo, hi)} "
+        f"points); treat the difference as not established"
+    )
+
+
+# --------------------------------------------------------------------------- pairing notes
+
+
+def test_pairing_notes(tmp_path, capsys):
+    rows = paired({(1, 0): 2, (0, 1): 2})
+    dup = write(tmp_path / "dup.csv", [*rows, {"policy": "base", "condition": "c1", "success": 1}])
+    out = run_json(capsys, "compare", dup, "--a", "base", "--b", "new")
+    assert out["paired"] is False and (out["n_a"], out["k_a"]) == (5, 3)
+    assert out["notes"] == [
+        "note: policy A ran condition = c1 more than once: cannot pair, unpaired analysis"
+    ]
+    rows3 = [dict(r, task="t", seed=7) for r in rows]
+    rows3.append({"policy": "new", "condition": "c3", "success": 0, "task": "t", "seed": 7})
+    dup_b = write(tmp_path / "dup_b.csv", rows3)
+    assert run_json(capsys, "compare", dup_b, "--a", "base", "--b", "new")["notes"] == [
+        "note: policy B ran task/seed/condition = t/7/c3 more than once: cannot pair, "
+        "unpaired analysis"
+    ]
+    apart = [dict(r, condition=r["condition"] + r["policy"]) for r in rows]
+    out = run_json(capsys, "compare", write(tmp_path / "apart.csv", apart), "--a", "base", "--b",
+                   "new")  # fmt: skip
+    assert out["notes"] == ["note: the two policies share no condition ids: unpaired analysis"]
+    out = run_json(capsys, "compare", write(tmp_path / "ok.csv", rows), "--a", "base", "--b",
+                   "new", "--unpaired")  # fmt: skip
+    assert out["notes"] == ["note: --unpaired given: unpaired analysis"]
+    assert out["paired"] is False and out["test"] == "Fisher's exact"
+    nocond = write(tmp_path / "nocond.csv", arm("new", 2, 4))
+    cond = write(tmp_path / "cond.csv", [r for r in rows if r["policy"] == "base"])
+    out = run_json(capsys, "compare", cond, nocond, "--a", "base", "--b", "new")
+    assert out["paired"] is False
+    assert out["notes"] == [
+        f"note: {nocond} has no condition column, so its trials cannot be paired: unpaired "
+        "analysis of all trials"
+    ]
+
+
+def test_pairs_follow_the_condition_ids_not_the_row_order(tmp_path, capsys):
+    # B's rows in reverse order: pairing must match condition ids, not positions.
+    rows = paired({(1, 0): 3, (0, 1): 1, (1, 1): 2, (0, 0): 2})
+    a_rows = [r for r in rows if r["policy"] == "base"]
+    b_rows = [r for r in rows if r["policy"] == "new"][::-1]
+    out = run_json(capsys, "compare", write(tmp_path / "l.csv", a_rows + b_rows), "--a", "base",
+                   "--b", "new")  # fmt: skip
+    assert out["discordant"] == {"a_only": 3, "b_only": 1} and out["n_pairs"] == 8
+
+
+def test_key_codes_are_equal_exactly_for_equal_keys_past_2_to_the_62():
+    # 70 two-valued key columns: 2**70 combinations, more than an int64 code can number, so
+    # the codes come from numbering the key tuples instead.
+    rng = np.random.default_rng(17)
+    cols = [f"k{i}" for i in range(70)]
+    a = pd.DataFrame(rng.integers(0, 2, size=(6, 70)), columns=cols)
+    b = a.iloc[[3, 0, 5]].copy()
+    b.iloc[2, 0] = 1 - b.iloc[2, 0]  # differs from A's row 5 in the first column only
+    b = pd.concat([b, a.iloc[[1]]], ignore_index=True)
+    codes_a, codes_b = compare._key_codes(a, b, cols)
+    for i in range(len(a)):
+        for j in range(len(b)):
+            same = a.iloc[i].tolist() == b.iloc[j].tolist()
+            assert (codes_a[i] == codes_b[j]) == same, (i, j)
+    assert len(set(codes_a.tolist())) == len({tuple(r) for r in a.to_numpy().tolist()})
+
+
+# --------------------------------------------------------------------------- the MDE rule
+
+
+def test_mde_centre_moves_to_one_half_when_the_pooled_rate_leaves_no_room(tmp_path, capsys):
+    for k_a in (1, 0):  # pooled rate 1/40: a gap of 80% power cannot fit; 0: no centre at all
+        path = write(tmp_path / f"l{k_a}.csv", arm("base", k_a, 20) + arm("new", 0, 20))
+        out = run_json(capsys, "compare", path, "--a", "base", "--b", "new")
+        assert out["mde_rule"] == (
+            "exact Fisher power at n = 20 per arm, alpha = 0.05, the two rates centred on 0.50"
+        )
+        assert_fisher_mde(out["mde_80"], 20, 0.5, 0.05)
+
+
+def test_mde_none_when_no_gap_reaches_the_power(tmp_path, capsys):
+    path = write(tmp_path / "l.csv", arm("base", 1, 2) + arm("new", 1, 2))
+    argv = ["compare", path, "--a", "base", "--b", "new"]
+    out = run_json(capsys, *argv)
+    assert out["mde_80"] is None
+    assert out["mde_rule"] == "no gap reaches 80% power at n = 2 per arm"
+    lo, hi = confint_proportions_2indep(1, 2, 1, 2, method="newcomb")
+    assert out["verdict"] == (
+        "base and new are not detectably different at n = 2 per arm (Fisher's exact p = 1.000, "
+        "two-sided); both policies score 50%; Newcombe hybrid score (independent) 95% interval "
+        f"for B - A: {pts(lo, hi)} points"
+    )
+    rc, text, _ = run(capsys, *argv)
+    assert "MDE at 80% power" not in text
+
+
+def test_mde_normal_approximation_above_the_exact_limit(tmp_path, capsys, monkeypatch):
+    # The limit (100000 per arm) is a speed cap; lowered here to reach the branch cheaply.
+    monkeypatch.setattr(compare, "FISHER_MDE_EXACT_MAX_N", 10)
+    za, zb = stats.norm.ppf(0.95), stats.norm.ppf(0.8)
+    for k_a, k_b, n, centre in ((4, 6, 11, 10 / 22), (11, 11, 11, 0.5), (0, 0, 11, 0.5)):
+        path = write(tmp_path / f"l{k_a}.csv", arm("base", k_a, n) + arm("new", k_b, n))
+        out = run_json(capsys, "compare", path, "--a", "base", "--b", "new", "--alpha", "0.1")
+        assert out["mde_80"] == pytest.approx((za + zb) * math.sqrt(2 * centre * (1 - centre) / n))
+        assert out["mde_rule"] == (
+            f"normal approximation at n = 11 per arm (exact Fisher power is computed up to 10), "
+            f"alpha = 0.1, rates centred on {centre:.2f}"
+        )
+    path = write(tmp_path / "at.csv", arm("base", 4, 10) + arm("new", 6, 10))
+    out = run_json(capsys, "compare", path, "--a", "base", "--b", "new")
+    assert out["mde_rule"].startswith("exact Fisher power at n = 10 per arm")
+
+
+# --------------------------------------------------------------------------- Boschloo
+
+
+def test_boschloo_up_to_its_size_limit_and_skipped_above(tmp_path, capsys):
+    path = write(tmp_path / "at.csv", arm("base", 300, 590) + arm("new", 8, 10))
+    out = run_json(capsys, "compare", path, "--a", "base", "--b", "new")
+    want = stats.boschloo_exact([[300, 8], [290, 2]]).pvalue
+    assert out["boschloo_p"] == pytest.approx(want, rel=1e-6)
+    path = write(tmp_path / "above.csv", arm("base", 300, 591) + arm("new", 8, 10))
+    out = run_json(capsys, "compare", path, "--a", "base", "--b", "new")
+    assert out["boschloo_p"] is None
+    rc, text, _ = run(capsys, "compare", path, "--a", "base", "--b", "new")
+    assert blocks(text)["Tests of 'A and B have the same success rate'"][-1] == [
+        "Boschloo's exact (unpaired)",
+        "n/a",
+        "skipped: n_a + n_b = 601 > 600 (slow)",
+    ]
+
+
+def test_boschloo_of_two_perfect_arms_is_one(tmp_path, capsys):
+    # SciPy returns NaN when both arms all succeed; no evidence of a difference is p = 1.
+    path = write(tmp_path / "l.csv", arm("base", 5, 5) + arm("new", 7, 7))
+    out = run_json(capsys, "compare", path, "--a", "base", "--b", "new")
+    assert out["boschloo_p"] == 1.0 and out["fisher_p"] == 1.0
+
+
+# --------------------------------------------------------------------------- selection, errors
+
+
+def test_task_selects_the_trials(tmp_path, capsys):
+    rows = arm("base", 1, 4, task="t1") + arm("new", 4, 4, task="t1")
+    rows += arm("base", 9, 10, task="t2") + arm("new", 2, 10, task="t2")
+    path = write(tmp_path / "l.csv", rows)
+    out = run_json(capsys, "compare", path, "--a", "base", "--b", "new", "--task", "t2")
+    assert (out["k_a"], out["n_a"], out["k_b"], out["n_b"]) == (9, 10, 2, 10)
+    assert bad(capsys, "compare", path, "--a", "base", "--b", "new", "--task", "t3") == (
+        "task 't3' not in the log (tasks: t1, t2)"
+    )
+    plain = write(tmp_path / "plain.csv", arm("base", 1, 3) + arm("new", 2, 3))
+    assert bad(capsys, "compare", plain, "--a", "base", "--b", "new", "--task", "t1") == (
+        "--task given but the log has no 'task' column"
+    )
+
+
+def test_bad_policies_and_alpha(tmp_path, capsys):
+    path = write(tmp_path / "l.csv", arm("base", 1, 3) + arm("new", 2, 3))
+    assert bad(capsys, "compare", path, "--a", "old", "--b", "new") == (
+        "--a 'old' is not a policy in the log (policies: base, new)"
+    )
+    assert bad(capsys, "compare", path, "--a", "base", "--b", "nu") == (
+        "--b 'nu' is not a policy in the log (policies: base, new)"
+    )
+    assert bad(capsys, "compare", path, "--a", "new", "--b", "new") == (
+        "--a and --b name the same policy 'new'"
+    )
+    assert bad(capsys, "compare", path, "--a", "base", "--b", "new", "--alpha", "0.5",
+               "--alternative", "less") == (
+        "--alpha 0.5 is too large for a one-sided test (needs < 0.5)"
+    )  # fmt: skip
+    assert bad(capsys, "compare", path, "--a", "base", "--b", "new", "--plot", "x.txt") == (
+        "--plot must end in .png or .pdf, got 'x.txt'"
+    )
+    assert bad(capsys, "compare", path, "--a", "base", "--b", "new", "--alternative", "more") == (
+        "argument --alternative: invalid choice: 'more' (choose from 'two-sided', 'greater', "
+        "'less') (see evalsim compare --help)"
+    )
+    assert bad(capsys, "compare", path, "--b", "new") == (
+        "the following arguments are required: --a (see evalsim compare --help)"
+    )
+    assert bad(capsys, "compare", path, "--a", "new") == (
+        "the following arguments are required: --b (see evalsim compare --help)"
+    )
+    # a two-sided test at alpha 0.5 is allowed
+    assert (
+        run_json(capsys, "compare", path, "--a", "base", "--b", "new", "--alpha", "0.5")[
+            "confidence"
+        ]
+        == 0.5
+    )
+
+
+def test_plot_gets_the_wilson_intervals(tmp_path, capsys, monkeypatch):
+    drawn = []
+    monkeypatch.setattr(compare, "plot_rates", lambda *a: drawn.append(a))
+    path = write(tmp_path / "l.csv", arm("base", 7, 20) + arm("new", 15, 20))
+    target = tmp_path / "fig.png"
+    rc, _, err = run(capsys, "compare", path, "--a", "base", "--b", "new", "--alpha", "0.1",
+                     "--plot", target)  # fmt: skip
+    assert rc == 0, err
+    assert len(drawn) == 1
+    rows, where, title, conf = drawn[0]
+    assert (where, title, conf) == (str(target), "new vs base", 0.9)
+    assert [r["label"] for r in rows] == ["base", "new"]
+    for r, k in zip(rows, (7, 15), strict=True):
+        lo, hi = proportion_confint(k, 20, alpha=0.1, method="wilson")
+        assert (r["rate"], r["lower"], r["upper"]) == pytest.approx((k / 20, lo, hi), abs=1e-12)
+    run(capsys, "compare", path, "--a", "base", "--b", "new")
+    assert len(drawn) == 1  # no --plot, no figure
