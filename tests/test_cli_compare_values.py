@@ -616,3 +616,64 @@ def test_plot_gets_the_wilson_intervals(tmp_path, capsys, monkeypatch):
         assert (r["rate"], r["lower"], r["upper"]) == pytest.approx((k / 20, lo, hi), abs=1e-12)
     run(capsys, "compare", path, "--a", "base", "--b", "new")
     assert len(drawn) == 1  # no --plot, no figure
+
+
+# ----------------------------------------------------------------- options reaching the log
+
+
+def test_order_hook_reads_its_column_and_reports(tmp_path, capsys):
+    rows = arm("base", 6, 10) + arm("new", 7, 10)
+    for i, r in enumerate(rows):
+        r["idx"] = i
+    path = write(tmp_path / "l.csv", rows)
+    argv = ["compare", path, "--a", "base", "--b", "new", "--order", "idx"]
+    out = run_json(capsys, *argv)
+    assert sorted(g["policy"] for g in out["independence"]["groups"]) == ["base", "new"]
+    rc, text, _ = run(capsys, *argv)
+    assert "Independence over trial order (--order idx;" in text
+
+
+def test_by_task_goes_to_the_per_task_report(tmp_path, capsys):
+    rows = arm("base", 3, 6, task="t1") + arm("new", 5, 6, task="t1")
+    rows += arm("base", 2, 6, task="t2") + arm("new", 4, 6, task="t2")
+    path = write(tmp_path / "l.csv", rows)
+    argv = ["compare", path, "--a", "base", "--b", "new"]
+    out = run_json(capsys, *argv, "--by", "task", "--bootstrap-reps", "50")
+    assert [t["task"] for t in out["tasks"]] == ["t1", "t2"]
+    assert "tasks" not in run_json(capsys, *argv)
+
+
+def test_policy_name_for_a_single_lerobot_file(tmp_path, capsys):
+    folder = tmp_path / "run1"
+    folder.mkdir()
+    eps = [{"success": bool(i % 2)} for i in range(4)]
+    (folder / "eval_info.json").write_text(json.dumps({"per_episode": eps}))
+    argv = ["compare", folder / "eval_info.json", "--a", "act", "--b", "bc"]
+    assert bad(capsys, *argv, "--policy", "act") == (
+        "--b 'bc' is not a policy in the log (policies: act)"
+    )
+    assert bad(capsys, *argv) == "--a 'act' is not a policy in the log (policies: run1)"
+
+
+def test_reader_warnings_are_kept_as_notes(tmp_path, capsys):
+    rows = arm("base", 2, 4) + arm("new", 3, 4) + arm("BASE", 1, 1)
+    out = run_json(capsys, "compare", write(tmp_path / "l.csv", rows), "--a", "base", "--b", "new")
+    assert len(out["notes"]) == 2 and "differ only in case" in out["notes"][0]
+    assert out["notes"][1] == "note: no condition column: unpaired analysis"
+
+
+def test_paired_without_discordant_pairs_falls_back_to_the_fisher_mde(tmp_path, capsys):
+    path = write(tmp_path / "l.csv", paired({(1, 1): 5, (0, 0): 5}))
+    argv = ["compare", path, "--a", "base", "--b", "new"]
+    out = run_json(capsys, *argv)
+    assert out["paired"] and out["discordant"] == {"a_only": 0, "b_only": 0}
+    assert out["mde_rule"].startswith("exact Fisher power at n = 10 per arm, alpha = 0.05")
+    assert_fisher_mde(out["mde_80"], 10, 0.5, 0.05)
+    rc, text, _ = run(capsys, *argv)
+    assert "all trials:" not in text  # every trial is paired
+
+
+def test_usage_names_the_arguments(capsys):
+    rc, out, _ = run(capsys, "compare", "--help")
+    assert rc == 0
+    assert "--a X --b Y" in flat(out) and "FILE [FILE ...]" in out
