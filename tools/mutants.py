@@ -142,12 +142,13 @@ NOT_RUN = {"not checked", "skipped", "check was interrupted by user"}
 COPY = ["src", "tests", "config", "workflow", "examples", "benchmarks", "README.md", "Snakefile"]
 
 
-def _pyproject(group: dict) -> str:
-    """The repository's pyproject.toml with a [tool.mutmut] section for ``group``."""
+def _pyproject(group: dict, work: Path) -> str:
+    """The repository's pyproject.toml with a [tool.mutmut] section for ``group`` (its test
+    files that exist in the copy ``work``, which may be an older commit's)."""
     text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
     text = re.sub(r"\n\[tool\.mutmut\].*?(?=\n\[|\Z)", "\n", text, flags=re.S)
     only = [f"src/{m}" for m in group["modules"]]
-    tests = [t for t in group["tests"] if (REPO / t.split("::")[0]).exists()]
+    tests = [t for t in group["tests"] if (work / t.split("::")[0]).exists()]
     return text + (
         "\n[tool.mutmut]\n"
         'source_paths = ["src"]\n'
@@ -197,7 +198,7 @@ def run_group(
         print(f"[mutants] {name}: none of {group['modules']} exists here, skipped")
         shutil.rmtree(work)
         return 0.0
-    (work / "pyproject.toml").write_text(_pyproject(group), encoding="utf-8")
+    (work / "pyproject.toml").write_text(_pyproject(group, work), encoding="utf-8")
     head = subprocess.run(
         ["git", "rev-parse", "--short", rev or "HEAD"], cwd=REPO, capture_output=True, text=True
     ).stdout.strip()
