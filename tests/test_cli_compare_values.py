@@ -455,21 +455,34 @@ def test_pairs_follow_the_condition_ids_not_the_row_order(tmp_path, capsys):
     assert out["discordant"] == {"a_only": 3, "b_only": 1} and out["n_pairs"] == 8
 
 
-def test_key_codes_are_equal_exactly_for_equal_keys_past_2_to_the_62():
-    # 70 two-valued key columns: 2**70 combinations, more than an int64 code can number, so
-    # the codes come from numbering the key tuples instead.
+def _assert_codes_match_keys(a: pd.DataFrame, b: pd.DataFrame, cols: list[str]) -> None:
+    codes_a, codes_b = compare._key_codes(a, b, cols)
+    rows_a = {tuple(r): i for i, r in enumerate(a[cols].to_numpy().tolist())}
+    assert len(rows_a) == len(a) == len(set(codes_a.tolist()))
+    for j, row in enumerate(b[cols].to_numpy().tolist()):
+        hits = np.flatnonzero(codes_a == codes_b[j]).tolist()
+        assert hits == ([rows_a[tuple(row)]] if tuple(row) in rows_a else []), (j, row)
+
+
+@pytest.mark.parametrize("columns", [6, 7])
+def test_key_codes_are_equal_exactly_for_equal_keys(columns):
+    # Columns of 1024 values: 6 columns give 2**60 combinations (int64 codes, beyond what
+    # float64 holds exactly); 7 give 2**70, past 2**62, where the key tuples are numbered
+    # instead (a wrapped code would match 16 in the first column with 0).
+    cols = [f"k{i}" for i in range(columns)]
+    a = pd.DataFrame({c: np.arange(1024) for c in cols})
+    b = pd.DataFrame([[1023] * (columns - 1) + [1022], [16] + [0] * (columns - 1), [5] * columns],
+                     columns=cols)  # fmt: skip
+    _assert_codes_match_keys(a, b, cols)
+
+
+def test_key_codes_past_2_to_the_62_with_two_valued_columns():
     rng = np.random.default_rng(17)
     cols = [f"k{i}" for i in range(70)]
     a = pd.DataFrame(rng.integers(0, 2, size=(6, 70)), columns=cols)
     b = a.iloc[[3, 0, 5]].copy()
     b.iloc[2, 0] = 1 - b.iloc[2, 0]  # differs from A's row 5 in the first column only
-    b = pd.concat([b, a.iloc[[1]]], ignore_index=True)
-    codes_a, codes_b = compare._key_codes(a, b, cols)
-    for i in range(len(a)):
-        for j in range(len(b)):
-            same = a.iloc[i].tolist() == b.iloc[j].tolist()
-            assert (codes_a[i] == codes_b[j]) == same, (i, j)
-    assert len(set(codes_a.tolist())) == len({tuple(r) for r in a.to_numpy().tolist()})
+    _assert_codes_match_keys(a, pd.concat([b, a.iloc[[1]]], ignore_index=True), cols)
 
 
 # --------------------------------------------------------------------------- the MDE rule
