@@ -489,13 +489,14 @@ def test_key_codes_past_2_to_the_62_with_two_valued_columns():
 
 
 def test_mde_centre_moves_to_one_half_when_the_pooled_rate_leaves_no_room(tmp_path, capsys):
-    for k_a in (1, 0):  # pooled rate 1/40: a gap of 80% power cannot fit; 0: no centre at all
+    # pooled rate 1/40: a gap of 80% power cannot fit around it; 0: no centre at all
+    for k_a, alpha in ((1, "0.05"), (0, "0.1")):
         path = write(tmp_path / f"l{k_a}.csv", arm("base", k_a, 20) + arm("new", 0, 20))
-        out = run_json(capsys, "compare", path, "--a", "base", "--b", "new")
+        out = run_json(capsys, "compare", path, "--a", "base", "--b", "new", "--alpha", alpha)
         assert out["mde_rule"] == (
-            "exact Fisher power at n = 20 per arm, alpha = 0.05, the two rates centred on 0.50"
+            f"exact Fisher power at n = 20 per arm, alpha = {alpha}, the two rates centred on 0.50"
         )
-        assert_fisher_mde(out["mde_80"], 20, 0.5, 0.05)
+        assert_fisher_mde(out["mde_80"], 20, 0.5, float(alpha))
 
 
 def test_mde_none_when_no_gap_reaches_the_power(tmp_path, capsys):
