@@ -443,6 +443,10 @@ def test_pairing_notes(tmp_path, capsys):
         f"note: {nocond} has no condition column, so its trials cannot be paired: unpaired "
         "analysis of all trials"
     ]
+    # the same when it is A's file that has no condition column
+    out = run_json(capsys, "compare", cond, nocond, "--a", "new", "--b", "base")
+    assert out["paired"] is False and (out["n_a"], out["n_b"]) == (4, 4)
+    assert out["notes"][0].startswith(f"note: {nocond} has no condition column")
 
 
 def test_pairs_follow_the_condition_ids_not_the_row_order(tmp_path, capsys):
@@ -552,7 +556,7 @@ def test_boschloo_up_to_its_size_limit_and_skipped_above(tmp_path, capsys):
 
 
 def test_boschloo_of_two_perfect_arms_is_one(tmp_path, capsys):
-    # SciPy returns NaN when both arms all succeed; no evidence of a difference is p = 1.
+    # No evidence of a difference: p = 1 (compare maps a NaN from SciPy to 1).
     path = write(tmp_path / "l.csv", arm("base", 5, 5) + arm("new", 7, 7))
     out = run_json(capsys, "compare", path, "--a", "base", "--b", "new")
     assert out["boschloo_p"] == 1.0 and out["fisher_p"] == 1.0
