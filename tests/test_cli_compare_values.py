@@ -443,6 +443,9 @@ def test_pairing_notes(tmp_path, capsys):
         f"note: {nocond} has no condition column, so its trials cannot be paired: unpaired "
         "analysis of all trials"
     ]
+    nocond2 = write(tmp_path / "nocond2.csv", arm("new", 1, 2))
+    out = run_json(capsys, "compare", cond, nocond, nocond2, "--a", "base", "--b", "new")
+    assert out["notes"][0].startswith(f"note: {nocond}, {nocond2} has no condition column")
     # the same when it is A's file that has no condition column
     out = run_json(capsys, "compare", cond, nocond, "--a", "new", "--b", "base")
     assert out["paired"] is False and (out["n_a"], out["n_b"]) == (4, 4)
