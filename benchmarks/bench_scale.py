@@ -82,9 +82,14 @@ def cluster_jobs(work: Path) -> int:
 
 
 def large_study(config_path: Path) -> dict:
-    from evalsim.config import load_config
+    """Trials and simulation jobs of an overlay config (merged over config/config.yaml)."""
+    from snakemake.utils import update_config
 
-    cfg = load_config(config_path)
+    from evalsim.config import check_config
+
+    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    update_config(cfg, yaml.safe_load(config_path.read_text()))  # as --configfile does
+    cfg = check_config(cfg)
     sim = cfg["simulation"]
     per_seed = -(-sim["trials_per_seed"] // sim["trials_per_chunk"])
     n_chunks = len(cfg["tasks"]) * len(cfg["policies"]) * sim["n_seeds"] * per_seed
@@ -102,11 +107,14 @@ def slurm_skip_reason() -> str | None:
 
 def bench(skip_slurm: bool, cores_per_node: int) -> dict:
     out: dict = {"config": "4 sigmas x 4 seeds x 1 task x 300 trials, chunks of 150"}
+    large = large_study(REPO / "config" / "large.yaml")  # before the runs: fail fast
     with tempfile.TemporaryDirectory(prefix="bench_scale_") as tmp:
         root = Path(tmp)
         w1, w2 = workdir(root, "local1"), workdir(root, "local2")
         wall1 = run(w1, "--profile", "profiles/local", "--cores", "1")
+        print(f"local, 1 core: {wall1:.1f} s", file=sys.stderr, flush=True)
         wall2 = run(w2, "--profile", "profiles/local", "--cores", "2")
+        print(f"local, 2 cores: {wall2:.1f} s", file=sys.stderr, flush=True)
         n_jobs = cluster_jobs(w2)
         trials = MID["simulation"]["n_seeds"] * len(MID["policies"]) * 300
         out.update(
@@ -130,6 +138,7 @@ def bench(skip_slurm: bool, cores_per_node: int) -> dict:
                     reason = f"no cluster: {started.stderr.strip()[-300:]}"
                 else:
                     walls = run(ws, "--profile", "profiles/slurm")
+                    print(f"slurm: {walls:.1f} s", file=sys.stderr, flush=True)
                     overhead = (walls - wall2) * 2 / n_jobs
                     same = same and (ws / TARGET).read_bytes() == (w2 / TARGET).read_bytes()
                     out.update(
@@ -143,7 +152,6 @@ def bench(skip_slurm: bool, cores_per_node: int) -> dict:
             out["slurm_skipped"] = reason
         out["products_identical"] = same
 
-    large = large_study(REPO / "config" / "large.yaml")
     sim_core_s = large["trials"] / out["trials_per_core_second"]
     per_job_s = sim_core_s / large["chunk_jobs"] + (overhead or 0.0)
     out.update(
