@@ -97,7 +97,7 @@ class SO101Params:
     arm_kp: float = 30.0
     gripper_open_rad: float = 1.0
     gripper_closed_rad: float = -0.17
-    fixed_pad_extra_m: float = 0.005  # fixed pad thickened toward the moving jaw
+    fixed_pad_extra_m: float = 0.004  # fixed pad thickened toward the moving jaw
     tcp_clearance_m: float = 0.0136  # stock fixed pad to cube face at true aim (tool point)
     grasp_above_centre_m: float = 0.006
     above_m: float = 0.05
