@@ -103,7 +103,8 @@ def test_two_stages_choose_the_admissible_best_over_both():
 
 
 def test_stage2_points_already_scored_are_not_rerun_and_sigma0_order(monkeypatch):
-    # stage 1 at 100 g and 125 g: the 100 g point is stage 2's corner, and already scored
+    # stage 1 at 125 g and 100 g (tie at 0: 125 g, first in grid order, is its choice); stage
+    # 2 around 125 g contains the point (125 g, 30 mm, 5 mm), already scored in stage 1
     monkeypatch.setattr(
         cal,
         "STAGE1_GRID",
