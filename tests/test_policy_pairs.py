@@ -13,8 +13,7 @@ import yaml
 from test_experiment import SPEC, TASK, make_pools
 
 from evalsim.config import ConfigError, check_config, policy_pairs
-from evalsim.products import design_pools
-from evalsim.products import experiment as ex
+from evalsim.products import design_pools, experiment_compare
 
 
 @pytest.fixture(scope="module")
@@ -91,12 +90,12 @@ def test_adding_policy_c_to_the_smoke_config_puts_c_in_t10(repo, smoke, tmp_path
 
     pools = make_pools({**SPEC, "C": (12.0, [180, 170, 190], [240, 230, 250])})
     kwargs.update(task=TASK, n_grid=[10, 20], pairs=200)
-    t10 = ex.table_e(pools, **kwargs)
+    t10 = experiment_compare.table_e(pools, **kwargs)
     pairs = list(dict.fromkeys(zip(t10["policy_a"], t10["policy_b"], strict=True)))
     assert pairs == [("A", "B"), ("A", "C"), ("B", "C")]
     c_rows = t10[t10["policy_b"] == "C"]
     assert c_rows["p_b"].tolist() == pytest.approx([180 / 300] * 4)
-    two = ex.table_e(pools, **{**kwargs, "comparisons": [["A", "B"]]})
+    two = experiment_compare.table_e(pools, **{**kwargs, "comparisons": [["A", "B"]]})
     ab = t10[(t10["policy_a"] == "A") & (t10["policy_b"] == "B")].reset_index(drop=True)
     cols = ["n", "fisher_p_lt_alpha", "wilson_disjoint", "b_not_better"]
     assert ab[cols].equals(two[cols])
