@@ -429,5 +429,6 @@ def test_main_usage_and_help(capsys):
     assert "\n\n" + first + "\n\n" in out  # the first line of the docstring, alone
     assert rest.split("\n")[2] not in out
     for option in ("--grid", "--single", "--out"):
-        m = re.search(rf"^\s+{option}( [A-Z_]+)?\s+(\S+)", out, flags=re.M)
-        assert m and not m.group(2).startswith("-"), option  # documented
+        # documented: help on the same line, or on the next line at the help column
+        pattern = rf"^ +{option}( [A-Z_]+)?(  +\S| *\n {{20,}}[^ -])"
+        assert re.search(pattern, out, flags=re.M), option

@@ -1232,8 +1232,9 @@ def test_command_line_usage(capsys):
 
 def _has_help(out: str, option: str) -> bool:
     """``option`` (and its metavar) is followed by a help text in argparse's ``--help``."""
-    m = re.search(rf"^\s+{re.escape(option)}( [A-Z_]+)?\s+(\S+)", out, flags=re.M)
-    return bool(m) and not m.group(2).startswith("-")
+    # on the same line after two spaces, or on the next line, indented to the help column
+    pattern = rf"^ +{re.escape(option)}( [A-Z_]+)?(  +\S| *\n {{20,}}[^ -])"
+    return re.search(pattern, out, flags=re.M) is not None
 
 
 def test_every_command_and_option_has_a_help_text(capsys):
@@ -1247,3 +1248,15 @@ def test_every_command_and_option_has_a_help_text(capsys):
             ledger.main([*argv, "--help"])
         out = capsys.readouterr().out
         assert all(_has_help(out, o) for o in options), (options, out)
+
+
+def test_an_unknown_rule_is_refused_when_judged():
+    """A claim made without load_claims' check of the rule still fails, naming it."""
+    from evalsim.ledger import Claim, judge_claim
+
+    claim = Claim(
+        id="9-08", doc="d", lines=(), quote="q", stated_text="1", stated=np.array([1.0]),
+        decimals=(0,), rule="vibes", sources=({"table": "T99", "column": "v"},),
+    )  # fmt: skip
+    with pytest.raises(ValueError, match=r"^claim '9-08': unknown rule 'vibes'$"):
+        judge_claim(claim, _tables(T99=pd.DataFrame({"v": [1.0]})))
