@@ -1,8 +1,8 @@
 """Benchmark of scale-out: the simulation stage locally at 1 and 2 cores and through SLURM.
 
-A mid-size study (4 sigmas x 4 seeds x 1 task x 300 trials, chunks of 150 trials: 32
-simulation jobs) runs three times from a clean copy of the workflow, target
-``results/pools/pools.parquet``:
+A mid-size study (4 sigmas x 4 seeds x 1 task x 300 trials, in chunks of
+``--trials-per-chunk`` trials: 300, the default config's, gives 16 simulation jobs) runs
+three times from a clean copy of the workflow, target ``results/pools/pools.parquet``:
 
 - ``snakemake --cores 1`` and ``--cores 2`` (the local profile);
 - ``snakemake --profile profiles/slurm`` on the one-node cluster of ``tools/slurm_cluster.sh``
@@ -21,7 +21,8 @@ Figures (ratios against baselines measured in the same run):
 
 All three products must be byte-identical (checked; ``products_identical``).
 
-Run: ``python benchmarks/bench_scale.py [--json] [--skip-slurm] [--cores-per-node 32]``.
+Run: ``python benchmarks/bench_scale.py [--json] [--skip-slurm] [--cores-per-node 32]
+[--trials-per-chunk 300]``.
 """
 
 from __future__ import annotations
@@ -47,18 +48,19 @@ MID = {
     "policies": [
         {"name": n, "sigma_mm": s} for n, s in [("A", 9.0), ("B", 6.0), ("C", 3.0), ("D", 12.0)]
     ],
-    "simulation": {"n_seeds": 4, "trials_per_seed": 300, "trials_per_chunk": 150},
+    "simulation": {"n_seeds": 4, "trials_per_seed": 300, "trials_per_chunk": 300},
 }
 NODES = (1, 2, 4, 8, 16)
 
 
-def workdir(root: Path, name: str) -> Path:
+def workdir(root: Path, name: str, trials_per_chunk: int) -> Path:
     work = root / name
     work.mkdir()
     for item in ("Snakefile", "config", "workflow", "profiles"):
         src = REPO / item
         (shutil.copytree if src.is_dir() else shutil.copy)(src, work / item)
-    (work / "config" / "mid.yaml").write_text(yaml.safe_dump(MID, sort_keys=False))
+    mid = {**MID, "simulation": {**MID["simulation"], "trials_per_chunk": trials_per_chunk}}
+    (work / "config" / "mid.yaml").write_text(yaml.safe_dump(mid, sort_keys=False))
     return work
 
 
@@ -82,9 +84,14 @@ def cluster_jobs(work: Path) -> int:
 
 
 def large_study(config_path: Path) -> dict:
-    from evalsim.config import load_config
+    """Trials and simulation jobs of an overlay config (merged over config/config.yaml)."""
+    from snakemake.utils import update_config
 
-    cfg = load_config(config_path)
+    from evalsim.config import check_config
+
+    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    update_config(cfg, yaml.safe_load(config_path.read_text()))  # as --configfile does
+    cfg = check_config(cfg)
     sim = cfg["simulation"]
     per_seed = -(-sim["trials_per_seed"] // sim["trials_per_chunk"])
     n_chunks = len(cfg["tasks"]) * len(cfg["policies"]) * sim["n_seeds"] * per_seed
@@ -100,13 +107,18 @@ def slurm_skip_reason() -> str | None:
     return None
 
 
-def bench(skip_slurm: bool, cores_per_node: int) -> dict:
-    out: dict = {"config": "4 sigmas x 4 seeds x 1 task x 300 trials, chunks of 150"}
+def bench(skip_slurm: bool, cores_per_node: int, trials_per_chunk: int) -> dict:
+    out: dict = {
+        "config": f"4 sigmas x 4 seeds x 1 task x 300 trials, chunks of {trials_per_chunk}"
+    }
+    large = large_study(REPO / "config" / "large.yaml")  # before the runs: fail fast
     with tempfile.TemporaryDirectory(prefix="bench_scale_") as tmp:
         root = Path(tmp)
-        w1, w2 = workdir(root, "local1"), workdir(root, "local2")
+        w1, w2 = (workdir(root, n, trials_per_chunk) for n in ("local1", "local2"))
         wall1 = run(w1, "--profile", "profiles/local", "--cores", "1")
+        print(f"local, 1 core: {wall1:.1f} s", file=sys.stderr, flush=True)
         wall2 = run(w2, "--profile", "profiles/local", "--cores", "2")
+        print(f"local, 2 cores: {wall2:.1f} s", file=sys.stderr, flush=True)
         n_jobs = cluster_jobs(w2)
         trials = MID["simulation"]["n_seeds"] * len(MID["policies"]) * 300
         out.update(
@@ -121,7 +133,7 @@ def bench(skip_slurm: bool, cores_per_node: int) -> dict:
         reason = "--skip-slurm" if skip_slurm else slurm_skip_reason()
         overhead = None
         if reason is None:
-            ws = workdir(root, "slurm")
+            ws = workdir(root, "slurm", trials_per_chunk)
             started = subprocess.run(
                 ["bash", str(CLUSTER), "start"], capture_output=True, text=True
             )
@@ -130,6 +142,7 @@ def bench(skip_slurm: bool, cores_per_node: int) -> dict:
                     reason = f"no cluster: {started.stderr.strip()[-300:]}"
                 else:
                     walls = run(ws, "--profile", "profiles/slurm")
+                    print(f"slurm: {walls:.1f} s", file=sys.stderr, flush=True)
                     overhead = (walls - wall2) * 2 / n_jobs
                     same = same and (ws / TARGET).read_bytes() == (w2 / TARGET).read_bytes()
                     out.update(
@@ -143,7 +156,6 @@ def bench(skip_slurm: bool, cores_per_node: int) -> dict:
             out["slurm_skipped"] = reason
         out["products_identical"] = same
 
-    large = large_study(REPO / "config" / "large.yaml")
     sim_core_s = large["trials"] / out["trials_per_core_second"]
     per_job_s = sim_core_s / large["chunk_jobs"] + (overhead or 0.0)
     out.update(
@@ -166,8 +178,11 @@ def main() -> None:
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     ap.add_argument("--skip-slurm", action="store_true", help="only the local runs")
     ap.add_argument("--cores-per-node", type=int, default=32, help="for the large_* estimate")
+    ap.add_argument(
+        "--trials-per-chunk", type=int, default=300, help="trials per simulation job (default 300)"
+    )
     args = ap.parse_args()
-    out = bench(args.skip_slurm, args.cores_per_node)
+    out = bench(args.skip_slurm, args.cores_per_node, args.trials_per_chunk)
     if args.json:
         print(json.dumps(out, indent=2))
     else:

@@ -8,7 +8,9 @@ from SciPy's binomial pmf, not from the module.
 
 from __future__ import annotations
 
+import json
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -57,6 +59,7 @@ def fake_run(args) -> pd.DataFrame:
 
 
 SEEN_SEED = {"base": CONFIG["study_seed"]}
+REAL_RUN = calibrate._run  # the MuJoCo job, before the fixture below replaces it
 
 
 @pytest.fixture(autouse=True)
@@ -224,3 +227,208 @@ def test_main_runs_the_rule_and_writes_the_sweep(tmp_path, capsys, monkeypatch, 
     df = pd.read_csv(out)
     assert sorted(set(df["stage"])) == [1, 2] and (df["stage"] == 1).sum() == 2
     assert df.loc[df["chosen"] == 1, "stage"].tolist() == [1, 2]  # one choice per stage
+
+
+# ----------------------------------------------------------------------------- the real job
+def test_run_is_one_job_of_the_real_simulator(repo):
+    """``_run`` on a few MuJoCo trials: the sigma = 0 check and a policy's seed."""
+    from evalsim.config import load_config
+    from evalsim.sim.rollout import SWEEP_POLICY, run_policy_trials, run_trials
+
+    cfg = load_config(repo / "config" / "smoke.yaml")
+    cfg["scene"]["name"] = "gripper_table"  # the fast scene: a few trials take ~0.1 s
+    cfg = calibrate.calibration_config(cfg, {})
+    second = cfg["tasks"][1]["name"]
+    check = REAL_RUN((cfg, second, None, 0, 3))
+    # the sigma sweep's stream at sigma = 0: seed 0, trials 0.., no bias, perfect aim
+    pd.testing.assert_frame_equal(check, run_trials(cfg, second, SWEEP_POLICY, 0.0, 0, 0, 3))
+    assert check["task"].tolist() == [second] * 3
+    assert check["policy"].tolist() == [SWEEP_POLICY] * 3
+    assert check["trial"].tolist() == [0, 1, 2] and (check["seed"] == 0).all()
+    assert (check["sigma_mm"] == 0).all()
+    assert (check[["bias_x_mm", "bias_y_mm", "aim_error_x_mm", "aim_error_y_mm"]] == 0).all().all()
+    job = REAL_RUN((cfg, second, "A", 1, 3))
+    pd.testing.assert_frame_equal(job, run_policy_trials(cfg, second, "A", 1, 0, 3))
+    sigma_a = {p["name"]: p["sigma_mm"] for p in cfg["policies"]}["A"]
+    assert job["policy"].tolist() == ["A"] * 3 and (job["sigma_mm"] == sigma_a).all()
+    assert job["trial"].tolist() == [0, 1, 2] and (job["seed"] == 1).all()
+    assert job["task"].tolist() == [second] * 3
+
+
+# ----------------------------------------------------------------------------- processes
+class FakePool:
+    """Stands in for ProcessPoolExecutor: records the pools made, maps in this process."""
+
+    made: list = []
+    maps: list = []
+
+    def __init__(self, max_workers):
+        FakePool.made.append(max_workers)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def map(self, fn, jobs):
+        FakePool.maps.append(len(jobs))
+        return map(fn, jobs)
+
+
+@pytest.fixture
+def pool(monkeypatch):
+    monkeypatch.setattr(FakePool, "made", [])
+    monkeypatch.setattr(FakePool, "maps", [])
+    monkeypatch.setattr(calibrate, "ProcessPoolExecutor", FakePool)
+    return FakePool
+
+
+def test_processes_decide_the_pool_and_not_the_rows(pool):
+    grid = {"jaw_opening_m": [0.059, 0.06], "pad_width_m": [0.045]}
+    serial = calibrate.sweep(CONFIG, grid)  # processes = 1 by default: no pool
+    assert pool.made == [] and pool.maps == []
+    jobs = 2 * (2 * SEEDS + 2)
+    for processes in (2, 3):
+        res = calibrate.sweep(CONFIG, grid, processes=processes)
+        pd.testing.assert_frame_equal(res, serial)
+        assert pool.made[-1] == processes and pool.maps[-1] == jobs
+    assert len(pool.made) == 2
+    grid = {"jaw_opening_m": [0.056, 0.059, 0.062], "pad_width_m": [0.02, 0.04]}
+    calibrate.two_stage(CONFIG, grid=grid)  # default: one process
+    assert len(pool.made) == 2
+    calibrate.two_stage(CONFIG, processes=3, grid=grid)  # stage 1 and two rounds
+    assert pool.made[2:] == [3, 3, 3]
+
+
+def test_sweep_scores_against_the_given_targets():
+    targets = (calibrate.Target("A", 0.5, 0.7), calibrate.Target("B", 0.6, 0.8))
+    grid = {"jaw_opening_m": [0.0595], "pad_width_m": [0.045]}
+    (row,) = calibrate.sweep(CONFIG, grid, targets=targets).itertuples()
+    p = 1.0
+    for t in targets:
+        rate = round(CENTRE[t.policy] * TRIALS) / TRIALS
+        for n in (TRIALS, SEEDS * TRIALS):
+            p *= sum(binom.pmf(k, n, rate) for k in range(n + 1) if t.low <= k / n <= t.high)
+    assert row.score == pytest.approx(-math.log10(p), rel=1e-9)
+
+
+def test_helpers_at_their_edges():
+    import warnings
+
+    # two seeds: the pooled term counts (2 x 300 trials)
+    t = calibrate.DOCUMENT_TARGETS
+    rates = {"A": 0.7335, "B": 0.872}
+
+    def inside(rate, n, lo, hi):
+        return sum(binom.pmf(k, n, rate) for k in range(n + 1) if lo <= k / n <= hi)
+
+    p = 1.0
+    for x in t:
+        p *= inside(rates[x.policy], 300, x.low, x.high) * inside(
+            rates[x.policy], 600, x.low, x.high
+        )
+    assert calibrate.score(rates, 300, 2) == pytest.approx(-math.log10(p), rel=1e-9)
+    # k_lo = 1 on the upper-tail branch: P(K = 1) of Bin(2, 0.9) = 0.18
+    assert calibrate.prob_inside(0.9, 2, 0.5, 0.5) == pytest.approx(2 * 0.9 * 0.1, rel=1e-12)
+    # the refinement grid is rounded to the micrometre
+    assert calibrate.refine_grid({"a": 0.1234567}, {"a": 0.001})["a"] == [
+        0.121457,
+        0.122457,
+        0.123457,
+        0.124457,
+        0.125457,
+    ]
+    # a constant list has no correlation (NaN, without a warning); std 1 is not constant
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x = pd.Series([1, 0, 1, 1])
+        assert math.isnan(calibrate.paired_correlation(x, pd.Series([1, 1, 1, 1])))
+        assert math.isnan(calibrate.paired_correlation(pd.Series([0, 0, 0, 0]), x))
+    two = pd.Series([0, 2, 0, 2])  # population std exactly 1
+    assert two.to_numpy(dtype=float).std() == 1.0
+    assert calibrate.paired_correlation(two, pd.Series([0, 1, 0, 1])) == pytest.approx(1.0)
+    assert calibrate.paired_correlation(pd.Series([1, 0, 1, 0]), two) == pytest.approx(-1.0)
+
+
+# ----------------------------------------------------------------------------- command line
+def _csv_matches(path, ref: pd.DataFrame) -> None:
+    """The written CSV holds ``ref``'s columns (no index) and its floats to 6 digits."""
+    df = pd.read_csv(path)
+    assert df.columns.tolist() == ref.columns.tolist()
+    for col in ref.columns:
+        if ref[col].dtype == float:
+            want = [float(f"{v:.6g}") for v in ref[col]]
+            assert df[col].tolist() == pytest.approx(want, rel=1e-12, nan_ok=True), col
+        else:
+            assert df[col].tolist() == ref[col].tolist(), col
+
+
+def test_main_defaults_print_and_write_the_sweep(tmp_path, capsys, monkeypatch, repo, pool):
+    """``--config`` defaults to config/config.yaml and ``--processes`` to 2."""
+    import logging
+    import re
+    import time
+
+    from evalsim.config import load_config
+
+    full = load_config(repo / "config" / "config.yaml")
+    monkeypatch.setitem(SEEN_SEED, "base", full["study_seed"])
+    monkeypatch.setitem(CONFIG, "tasks", full["tasks"])
+    monkeypatch.chdir(repo)
+    monkeypatch.setattr(logging.root, "handlers", [])  # as in a fresh interpreter
+    monkeypatch.setattr(logging.root, "level", logging.DEBUG)
+    grid = {"jaw_opening_m": [0.056, 0.0595], "pad_width_m": [0.045]}
+    out = tmp_path / "sweep.csv"
+    t0 = time.perf_counter()
+    calibrate.main(["--grid", json.dumps(grid), "--single", "--out", str(out)])
+    elapsed = time.perf_counter() - t0
+    assert pool.made == [2]
+    ref = calibrate.sweep(full, grid)
+    chosen = ref.loc[ref["chosen"]].iloc[0].to_dict()
+    text, err = capsys.readouterr()
+    table, last = text.rstrip("\n").rsplit("\n", 1)
+    assert table == ref.round(4).to_string(index=False)
+    m = re.fullmatch(r"chosen: (.*)  \((\d+) s\)", last)
+    assert m and m.group(1) == str(chosen)
+    assert 0 <= int(m.group(2)) <= elapsed + 1
+    _csv_matches(out, ref)
+    # the progress log: bare messages on stderr; other loggers stay at WARNING
+    jobs = 2 * (2 * full["simulation"]["n_seeds"] + len(full["tasks"]))
+    lines = err.splitlines()
+    assert lines and all(line.startswith("calibration: ") for line in lines)
+    assert lines[-1].startswith(f"calibration: {jobs}/{jobs} jobs (2 points), ")
+    assert logging.root.level == logging.WARNING
+
+
+def test_main_two_stages_write_both(tmp_path, capsys, monkeypatch, repo, pool):
+    from evalsim.config import load_config
+
+    path = repo / "config" / "smoke.yaml"
+    smoke = load_config(path)
+    monkeypatch.setitem(SEEN_SEED, "base", smoke["study_seed"])
+    monkeypatch.setitem(CONFIG, "tasks", smoke["tasks"])
+    grid = {"jaw_opening_m": [0.056, 0.059], "pad_width_m": [0.045]}
+    out = tmp_path / "sweep.csv"
+    args = ["--config", str(path), "--grid", json.dumps(grid), "--processes", "3"]
+    calibrate.main([*args, "--out", str(out)])
+    stage1, stage2, chosen = calibrate.two_stage(smoke, grid=grid)
+    ref = pd.concat([stage1.assign(stage=1), stage2.assign(stage=2)], ignore_index=True)
+    assert pool.made == [3] * (1 + stage2["round"].max())
+    text = capsys.readouterr().out
+    assert text.startswith(ref.round(4).to_string(index=False) + "\nchosen: " + str(chosen))
+    _csv_matches(out, ref)
+
+
+def test_main_usage_and_help(capsys):
+    with pytest.raises(SystemExit) as exc:
+        calibrate.main(["--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    first, rest = calibrate.__doc__.split("\n", 1)
+    assert "\n\n" + first + "\n\n" in out  # the first line of the docstring, alone
+    assert rest.split("\n")[2] not in out
+    for option in ("--grid", "--single", "--out"):
+        # documented: help on the same line, or on the next line at the help column
+        pattern = rf"^ +{option}( [A-Z_]+)?(  +\S| *\n {{20,}}[^ -])"
+        assert re.search(pattern, out, flags=re.M), option

@@ -13,6 +13,7 @@ from statsmodels.stats.power import NormalIndPower
 from statsmodels.stats.proportion import proportion_effectsize
 
 from evalsim.products import design as P
+from evalsim.products import design_intervals, design_pools
 from evalsim.stats import design as dz
 
 
@@ -194,13 +195,13 @@ def test_t20_ladder_matches_document_002():
 
 
 def test_t23_t24_t25_against_document_004():
-    t23 = P.cp_vs_wilson()
+    t23 = design_intervals.cp_vs_wilson()
     assert round(t23.loc[0, "lower_pct"], 2) == 80.48 and round(t23.loc[0, "upper_pct"], 2) == 95.88
     assert round(t23.loc[1, "upper_pct"], 2) == 95.07
     assert round(t23.loc[1, "lower_pct"], 2) == 80.77  # the document prints 82.77
-    t24 = P.difference_intervals()
+    t24 = design_intervals.difference_intervals()
     assert list(t24.loc[t24["matches_doc_to_0.01pp"], "method"]) == ["wald"]
-    t25 = P.width_at_rate()
+    t25 = design_intervals.width_at_rate()
     wil = t25[t25["method"] == "wilson"].set_index("n")
     assert round(wil.loc[10, "half_width_points"]) == 19
     assert round(wil.loc[100, "half_width_points"]) == 6
@@ -222,14 +223,14 @@ def _pools(n: int = 60) -> pd.DataFrame:
 
 def test_pool_tables_t18_t27():
     pools = _pools()
-    t18 = P.mcnemar_vs_unpaired(pools)
+    t18 = design_pools.mcnemar_vs_unpaired(pools)
     assert list(t18["seed"]) == [0, 1]
     row = t18.iloc[0]
     assert row["both_succeed"] + row["a_only_b"] + row["b_only_c"] + row["both_fail"] == 60
     assert row["rho_same_pose"] > 0
     assert row["n_pairs_paired_at_observed_rho"] < row["n_per_arm_unpaired_at_observed_rates"]
-    t27 = P.paired_contingency_table(pools, n_boot=500, study_seed=3)
-    again = P.paired_contingency_table(pools, n_boot=500, study_seed=3)
+    t27 = design_pools.paired_contingency_table(pools, n_boot=500, study_seed=3)
+    again = design_pools.paired_contingency_table(pools, n_boot=500, study_seed=3)
     pd.testing.assert_frame_equal(t27, again)
     r = t27.iloc[0]
     assert r["bootstrap_lower"] <= r["diff_b_minus_a"] <= r["bootstrap_upper"]
@@ -250,8 +251,8 @@ def test_t13_t26_rows():
 def test_every_builder_runs_on_small_settings():
     frames = [
         P.paired_vs_unpaired_sizing(rho_grid=[0.0, 0.5, 0.9]),
-        P.wilson_vs_wald([[7, 10], [10, 10]]),
-        P.width_vs_n(n_grid=[10, 20]),
+        design_intervals.wilson_vs_wald([[7, 10], [10, 10]]),
+        design_intervals.width_vs_n(n_grid=[10, 20]),
         P.mde_table(n_grid=[10, 45]),
         P.null_result_mde(),
         P.trials_to_separate(),
@@ -301,7 +302,7 @@ def test_t13_numbers_are_the_sizing_calls():
 def test_t15_numbers_are_statsmodels_intervals():
     from statsmodels.stats.proportion import proportion_confint
 
-    t15 = P.wilson_vs_wald([[7, 10], [10, 10], [14, 20]], confidence=0.9)
+    t15 = design_intervals.wilson_vs_wald([[7, 10], [10, 10], [14, 20]], confidence=0.9)
     for r in t15.itertuples():
         wl, wu = proportion_confint(r.k, r.n, alpha=0.1, method="wilson")
         p = r.k / r.n
@@ -317,7 +318,9 @@ def test_t15_numbers_are_statsmodels_intervals():
 def test_t16_numbers_are_wilson_intervals_and_hours():
     from statsmodels.stats.proportion import proportion_confint
 
-    t16 = P.width_vs_n(rate=0.7, n_grid=[20, 50], precision_rates=[0.5], confidence=0.95)
+    t16 = design_intervals.width_vs_n(
+        rate=0.7, n_grid=[20, 50], precision_rates=[0.5], confidence=0.95
+    )
     grid = t16[t16["row"] == "n grid"]
     for r in grid.itertuples():
         k = round(0.7 * r.n)

@@ -17,6 +17,7 @@ from scipy.stats import binom
 from statsmodels.stats.proportion import proportion_confint
 
 from evalsim.products import experiment as ex
+from evalsim.products import experiment_compare, experiment_figures
 
 TASK = "cube30"
 SEED = 20251129
@@ -93,7 +94,9 @@ def test_third_policy_appears_without_code_change(pools3):
     c = ex.table_c(pools3, policies, TASK, SEED, evaluations=500)
     assert c["policy"].tolist() == ["A", "B", "C"]
     assert np.isnan(c.iloc[2]["doc_binomial"])
-    e = ex.table_e(pools3, [["A", "B"], ["C", "A"]], TASK, SEED, [10, 20], pairs=300)
+    e = experiment_compare.table_e(
+        pools3, [["A", "B"], ["C", "A"]], TASK, SEED, [10, 20], pairs=300
+    )
     assert list(zip(e["policy_a"], e["policy_b"], e["n"], strict=True)) == [
         ("A", "B", 10),
         ("A", "B", 20),
@@ -162,7 +165,7 @@ def test_table_c_binomial_and_drawn(pools):
 
 
 def test_table_e_columns_agree_with_exact(pools):
-    df = ex.table_e(pools, [["A", "B"]], TASK, SEED, [10, 20, 50, 100], pairs=1000)
+    df = experiment_compare.table_e(pools, [["A", "B"]], TASK, SEED, [10, 20, 50, 100], pairs=1000)
     assert df["n"].tolist() == [10, 20, 50, 100]
     assert (df["max_z"] <= 4.0).all(), df["max_z"].max()  # family-wise over 12, as in Table B
     assert (np.diff(df["fisher_power_exact"]) > 0).all()
@@ -187,7 +190,9 @@ def test_table_e_columns_agree_with_exact(pools):
 
 
 def test_break_it(pools):
-    df = ex.table_break_it(pools, "A", TASK, SEED, coverage_n=5, perfect_n=10, evaluations=2000)
+    df = experiment_compare.table_break_it(
+        pools, "A", TASK, SEED, coverage_n=5, perfect_n=10, evaluations=2000
+    )
     wald, wilson = df.iloc[0], df.iloc[1]
     assert (wald["lower"], wald["upper"]) == (1.0, 1.0)
     assert wilson["lower"] == pytest.approx(0.7224672, abs=1e-6)  # statsmodels wilson 10/10
@@ -205,7 +210,7 @@ def test_break_it(pools):
 
 
 def test_seeds_exercise(pools):
-    df = ex.table_seeds(pools, POLICIES, TASK, seeds=3, trials=20)
+    df = experiment_compare.table_seeds(pools, POLICIES, TASK, seeds=3, trials=20)
     a = df[df["policy"] == "A"]
     assert a["unit"].tolist() == ["seed 0", "seed 1", "seed 2", "pooled (3 seeds)"]
     first20 = pools[(pools["policy"] == "A") & (pools["trial"] < 20)]
@@ -221,7 +226,7 @@ def test_seeds_exercise(pools):
 def test_seeds_exercise_flags_different_poses(pools):
     moved = pools.copy()
     moved.loc[(moved["seed"] == 1) & (moved["trial"] == 3), "cube_x_m"] += 0.01
-    note = ex.table_seeds(moved, POLICIES, TASK).attrs["note"]
+    note = experiment_compare.table_seeds(moved, POLICIES, TASK).attrs["note"]
     assert "DIFFER" in note and "NOT identical" in note
 
 
@@ -234,14 +239,16 @@ def test_prob_range_at_least_equals_enumeration(n, seeds, spread):
         for ks in itertools.product(range(n + 1), repeat=seeds)
         if max(ks) - min(ks) >= spread
     )
-    assert ex.prob_range_at_least(n, p, seeds, spread) == pytest.approx(brute, abs=1e-12)
+    assert experiment_compare.prob_range_at_least(n, p, seeds, spread) == pytest.approx(
+        brute, abs=1e-12
+    )
 
 
 def test_figure_b_has_two_labelled_panels(pools):
     import matplotlib.pyplot as plt
 
     table_b = ex.table_b(pools, POLICIES, TASK, SEED, [5, 10, 20], evaluations=300)
-    fig = ex.figure_b(table_b, "A")
+    fig = experiment_figures.figure_b(table_b, "A")
     axes = fig.get_axes()
     assert len(axes) == 2
     for ax in axes:
@@ -249,7 +256,7 @@ def test_figure_b_has_two_labelled_panels(pools):
     assert fig.get_suptitle()
     plt.close(fig)
     with pytest.raises(ValueError, match="'Z'"):
-        ex.figure_b(table_b, "Z")
+        experiment_figures.figure_b(table_b, "Z")
 
 
 def test_plot_functions_take_an_axes(pools):
@@ -257,9 +264,9 @@ def test_plot_functions_take_an_axes(pools):
 
     table_b = ex.table_b(pools, POLICIES, TASK, SEED, [5, 10], evaluations=200)
     fig, ax = plt.subplots()
-    assert ex.plot_width(table_b, "B", ax=ax) is ax
+    assert experiment_figures.plot_width(table_b, "B", ax=ax) is ax
     assert ax.get_xlabel() == "trials per evaluation, n"
-    ax2 = ex.plot_coverage(table_b, "B", ax=fig.add_subplot(2, 1, 2))
+    ax2 = experiment_figures.plot_coverage(table_b, "B", ax=fig.add_subplot(2, 1, 2))
     assert ax2.get_ylim()[1] == pytest.approx(1.01)
     plt.close(fig)
 

@@ -857,3 +857,406 @@ def test_simulation_reason_with_zero_difference_and_zero_se(tmp_path):
 def test_section_keeps_the_body_as_written():
     text = "a\n<!-- BEGIN generated:s -->\n  body  \n<!-- END generated:s -->\nb"
     assert section(text, "s") == "  body  "
+
+
+# ----------------------------------------------------------------------------- exact boundaries
+# Each bound is inclusive. The planted values put the difference exactly on the bound in
+# binary floating point (0.25, 0.5, 0.5 * 1.000001 and the like are computed here the way
+# the rule computes them), so "<=" and "<" give different verdicts.
+def test_value_and_mc_rules_include_the_half_unit_exactly(tmp_path):
+    edge = 0.5 * 1.000001  # half a unit of a number printed to the unit, times the slack
+    assert abs(edge - 0.0) == edge
+    row = _judge_one(tmp_path, _one(stated="0"), T99=pd.DataFrame({"v": [edge]}))
+    assert (row.verdict, row.reason) == ("matches", "rounds to the printed 0")
+    above = np.nextafter(edge, 1.0)
+    row = _judge_one(tmp_path, _one(stated="0"), T99=pd.DataFrame({"v": [above]}))
+    assert row.verdict == "differs"
+    row = _judge_one(
+        tmp_path, _one(stated="0", rule="mc", n_doc=4), T99=pd.DataFrame({"v": [edge]})
+    )
+    assert (row.verdict, row.reason) == ("matches", "exact value rounds to the printed 0")
+    # mc: r = 0.5 with n_doc = 16 has SE sqrt(0.25 / 16) = 0.125; "2" at scale 0.5 is 1.0 with
+    # half a unit 0.25, so |diff| = 0.5 = half + 2 SE exactly
+    se = math.sqrt(0.5 * 0.5 / 16)
+    assert se == 0.125 and 0.25 + 2 * se == 0.5
+    mc = _one(stated="2", scale=0.5, rule="mc", n_doc=16)
+    row = _judge_one(tmp_path, mc, T99=pd.DataFrame({"v": [0.5]}))
+    assert (row.verdict, row.reason) == (
+        "matches approximately",
+        "4.0 SE from the exact value (SE of 16 simulated experiments)",
+    )
+    row = _judge_one(tmp_path, dict(mc, n_doc=17), T99=pd.DataFrame({"v": [0.5]}))
+    assert row.verdict == "differs"  # a smaller SE: the same difference is outside
+
+
+def test_rates_rounded_past_one_have_zero_variance(tmp_path):
+    # a rate summed in floating point can land one ulp above 1: r (1 - r) < 0 is clipped to 0
+    r = 1.0 + 2.0**-52
+    assert r * (1 - r) < 0
+    row = _judge_one(
+        tmp_path, _one(stated="0.9", rule="mc", n_doc=100), T99=pd.DataFrame({"v": [r]})
+    )
+    assert row.verdict == "differs" and row.reason.startswith("inf SE from the exact value")
+    # simulation: the document's 1 has no variance either, the difference is one ulp
+    crit = {"se2": {"n_doc": 100, "n_repro": 100}}
+    row = _judge_one(
+        tmp_path, _one(stated="1", rule="simulation", criterion=crit), T99=pd.DataFrame({"v": [r]})
+    )
+    assert row.verdict == "depends on the simulation" and row.reason.startswith("inf SE apart")
+
+
+def test_bounds_include_their_edge(tmp_path):
+    def judge(v, **fields):
+        return _judge_one(tmp_path, _one(**fields), T99=pd.DataFrame({"v": [v]}))
+
+    row = judge(0.5, stated="0.5", rule="at_most")
+    assert (row.verdict, row.reason) == ("matches", "0.5 <= 0.5")
+    row = judge(0.5, stated="0.5", rule="at_least")
+    assert (row.verdict, row.reason) == ("matches", "0.5 >= 0.5")
+    row = judge(0.25, stated="0", rule="roundoff", tolerance={"abs": 0.25})
+    assert (row.verdict, row.reason) == (
+        "matches",
+        "reproduced max difference 0.25 <= round-off bound 0.25",
+    )
+    assert judge(
+        np.nextafter(0.25, 1), stated="0", rule="roundoff", tolerance={"abs": 0.25}
+    ).verdict == ("differs")
+    # the tolerances allow 1e-12 beyond the bound for round-off in the tables
+    row = judge(0.25 + 1e-12, stated="0", rule="approx", tolerance={"abs": 0.25})
+    assert (row.verdict, row.reason) == ("matches approximately", "|diff| 0.25 <= 0.25")
+    assert judge(
+        np.nextafter(0.25 + 1e-12, 1), stated="0", rule="approx", tolerance={"abs": 0.25}
+    ).verdict == ("differs")
+    row = judge(0.25 + 1e-12, stated="0", rule="simulation", criterion={"abs": 0.25})
+    assert (row.verdict, row.reason) == (
+        "depends on the simulation",
+        "|diff| 0.25 <= 0.25 (criterion)",
+    )
+    # rel: 0.75 vs 0.5 is exactly 50% of 0.5
+    row = judge(0.75, stated="0.5", rule="approx", tolerance={"rel": 0.5})
+    assert (row.verdict, row.reason) == ("matches approximately", "relative diff 50.0% <= 50%")
+    assert judge(0.75, stated="0.5", rule="approx", tolerance={"rel": 0.25}).verdict == "differs"
+    # a stated 0 has bound 0: exactly 1e-12 away passes, the relative diff is shown against 1
+    row = judge(1e-12, stated="0", rule="approx")
+    assert row.verdict == "matches approximately"
+    row = judge(0.25, stated="0", rule="approx")
+    assert (row.verdict, row.reason) == ("differs", "relative diff 25.0% > 10%")
+    # simulation without any abs criterion: the bound is 0
+    row = judge(0.5, stated="0.25", rule="simulation")
+    assert (row.verdict, row.reason) == ("differs", "|diff| 0.25 > 0 (criterion)")
+    row = judge(0.25, stated="0.25", rule="simulation")
+    assert (row.verdict, row.reason) == ("depends on the simulation", "|diff| 0 <= 0 (criterion)")
+
+
+def test_one_in_needs_a_positive_rate(tmp_path):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # 1 / 0 in the reason
+        row = _judge_one(
+            tmp_path,
+            _one(stated="1", rule="approx", tolerance={"one_in": 1}),
+            T99=pd.DataFrame({"v": [0.0]}),
+        )
+    assert (row.verdict, row.reason) == ("differs", "1/r = inf, not nearest to 1")
+
+
+# ----------------------------------------------------------------------------- helpers' output
+def test_fmt_md_cell_where_text_and_sections():
+    from evalsim.ledger import _fmt, _md_cell, _where_text
+
+    assert _fmt(np.array([0.5, 0.25, 1 / 3])) == "[0.5, 0.25, 0.333333]"
+    assert _fmt(np.array([2.0])) == "2" and _fmt(0.125) == "0.125"
+    assert _md_cell("a\nb|c") == "a b\\|c"
+    assert _where_text({"g": "a", "n": 3}) == "g=a, n=3"
+    text = "a\n<!-- BEGIN generated:s -->\nold\n<!-- END generated:s -->\nb\n"
+    new = replace_section(text, "s", "  body\n\n")
+    assert new == "a\n<!-- BEGIN generated:s -->\n  body\n<!-- END generated:s -->\nb\n"
+    assert section("<!-- BEGIN generated:s -->\nXbodyX\n<!-- END generated:s -->", "s") == "XbodyX"
+    with pytest.raises(ValueError, match="no section markers"):
+        replace_section("<!-- BEGIN generated:s -->\nbody without its end", "s", "x")
+
+
+def test_lookup_edge_cases():
+    from evalsim.ledger import SourceError, _lookup
+
+    frame = pd.DataFrame(
+        {
+            "label": ["beta", "zeta", "n/a"],
+            "x": ["3", "n/a", "0"],
+            "v": [1.5, 2.5, 3.5],
+            "s": ["1.5", "n/a", "2"],
+        },
+        index=[10, 20, 30],  # not a RangeIndex: row selection keeps the frame's index
+    )
+    t = _tables(T99=frame)
+
+    def look(**spec):
+        return _lookup(t, {"table": "T99", **spec})
+
+    assert look(column="v", where={"label": "~beta"})[0].tolist() == [1.5]  # not "zeta"
+    assert look(column="v", where={"x": 3})[0].tolist() == [1.5]  # "n/a" is no number
+    assert look(column="v", where={"x": 0})[0].tolist() == [3.5]
+    assert np.isnan(look(column="s", where={"label": "zeta"})[0][0])
+    for near in (3.00002, 5e-9):  # outside rtol 1e-9 of 3, and outside atol 1e-12 of 0
+        with pytest.raises(SourceError, match="no row"):
+            look(column="v", where={"x": near})
+    with pytest.raises(ValueError, match="zip"):
+        look(column=["v", "s"], agg=["max", "min", "mean"])  # one agg per column
+    vals, desc = look(column="v", where={"label": "beta", "x": 3})
+    assert vals.tolist() == [1.5] and desc == "T99: v [label=beta, x=3]"
+
+
+def test_expression_errors_name_the_claim_and_lists_combine_single_values():
+    from evalsim.ledger import Claim, evaluate_source, judge_claim
+    from evalsim.safe_expr import ExpressionError
+
+    t = _tables(T99=pd.DataFrame({"g": ["a", "b"], "v": [0.25, 0.5]}))
+    with pytest.raises(ExpressionError, match=r"^claim '\?': expr 'a \+ 1': unknown name 'a'"):
+        evaluate_source(t, {"expr": "a + 1"})
+    claim = Claim(
+        id="9-07", doc="d", lines=(), quote="q", stated_text="1", stated=np.array([1.0]),
+        decimals=(0,), rule="value", sources=({"expr": "a + 1"},),
+    )  # fmt: skip
+    with pytest.raises(ExpressionError, match=r"^claim '9-07': expr 'a \+ 1'"):
+        judge_claim(claim, t)
+    spec = {
+        "expr": "[a, b]",
+        "values": {
+            "a": {"table": "T99", "column": "v", "where": {"g": "a"}},
+            "b": {"table": "T99", "column": "v", "where": {"g": "b"}},
+        },
+    }
+    assert evaluate_source(t, spec)[0].tolist() == [0.25, 0.5]
+    from evalsim.ledger import SourceError
+
+    with pytest.raises(SourceError, match=r"^source has neither table nor expr$"):
+        evaluate_source(t, {"method": "m"})
+
+
+def test_judge_claim_lists_every_reading(tmp_path):
+    t = {
+        "T99": pd.DataFrame({"g": ["a", "b", "c", "d"], "v": [0.5, 0.7, 0.5, 0.9]}),
+        "T97": pd.DataFrame({"v": [0.6], "w": [0.25]}),
+    }
+
+    def src(method, g):
+        return {"method": method, "table": "T99", "column": "v", "where": {"g": g}}
+
+    gone = [{"method": "gone", "table": "T98", "column": "v"}, {"table": "T96", "column": "v"}]
+    # a missing source before a readable one: the readable one still decides
+    row = _judge_one(tmp_path, _one(sources=[*gone, src("a", "a")], lines=[3, 4]), **t)
+    assert (row.verdict, row.method, row.lines) == ("matches", "a", "3,4")
+    assert row.reason == (
+        "rounds to the printed 0.5. Not available: no table results/tables/T98_*.csv; "
+        "no table results/tables/T96_*.csv"
+    )
+    row = _judge_one(tmp_path, _one(sources=gone), **t)
+    assert (row.verdict, row.method) == ("missing source", "gone")
+    assert row.reason == "no table results/tables/T98_*.csv; no table results/tables/T96_*.csv"
+    row = _judge_one(tmp_path, _one(sources=gone[::-1]), **t)
+    assert (row.verdict, row.method, row.source) == ("missing source", "", "")
+    # a source without a method: the method column is empty
+    row = _judge_one(
+        tmp_path, _one(sources=[{"table": "T99", "column": "v", "where": {"g": "a"}}]), **t
+    )
+    assert (row.verdict, row.method) == ("matches", "")
+    # several other readings, two values of context
+    ctx = {"x": {"table": "T97", "column": "v"}, "y": {"table": "T97", "column": "w"}}
+    row = _judge_one(
+        tmp_path, _one(sources=[src("a", "a"), src("b", "b"), src("d", "d")], context=ctx), **t
+    )
+    assert row.reason == (
+        "rounds to the printed 0.5. Other readings: b = 0.7 (differs); d = 0.9 (differs) "
+        "[ours: x = 0.6, y = 0.25]"
+    )
+    # premise unstated: two readings reproduce it, two do not
+    srcs = [src("a", "a"), src("c", "c"), src("b", "b"), src("d", "d")]
+    row = _judge_one(tmp_path, _one(sources=srcs, premise_unstated=True), **t)
+    assert (row.verdict, row.reason) == (
+        "ambiguous",
+        "the document leaves out a premise; reproduced by: a = 0.5; c = 0.5; "
+        "not by: b = 0.7; d = 0.9",
+    )
+    # "depends on the simulation" counts as reproduced
+    sim = _one(stated="0.5", rule="simulation", criterion={"abs": 0.1}, premise_unstated=True)
+    row = _judge_one(tmp_path, dict(sim, sources=[src("d", "d"), src("a", "a")]), **t)
+    assert (row.verdict, row.reason) == (
+        "ambiguous",
+        "the document leaves out a premise; reproduced by: a = 0.5; not by: d = 0.9",
+    )
+
+
+def test_missing_criterion_source_and_a_shape_mismatch_are_both_reported(tmp_path):
+    # the first source's value fits but its criterion's n is missing; the second gives two
+    # values for one stated: the second's reason decides, alone (a missing source is not
+    # "not available" next to a "missing source" verdict)
+    t = {"T99": pd.DataFrame({"v": [0.5]}), "T97": pd.DataFrame({"v": [0.5, 0.5]})}
+    crit = {"se2": {"n_doc": 100, "n_repro": {"table": "T98", "column": "n"}}}
+    srcs = [
+        {"method": "one", "table": "T99", "column": "v"},
+        {"method": "two", "table": "T97", "column": "v", "agg": "all"},
+    ]
+    row = _judge_one(tmp_path, _one(rule="simulation", criterion=crit, sources=srcs), **t)
+    assert (row.verdict, row.method) == ("missing source", "two")
+    assert row.reason == "source gives 2 value(s), the claim states 1"
+
+
+def test_build_ledger_defaults_and_empty(tmp_path, monkeypatch):
+    from evalsim.ledger import COLUMNS
+
+    tables = tmp_path / "results" / "tables"
+    tables.mkdir(parents=True)
+    (tables / "T99_x.csv").write_text("v\n0.5\n")
+    (claim,) = load_claims(_claims_file(tmp_path, [_one()]))
+    monkeypatch.chdir(tmp_path)
+    assert build_ledger([claim]).iloc[0].verdict == "matches"  # root "." by default
+    assert build_ledger([]).columns.tolist() == COLUMNS
+
+
+DISAGREEMENTS_EXPECTED = (
+    "A snapshot of `results/claims.csv` after `make reproduce` on the full study "
+    "(`config/config.yaml`; 3 claims: 1 matches, 1 differs, 1 missing source), written by "
+    "`.venv/bin/python -m evalsim.ledger readme`; every run regenerates the live ledger "
+    '`results/claims.md`. "Depends on the simulation" means consistent with our MuJoCo '
+    'pools under the claim\'s criterion; "differs" on a simulation claim means our pools '
+    "give a different number (the reason shows our pool rates). Rows whose verdict is not "
+    '"matches":\n\n'
+    "| id | stated | reproduced | verdict | reason |\n|---|---|---|---|---|\n"
+    "| 9-02 | 0.70 | 0.5 | differs | off by 0.2, more than the printed digits allow |\n"
+    "| 9-03 | 0.5 |  | missing source | no table results/tables/T98_*.csv |"
+)
+
+
+def _three_claims(tmp_path):
+    tables = tmp_path / "results" / "tables"
+    tables.mkdir(parents=True, exist_ok=True)
+    (tables / "T99_x.csv").write_text("v\n0.5\n")
+    claims = [
+        _one(),
+        _one(id="9-02", stated="0.70"),
+        _one(id="9-03", sources=[{"method": "m", "table": "T98", "column": "v"}]),
+    ]
+    return _claims_file(tmp_path, claims)
+
+
+def test_readme_section_text_exactly(tmp_path):
+    df = build_ledger(load_claims(_three_claims(tmp_path)), tmp_path)
+    assert df["verdict"].tolist() == ["matches", "differs", "missing source"]
+    assert readme_disagreements(df) == DISAGREEMENTS_EXPECTED
+
+
+README_TEMPLATE = (
+    "# x\n<!-- BEGIN generated:gallery -->\nold gallery\n<!-- END generated:gallery -->\n"
+    "text\n<!-- BEGIN generated:disagreements -->\nold\n<!-- END generated:disagreements -->\n"
+)
+
+
+def test_commands_with_their_default_paths(tmp_path, monkeypatch, capsys):
+    """``build`` then ``readme`` with no options, in a folder laid out like the repository."""
+    from evalsim.ledger import load_skipped, main, write_ledger
+    from evalsim.products import report
+
+    (tmp_path / "config").mkdir()
+    _three_claims(tmp_path).rename(tmp_path / "config" / "claims.yaml")
+    monkeypatch.chdir(tmp_path)
+    assert main(["build"]) == 0
+    assert capsys.readouterr().out == "   1  matches\n   1  differs\n   1  missing source\n"
+    want = build_ledger(load_claims(tmp_path / "config" / "claims.yaml"), tmp_path)
+    ref = tmp_path / "ref"
+    write_ledger(
+        want, ref / "c.csv", ref / "c.md", load_skipped(tmp_path / "config" / "claims.yaml")
+    )
+    assert (tmp_path / "results" / "claims.csv").read_text() == (ref / "c.csv").read_text()
+    assert (tmp_path / "results" / "claims.md").read_text() == (ref / "c.md").read_text()
+    # readme: both sections by default; the gallery is built for the README's folder
+    seen = []
+
+    def gallery(repo):
+        seen.append(Path(repo))
+        return f"figures of {repo}\n"
+
+    monkeypatch.setattr(report, "gallery_markdown", gallery)
+    (tmp_path / "README.md").write_text(README_TEMPLATE, encoding="utf-8")
+    assert main(["readme", "--check"]) == 1
+    assert main(["readme"]) == 0
+    expected = replace_section(README_TEMPLATE, "disagreements", DISAGREEMENTS_EXPECTED)
+    expected = replace_section(expected, "gallery", "figures of .")
+    assert (tmp_path / "README.md").read_text(encoding="utf-8") == expected
+    assert seen[-1] == Path(".")
+    assert main(["readme", "--check"]) == 0
+    # --sections: one, then the other, with spaces after the comma
+    readme = tmp_path / "sub" / "R.md"
+    readme.parent.mkdir()
+    readme.write_text(README_TEMPLATE, encoding="utf-8")
+    assert main(["readme", "--readme", str(readme), "--sections", "gallery"]) == 0
+    assert readme.read_text() == replace_section(
+        README_TEMPLATE, "gallery", f"figures of {readme.parent}"
+    )
+    assert seen[-1] == readme.parent
+    readme.write_text(README_TEMPLATE, encoding="utf-8")
+    assert main(["readme", "--readme", str(readme), "--sections", "disagreements, gallery"]) == 0
+    assert readme.read_text() == expected.replace("figures of .", f"figures of {readme.parent}")
+
+
+def test_readme_check_names_the_stale_file(tmp_path, capsys):
+    from evalsim.ledger import main
+
+    df = build_ledger(load_claims(_three_claims(tmp_path)), tmp_path)
+    df.to_csv(tmp_path / "c.csv", index=False)
+    readme = tmp_path / "R.md"
+    readme.write_text(README_TEMPLATE)
+    args = ["readme", "--ledger", str(tmp_path / "c.csv"), "--readme", str(readme)]
+    capsys.readouterr()
+    assert main([*args, "--sections", "disagreements", "--check"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err == f"{readme} is stale: run python -m evalsim.ledger readme\n"
+    assert readme.read_text() == README_TEMPLATE  # --check writes nothing
+
+
+def test_command_line_usage(capsys):
+    from evalsim import ledger
+
+    with pytest.raises(SystemExit) as exc:
+        ledger.main([])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: python -m evalsim.ledger [-h] {build,readme} ...\n")
+    assert "the following arguments are required: cmd" in err
+    with pytest.raises(SystemExit) as exc:
+        ledger.main(["--help"])
+    assert exc.value.code == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert " ".join(ledger.__doc__.split()) in out  # the module's description, in full
+
+
+def _has_help(out: str, option: str) -> bool:
+    """``option`` (and its metavar) is followed by a help text in argparse's ``--help``."""
+    # on the same line after two spaces, or on the next line, indented to the help column
+    pattern = rf"^ +{re.escape(option)}( [A-Z_]+)?(  +\S| *\n {{20,}}[^ -])"
+    return re.search(pattern, out, flags=re.M) is not None
+
+
+def test_every_command_and_option_has_a_help_text(capsys):
+    from evalsim import ledger
+
+    for argv, options in [
+        ([], ["build", "readme"]),
+        (["readme"], ["--check", "--sections"]),
+    ]:
+        with pytest.raises(SystemExit):
+            ledger.main([*argv, "--help"])
+        out = capsys.readouterr().out
+        assert all(_has_help(out, o) for o in options), (options, out)
+
+
+def test_an_unknown_rule_is_refused_when_judged():
+    """A claim made without load_claims' check of the rule still fails, naming it."""
+    from evalsim.ledger import Claim, judge_claim
+
+    claim = Claim(
+        id="9-08", doc="d", lines=(), quote="q", stated_text="1", stated=np.array([1.0]),
+        decimals=(0,), rule="vibes", sources=({"table": "T99", "column": "v"},),
+    )  # fmt: skip
+    with pytest.raises(ValueError, match=r"^claim '9-08': unknown rule 'vibes'$"):
+        judge_claim(claim, _tables(T99=pd.DataFrame({"v": [1.0]})))

@@ -13,8 +13,7 @@ import yaml
 from test_experiment import SPEC, TASK, make_pools
 
 from evalsim.config import ConfigError, check_config, policy_pairs
-from evalsim.products import design as de
-from evalsim.products import experiment as ex
+from evalsim.products import design_pools, experiment_compare
 
 
 @pytest.fixture(scope="module")
@@ -91,12 +90,12 @@ def test_adding_policy_c_to_the_smoke_config_puts_c_in_t10(repo, smoke, tmp_path
 
     pools = make_pools({**SPEC, "C": (12.0, [180, 170, 190], [240, 230, 250])})
     kwargs.update(task=TASK, n_grid=[10, 20], pairs=200)
-    t10 = ex.table_e(pools, **kwargs)
+    t10 = experiment_compare.table_e(pools, **kwargs)
     pairs = list(dict.fromkeys(zip(t10["policy_a"], t10["policy_b"], strict=True)))
     assert pairs == [("A", "B"), ("A", "C"), ("B", "C")]
     c_rows = t10[t10["policy_b"] == "C"]
     assert c_rows["p_b"].tolist() == pytest.approx([180 / 300] * 4)
-    two = ex.table_e(pools, **{**kwargs, "comparisons": [["A", "B"]]})
+    two = experiment_compare.table_e(pools, **{**kwargs, "comparisons": [["A", "B"]]})
     ab = t10[(t10["policy_a"] == "A") & (t10["policy_b"] == "B")].reset_index(drop=True)
     cols = ["n", "fisher_p_lt_alpha", "wilson_disjoint", "b_not_better"]
     assert ab[cols].equals(two[cols])
@@ -105,8 +104,10 @@ def test_adding_policy_c_to_the_smoke_config_puts_c_in_t10(repo, smoke, tmp_path
 def test_paired_pool_tables_have_one_block_per_pair():
     pools = make_pools({**SPEC, "C": (12.0, [180, 170, 190], [240, 230, 250])})
     pairs = [["A", "B"], ["A", "C"], ["B", "C"]]
-    t18 = de.mcnemar_vs_unpaired(pools, task=TASK, pairs=pairs)
-    t27 = de.paired_contingency_table(pools, task=TASK, n_boot=200, study_seed=1, pairs=pairs)
+    t18 = design_pools.mcnemar_vs_unpaired(pools, task=TASK, pairs=pairs)
+    t27 = design_pools.paired_contingency_table(
+        pools, task=TASK, n_boot=200, study_seed=1, pairs=pairs
+    )
     for t in (t18, t27):
         assert list(t.columns[:2]) == ["policy_a", "policy_b"]
         blocks = list(dict.fromkeys(zip(t["policy_a"], t["policy_b"], strict=True)))
@@ -114,7 +115,7 @@ def test_paired_pool_tables_have_one_block_per_pair():
         assert t.groupby(["policy_a", "policy_b"]).size().tolist() == [3, 3, 3]  # seeds
         assert "A vs B; A vs C; B vs C" in t.attrs["note"]
     # a pair's rows do not depend on the other pairs listed
-    alone = de.paired_contingency_table(
+    alone = design_pools.paired_contingency_table(
         pools, policy_a="B", policy_b="C", task=TASK, n_boot=200, study_seed=1
     )
     bc = t27[t27["policy_a"] == "B"].drop(columns=["policy_a", "policy_b"])
@@ -126,4 +127,4 @@ def test_paired_pool_tables_have_one_block_per_pair():
     row = t18[(t18["policy_b"] == "C") & (t18["policy_a"] == "A") & (t18["seed"] == 0)].iloc[0]
     assert (row["a_only_b"], row["b_only_c"]) == (int((a & ~c).sum()), int((~a & c).sum()))
     with pytest.raises(ValueError, match="pairs: empty"):
-        de.mcnemar_vs_unpaired(pools, task=TASK, pairs=[])
+        design_pools.mcnemar_vs_unpaired(pools, task=TASK, pairs=[])

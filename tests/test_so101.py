@@ -222,3 +222,24 @@ def test_scene_renders_offscreen_once(repo, tmp_path):
     assert res.stdout.strip() == "ok 5"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert pdf.read_bytes()[:5] == b"%PDF-"
+
+
+def test_f04_examples_fall_back_to_another_task():
+    # the first task has no "missed" trial: F04 takes the first one of the next task that has
+    from evalsim.sim.render import pick_examples
+
+    pools = pd.DataFrame(
+        {
+            "task": ["cube30"] * 3 + ["cube25"] * 3,
+            "trial": [0, 1, 2, 0, 1, 2],
+            "failure": ["pushed", "none", "dropped", "missed", "none", "missed"],
+        }
+    )
+    ex = pick_examples(pools)
+    assert {k: (r.task, r.trial) for k, r in ex.items()} == {
+        "none": ("cube30", 1),
+        "missed": ("cube25", 0),
+        "pushed": ("cube30", 0),
+        "dropped": ("cube30", 2),
+    }
+    assert "missed" not in pick_examples(pools[pools.task == "cube30"])

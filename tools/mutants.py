@@ -89,6 +89,7 @@ GROUPS: dict[str, dict] = {
     # The CLI tests call evalsim.cli.main in-process, so the trampolines see them.
     "cli-compare": {
         "modules": ["evalsim/cli/compare.py"],
+        "skip_help": True,  # argparse help= texts are not mutated (see _PATCH)
         "tests": [
             "tests/test_cli_compare_values.py",
             "tests/test_cli.py",
@@ -98,12 +99,14 @@ GROUPS: dict[str, dict] = {
     },
     "cli-plan": {
         "modules": ["evalsim/cli/plan.py"],
+        "skip_help": True,
         "tests": ["tests/test_cli_plan_values.py", "tests/test_cli.py", "tests/test_cli_mde.py"],
     },
 }
-# mutmut's operators with the string operator reduced to the "XX" wrap (see above), and no
-# mutant of an argparse ``help=`` text (its value, or the argument dropped or set to None):
-# help texts are not verdicts. ``_HELP_EXCLUDED`` counts what that leaves out, per module.
+# mutmut's operators with the string operator reduced to the "XX" wrap (see above), and, in
+# groups with "skip_help", no mutant of an argparse ``help=`` text (its value, or the
+# argument dropped or set to None): help texts are not verdicts. ``_help_excluded`` counts
+# what that leaves out, per module.
 _PATCH = """
 import libcst as cst
 import libcst.matchers as cm
@@ -113,7 +116,8 @@ def _xx_only(node):
     for i, mutant in enumerate(_orig(node)):
         if i == 0:
             yield mutant
-_HELP_FILTER = [True]
+import os
+_HELP_FILTER = [os.environ.get("MUTANTS_SKIP_HELP") == "1"]
 def _is_help(node):
     return (_HELP_FILTER[0] and isinstance(node, cst.Arg) and node.keyword is not None
             and node.keyword.value == "help")
@@ -205,6 +209,7 @@ def run_group(
     dirty = "" if rev or not _dirty() else "+work tree"
     (work / "commit.txt").write_text(head + dirty + "\n")
     env = dict(os.environ, **group.get("env", {}))
+    env["MUTANTS_SKIP_HELP"] = "1" if group.get("skip_help") else "0"
     env.setdefault("NUMBA_CACHE_DIR", str(work / ".cache" / "numba"))
     env.setdefault("MPLBACKEND", "Agg")
     print(f"[mutants] {name}: mutating {present}", flush=True)
@@ -322,7 +327,7 @@ def report(scratch: Path, out: Path, rev: str | None = None) -> dict:
                 entry["timeouts"] += 1
             else:  # "no tests" (no selected test reaches it) counts as not killed
                 entry["other"][status] = entry["other"].get(status, 0) + 1
-        excluded = _help_excluded(work, group["modules"])
+        excluded = _help_excluded(work, group["modules"]) if group.get("skip_help") else {}
         for module, entry in per.items():
             entry["excluded (help text)"] = excluded.get(module, 0)
             not_run = sum(n for k, n in entry["other"].items() if k in NOT_RUN)

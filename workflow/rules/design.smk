@@ -1,5 +1,6 @@
 # Stage 'design': tables T13-T21, T23-T27, T29 and figures mde_vs_n, power_vs_n
-# (documents 001, 002, 004). Builders: src/evalsim/products/design.py; every rate, n grid,
+# (documents 001, 002, 004). Builders: src/evalsim/products/design.py (sizing, power),
+# design_intervals.py, design_pools.py (T18, T27) and design_figures.py; every rate, n grid,
 # rho, power and minutes per trial comes from config["design"] (alpha, confidence: top level).
 
 DESIGN_TABLES = [
@@ -77,7 +78,7 @@ rule design_T15:
         mem_mb=1000,
         runtime=10,
     params:
-        builder="design:wilson_vs_wald",
+        builder="design_intervals:wilson_vs_wald",
         kwargs=dict(
             counts=config["design"]["wilson_wald_counts"],
             confidence=config["confidence"],
@@ -96,7 +97,7 @@ rule design_T16:
         mem_mb=1000,
         runtime=10,
     params:
-        builder="design:width_vs_n",
+        builder="design_intervals:width_vs_n",
         kwargs=dict(
             **config["design"]["width_vs_n"],
             minutes_per_trial=config["design"]["minutes_per_trial"],
@@ -144,7 +145,7 @@ rule design_T18:
         mem_mb=1000,
         runtime=10,
     params:
-        builder="design:mcnemar_vs_unpaired",
+        builder="design_pools:mcnemar_vs_unpaired",
         kwargs=dict(
             pairs=config["design"]["paired_pools"]["pairs"],
             task=TASKS[0],
@@ -228,7 +229,7 @@ rule design_T23:
         mem_mb=1000,
         runtime=10,
     params:
-        builder="design:cp_vs_wilson",
+        builder="design_intervals:cp_vs_wilson",
         kwargs=dict(
             k=config["design"]["cp_wilson_count"][0],
             n=config["design"]["cp_wilson_count"][1],
@@ -248,7 +249,7 @@ rule design_T24:
         mem_mb=1000,
         runtime=10,
     params:
-        builder="design:difference_intervals",
+        builder="design_intervals:difference_intervals",
         kwargs=dict(
             counts_a=config["design"]["diff_counts"][0],
             counts_b=config["design"]["diff_counts"][1],
@@ -268,7 +269,7 @@ rule design_T25:
         mem_mb=1000,
         runtime=10,
     params:
-        builder="design:width_at_rate",
+        builder="design_intervals:width_at_rate",
         kwargs=dict(
             **config["design"]["width_at_rate"], confidence=config["confidence"]
         ),
@@ -312,7 +313,7 @@ rule design_T27:
         mem_mb=1000,
         runtime=10,
     params:
-        builder="design:paired_contingency_table",
+        builder="design_pools:paired_contingency_table",
         kwargs=dict(
             pairs=config["design"]["paired_pools"]["pairs"],
             task=TASKS[0],
@@ -361,7 +362,7 @@ rule design_mde_vs_n:
         mem_mb=1000,
         runtime=30,
     params:
-        builder="design:mde_vs_n_figure",
+        builder="design_figures:mde_vs_n_figure",
         kwargs=dict(
             n_max=config["design"]["figures"]["mde_n_max"],
             n_points=config["design"]["figures"]["mde_n_points"],
@@ -391,7 +392,7 @@ rule design_power_vs_n:
         mem_mb=1000,
         runtime=20,
     params:
-        builder="design:power_vs_n_figure",
+        builder="design_figures:power_vs_n_figure",
         kwargs=dict(
             rates=config["design"]["figures"]["power_rates"],
             n_max=config["design"]["figures"]["power_n_max"],

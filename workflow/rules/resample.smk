@@ -1,5 +1,6 @@
 # Stage 'resample': lesson 25's experiment from the pools (T07-T12, F01).
-# Builders live in evalsim.products.experiment; the generic scripts call them.
+# Builders live in evalsim.products.experiment (T07-T09), experiment_compare (T10-T12) and
+# experiment_figures (F01); the generic scripts call them.
 
 RESAMPLE_CFG = config["experiment"]
 RESAMPLE_POOLS = "results/pools/pools.parquet"
@@ -95,7 +96,7 @@ rule resample_figure_b:
         mem_mb=1000,
         runtime=10,
     params:
-        builder="experiment:figure_b",
+        builder="experiment_figures:figure_b",
         kwargs={
             "policy": RESAMPLE_COVERAGE_POLICY,
             "confidence": config["confidence"],
@@ -143,7 +144,7 @@ rule resample_table_e:
         mem_mb=1000,
         runtime=20,
     params:
-        builder="experiment:table_e",
+        builder="experiment_compare:table_e",
         kwargs={
             "comparisons": [list(c) for c in RESAMPLE_CFG["comparisons"]],
             "task": RESAMPLE_TASK,
@@ -169,7 +170,7 @@ rule resample_break_it:
         mem_mb=1000,
         runtime=10,
     params:
-        builder="experiment:table_break_it",
+        builder="experiment_compare:table_break_it",
         kwargs={
             "policy": RESAMPLE_COVERAGE_POLICY,
             "task": RESAMPLE_TASK,
@@ -195,7 +196,7 @@ rule resample_seeds_exercise:
         mem_mb=1000,
         runtime=10,
     params:
-        builder="experiment:table_seeds",
+        builder="experiment_compare:table_seeds",
         kwargs={
             "policies": RESAMPLE_POLICIES,
             "task": RESAMPLE_TASK,

@@ -51,8 +51,18 @@ def cmd_peek(args) -> Report:
         f"per arm; stop and declare a winner the first time Fisher p < {args.alpha:g}"
     )
     rep.line(f"looks at n per arm = {shown}")
+    _false_win_table(rep, "exact", schedule, sizes, peeked, fixed, f"n = {args.n}")
+    rep.line(
+        "Testing once is below alpha because Fisher's test is conservative; each extra look "
+        "adds chances to stop on noise."
+    )
+    return rep
+
+
+def _false_win_table(rep, kind, schedule, sizes, peeked, fixed, once_at) -> None:
+    """The table of both subcommand modes: peeking on ``schedule`` vs testing once."""
     rep.table(
-        "Probability of a false win (exact)",
+        f"Probability of a false win ({kind})",
         ["schedule", "looks", "false-win rate", "vs once"],
         [
             [
@@ -61,14 +71,9 @@ def cmd_peek(args) -> Report:
                 _pct(peeked, 2),
                 "n/a" if fixed == 0 else f"x{peeked / fixed:.1f}",
             ],
-            [f"test once at n = {args.n}", 1, _pct(fixed, 2), "x1.0"],
+            [f"test once at {once_at}", 1, _pct(fixed, 2), "x1.0"],
         ],
     )
-    rep.line(
-        "Testing once is below alpha because Fisher's test is conservative; each extra look "
-        "adds chances to stop on noise."
-    )
-    return rep
 
 
 def _schedule_text(looks, sizes) -> tuple[str, str]:
@@ -119,18 +124,8 @@ def _peek_paired(args) -> Report:
         f"declare a winner the first time the exact McNemar p < {args.alpha:g}"
     )
     rep.line(f"looks at n pairs = {shown}")
-    rep.table(
-        "Probability of a false win (exact, paired McNemar design)",
-        ["schedule", "looks", "false-win rate", "vs once"],
-        [
-            [
-                f"peek: {schedule}",
-                len(sizes),
-                _pct(peeked, 2),
-                "n/a" if fixed == 0 else f"x{peeked / fixed:.1f}",
-            ],
-            [f"test once at n = {args.n} pairs", 1, _pct(fixed, 2), "x1.0"],
-        ],
+    _false_win_table(
+        rep, "exact, paired McNemar design", schedule, sizes, peeked, fixed, f"n = {args.n} pairs"
     )
     rep.line(
         "Concordant pairs carry no information for McNemar; only the discordant ones move "

@@ -21,6 +21,16 @@ __all__ = ["bench_sheet", "bench_sheet_of"]
 _A4_LANDSCAPE_IN = (11.69, 8.27)
 
 
+def _stop_marks(ax, d, lead, final, color) -> None:
+    """A boundary's stop marks: filled squares where a look stops, open ones at the last look."""
+    ok = np.isfinite(lead)
+    ax.scatter(d[ok], lead[ok], marker="s", s=9, color=color, lw=0, zorder=3)
+    okf = np.isfinite(final)
+    ax.scatter(
+        d[okf], final[okf], marker="s", s=9, facecolor="none", edgecolor=color, lw=0.6, zorder=3
+    )
+
+
 def _paired_sheet(design: SequentialDesign):
     r = design.rows
     d_max = design.d_max
@@ -41,35 +51,13 @@ def _paired_sheet(design: SequentialDesign):
     ax.scatter(xs, ys, s=1.2, color="0.55", lw=0)
     ok = np.isfinite(up_lead)
     ax.fill_between(d[ok], up_lead[ok] - 0.5, top + 1, color=OKABE_ITO[2], alpha=0.25, lw=0)
-    ax.scatter(d[ok], up_lead[ok], marker="s", s=9, color=OKABE_ITO[2], lw=0, zorder=3)
-    okf = np.isfinite(fin_up)
-    ax.scatter(
-        d[okf],
-        fin_up[okf],
-        marker="s",
-        s=9,
-        facecolor="none",
-        edgecolor=OKABE_ITO[2],
-        lw=0.6,
-        zorder=3,
-    )
+    _stop_marks(ax, d, up_lead, fin_up, OKABE_ITO[2])
     if design.two_sided:
         okl = np.isfinite(lo_lead)
         ax.fill_between(
             d[okl], bottom - 1, lo_lead[okl] + 0.5, color=OKABE_ITO[3], alpha=0.25, lw=0
         )
-        ax.scatter(d[okl], lo_lead[okl], marker="s", s=9, color=OKABE_ITO[3], lw=0, zorder=3)
-        okfl = np.isfinite(fin_lo)
-        ax.scatter(
-            d[okfl],
-            fin_lo[okfl],
-            marker="s",
-            s=9,
-            facecolor="none",
-            edgecolor=OKABE_ITO[3],
-            lw=0.6,
-            zorder=3,
-        )
+        _stop_marks(ax, d, lo_lead, fin_lo, OKABE_ITO[3])
     if design.futility is not None:
         fl = np.where(r["fut_hi"] >= 0, 2 * r["fut_hi"] - d, np.nan)
         okz = np.isfinite(fl)

@@ -94,14 +94,20 @@ def _camera(target, distance=0.55, azimuth=135.0, elevation=-30.0):
 
 
 def pick_examples(pools: pd.DataFrame, task: str | None = None) -> dict[str, pd.Series]:
-    """The first trial (pool order) of each outcome on ``task`` (default: the first task)."""
+    """The first trial (pool order) of each outcome on ``task`` (default: the first task).
+
+    An outcome that never occurs on ``task`` is taken from the first other task (in pool
+    order) where it does; an outcome found nowhere is left out.
+    """
     task = task or str(pools["task"].iloc[0])
-    g = pools[pools["task"] == task]
+    tasks = [task, *(t for t in pd.unique(pools["task"]) if t != task)]
     out = {}
     for kind in ("none", "missed", "pushed", "dropped"):
-        rows = g[g["failure"] == kind]
-        if len(rows):
-            out[kind] = rows.iloc[0]
+        for t in tasks:
+            rows = pools[(pools["task"] == t) & (pools["failure"] == kind)]
+            if len(rows):
+                out[kind] = rows.iloc[0]
+                break
     return out
 
 
@@ -116,15 +122,15 @@ def render_scene_figure(config: dict, pools: pd.DataFrame, width: int = 480, hei
 
     examples = pick_examples(pools)
     task = str(pools["task"].iloc[0])
-    scene = make_scene(config, task_by_name(config, task))
-    m, d = scene.model, scene.data
-    renderer = mujoco.Renderer(m, height, width)
+    scenes = {task: make_scene(config, task_by_name(config, task))}
+    scene = scenes[task]
+    renderer = mujoco.Renderer(scene.model, height, width)
     sc = config["scene"]
     opt = mujoco.MjvOption()
     centre = [np.mean(sc["x_range_m"]), np.mean(sc["y_range_m"]), 0.03]
 
     def frame(cam) -> np.ndarray:
-        renderer.update_scene(d, camera=cam, scene_option=opt)
+        renderer.update_scene(scene.data, camera=cam, scene_option=opt)
         _add_workspace(renderer.scene, sc["x_range_m"], sc["y_range_m"])
         return renderer.render().copy()
 
@@ -150,6 +156,11 @@ def render_scene_figure(config: dict, pools: pd.DataFrame, width: int = 480, hei
         if r is None:
             panels.append((f"{titles[kind]}\n(none in the pools)", None))
             continue
+        if r.task not in scenes:  # an outcome only another task's pools have
+            scenes[r.task] = make_scene(config, task_by_name(config, r.task))
+        scene = scenes[r.task]
+        renderer.close()
+        renderer = mujoco.Renderer(scene.model, height, width)
         shots: dict[str, np.ndarray] = {}
         cube_target = [r.cube_x_m, r.cube_y_m, 0.04]
         want = scene.n_ticks - 1 if kind != "none" else scene.n_ticks - 10
@@ -161,8 +172,9 @@ def render_scene_figure(config: dict, pools: pd.DataFrame, width: int = 480, hei
         aim_x = r.cube_x_m + r.aim_error_x_mm / 1000.0
         aim_y = r.cube_y_m + r.aim_error_y_mm / 1000.0
         out = scene.run_trial(r.cube_x_m, r.cube_y_m, r.cube_yaw_rad, aim_x, aim_y, callback=grab)
+        other = "" if r.task == task else f" (task {r.task})"
         label = (
-            f"{titles[kind]}\n{r.policy} seed {int(r.seed)} trial {int(r.trial)}, "
+            f"{titles[kind]}{other}\n{r.policy} seed {int(r.seed)} trial {int(r.trial)}, "
             f"aim error ({r.aim_error_x_mm:+.1f}, {r.aim_error_y_mm:+.1f}) mm"
         )
         if out.failure != kind:  # the re-simulation must reproduce the pool's outcome

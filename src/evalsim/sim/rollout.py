@@ -13,7 +13,9 @@ Every random draw comes from :func:`evalsim.seeding.rng_for` with a key naming w
 
 Drift (servo heating, issue 18): with ``simulation.drift_mm_per_100_trials`` = r (0, off, by
 default) trial ``i`` also gets a deterministic perception offset of r * i / 100 mm along the
-world y axis (:func:`drift_offset_mm`), the gripper's closing direction in the default scene.
+world y axis (:func:`drift_offset_mm`). In ``gripper_table`` that is the jaws' closing
+direction; on the SO-101 the jaw closes along the cube face normal chosen per trial, so a world-y
+offset falls partly across and partly along the jaws, depending on the cube's yaw and position.
 """
 
 from __future__ import annotations

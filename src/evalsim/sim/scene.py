@@ -47,6 +47,23 @@ class Outcome:
     n_steps: int
 
 
+def cube_bottom_m(data: mujoco.MjData, body: int, half_m: float) -> float:
+    """Height (m) above the table of the lowest corner of a cube of half-size ``half_m``."""
+    z = data.xpos[body, 2]
+    r = data.xmat[body]  # row-major 3x3; row 2 = world z of the body axes
+    return float(z - half_m * (abs(r[6]) + abs(r[7]) + abs(r[8])))
+
+
+def failure_type(success: bool, touched: bool, jaws_closed_on_cube: bool) -> str:
+    """The lesson's failure type: none, missed (no pad contact), pushed (contact, but the
+    jaws never closed on the cube) or dropped (closed on it, strict test failed)."""
+    if success:
+        return "none"
+    if not touched:
+        return "missed"
+    return "dropped" if jaws_closed_on_cube else "pushed"
+
+
 class Scene(Protocol):
     """The interface every scene implements."""
 
@@ -196,11 +213,7 @@ class GripperTableScene:
         return bool(left or right or sd[ip] > 0.0), bool(left), bool(right)
 
     def _cube_bottom_m(self) -> float:
-        """Height (m) of the cube's lowest corner above the table."""
-        d = self.data
-        z = d.xpos[self.cube_body, 2]
-        r = d.xmat[self.cube_body]  # row-major 3x3; row 2 = world z of the body axes
-        return float(z - self.half * (abs(r[6]) + abs(r[7]) + abs(r[8])))
+        return cube_bottom_m(self.data, self.cube_body, self.half)
 
     def run_trial(
         self,
@@ -243,14 +256,7 @@ class GripperTableScene:
         lift = self._cube_bottom_m()
         success = bool(lift >= self.params.strict_lift_m and left and right)
         loose = bool(loose or success)
-        if success:
-            failure = "none"
-        elif not touched:
-            failure = "missed"
-        elif max_lift < self.params.lifted_min_m:
-            failure = "pushed"
-        else:
-            failure = "dropped"
+        failure = failure_type(success, touched, max_lift >= self.params.lifted_min_m)
         return Outcome(
             success, loose, failure, lift, max_lift, touched, ctl.n_ticks * self.steps_per_tick
         )

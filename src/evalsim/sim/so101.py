@@ -49,7 +49,7 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
-from evalsim.sim.scene import Outcome
+from evalsim.sim.scene import Outcome, cube_bottom_m, failure_type
 
 #: Tilts (deg) tried in order by the IK, in the arm's vertical plane (+ = fingertips toward
 #: the base); the first whose position error is below :data:`IK_TOL_M` is taken.
@@ -97,7 +97,7 @@ class SO101Params:
     arm_kp: float = 30.0
     gripper_open_rad: float = 1.0
     gripper_closed_rad: float = -0.17
-    fixed_pad_extra_m: float = 0.005  # fixed pad thickened toward the moving jaw
+    fixed_pad_extra_m: float = 0.004  # fixed pad thickened toward the moving jaw
     tcp_clearance_m: float = 0.0136  # stock fixed pad to cube face at true aim (tool point)
     grasp_above_centre_m: float = 0.006
     above_m: float = 0.05
@@ -384,10 +384,7 @@ class SO101Scene:
         return touch, on[0] and on[1]
 
     def _cube_bottom_m(self) -> float:
-        d = self.data
-        z = d.xpos[self.cube_body, 2]
-        r = d.xmat[self.cube_body]
-        return float(z - self.half * (abs(r[6]) + abs(r[7]) + abs(r[8])))
+        return cube_bottom_m(self.data, self.cube_body, self.half)
 
     def run_trial(
         self,
@@ -425,14 +422,7 @@ class SO101Scene:
         lift = self._cube_bottom_m()
         success = bool(lift >= self.params.strict_lift_m and both)
         loose = bool(loose or success)
-        if success:
-            failure = "none"
-        elif not touched:
-            failure = "missed"
-        elif not both_ever:
-            failure = "pushed"
-        else:
-            failure = "dropped"
+        failure = failure_type(success, touched, both_ever)
         return Outcome(success, loose, failure, lift, max_lift, touched, self.steps_per_trial)
 
     def check_warnings(self) -> dict[str, int]:

@@ -163,6 +163,23 @@ def unpaired_oc(p_a, p_b, look_sizes, upper, lower, fut_lo, fut_hi):
 
 
 @njit(cache=True)
+def _carry_pair(carried, tmp, t):
+    """Mass already stopped, by total successes s: one more null pair (p = 1/2 each) adds 0,
+    1 or 2 successes with weights 1/4, 1/2, 1/4 (``t`` pairs so far; ``tmp`` is scratch)."""
+    for s in range(2 * t + 3):
+        v = 0.0
+        if s <= 2 * t:
+            v += 0.25 * carried[s]
+        if 1 <= s <= 2 * t + 1:
+            v += 0.5 * carried[s - 1]
+        if s >= 2:
+            v += 0.25 * carried[s - 2]
+        tmp[s] = v
+    for s in range(2 * t + 3):
+        carried[s] = tmp[s]
+
+
+@njit(cache=True)
 def unpaired_null_bernstein(look_sizes, upper, lower, count_upper, count_lower):
     """Bernstein coefficients of the null rejection probability of an unpaired design.
 
@@ -195,18 +212,7 @@ def unpaired_null_bernstein(look_sizes, upper, lower, count_upper, count_lower):
         m = look_sizes[j]
         while t < m:
             _step(dist, new, t, 0.5, 0.5, 0.5, 0.5)
-            # carried mass: each pair adds 0, 1 or 2 successes with weights 1/4, 1/2, 1/4
-            for s in range(2 * t + 3):
-                v = 0.0
-                if s <= 2 * t:
-                    v += 0.25 * carried[s]
-                if 1 <= s <= 2 * t + 1:
-                    v += 0.5 * carried[s - 1]
-                if s >= 2:
-                    v += 0.25 * carried[s - 2]
-                tmp[s] = v
-            for s in range(2 * t + 3):
-                carried[s] = tmp[s]
+            _carry_pair(carried, tmp, t)
             t += 1
         for a in range(m + 1):
             for b in range(m + 1):
@@ -401,17 +407,7 @@ def calibrate_spending_z(look_sizes, targets, two_sided, ps, tol):
         m = look_sizes[j]
         while t < m:
             _step(dist, new, t, 0.5, 0.5, 0.5, 0.5)
-            for s in range(2 * t + 3):
-                v = 0.0
-                if s <= 2 * t:
-                    v += 0.25 * carried[s]
-                if 1 <= s <= 2 * t + 1:
-                    v += 0.5 * carried[s - 1]
-                if s >= 2:
-                    v += 0.25 * carried[s - 2]
-                tmp[s] = v
-            for s in range(2 * t + 3):
-                carried[s] = tmp[s]
+            _carry_pair(carried, tmp, t)
             t += 1
         ratio = _ratio_rows(m, ps)
         # per anti-diagonal s: states by k_a ascending (z descending), with prefix sums of
