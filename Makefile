@@ -55,8 +55,8 @@ lint: venv
 	$(BIN)/snakemake --lint
 
 # Mutation testing of the verdict modules (issue 17, docs/MUTANTS.md): writes results/mutants.json.
-# About 70 min on a busy 2-core machine (docs/MUTANTS.md); GROUPS=ledger,kernels runs some
-# groups (tools/mutants.py --list).
+# The groups' wall times on the shared 2-core machine (docs/MUTANTS.md) add up to about 1.5-2 h;
+# GROUPS=ledger,kernels runs some groups (tools/mutants.py --list).
 GROUPS ?=
 comma := ,
 mutants: venv
