@@ -42,7 +42,9 @@ def _boschloo(k_a: int, n_a: int, k_b: int, n_b: int) -> tuple[float | None, str
     t0 = time.perf_counter()
     res = boschloo_exact([[k_a, k_b], [n_a - k_a, n_b - k_b]], alternative="two-sided")
     p = float(res.pvalue)
-    if not math.isfinite(p):  # SciPy returns NaN when both arms are all-success or all-fail
+    # a guard against a NaN p-value: the pinned SciPy returns 1.0 for the degenerate tables
+    # (both arms all-success or all-fail; checked up to 6 trials per arm), never NaN
+    if not math.isfinite(p):
         p = 1.0
     return p, f"{time.perf_counter() - t0:.2f} s"
 
