@@ -28,6 +28,7 @@ Run: ``python benchmarks/bench_scale.py [--json] [--skip-slurm] [--cores-per-nod
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
 import shutil
@@ -42,6 +43,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
 CLUSTER = REPO / "tools" / "slurm_cluster.sh"
+LOCK = Path(os.environ.get("EVALSIM_SLURM_DIR", "/var/tmp/evalsim-slurm") + ".lock")
 TARGET = "results/pools/pools.parquet"
 MID = {
     "tasks": [{"name": "cube30", "cube_size_m": 0.030, "cube_mass_kg": 0.050}],
@@ -134,6 +136,8 @@ def bench(skip_slurm: bool, cores_per_node: int, trials_per_chunk: int) -> dict:
         overhead = None
         if reason is None:
             ws = workdir(root, "slurm", trials_per_chunk)
+            lock = LOCK.open("w")  # the tests' lock: one cluster user at a time
+            fcntl.flock(lock, fcntl.LOCK_EX)
             started = subprocess.run(
                 ["bash", str(CLUSTER), "start"], capture_output=True, text=True
             )
@@ -151,7 +155,9 @@ def bench(skip_slurm: bool, cores_per_node: int, trials_per_chunk: int) -> dict:
                         slurm_overhead_seconds_per_job=round(overhead, 2),
                     )
             finally:
-                subprocess.run(["bash", str(CLUSTER), "stop"], capture_output=True, text=True)
+                if started.returncode == 0:  # never stop a cluster this run did not start
+                    subprocess.run(["bash", str(CLUSTER), "stop"], capture_output=True, text=True)
+                lock.close()
         if reason:
             out["slurm_skipped"] = reason
         out["products_identical"] = same

@@ -1,7 +1,11 @@
 """The study through Snakemake's SLURM executor on a real one-node cluster (issue 12).
 
 ``tools/slurm_cluster.sh`` starts munged, slurmctld and slurmd on this machine; the fixture
-stops them again whatever happens (finalizer). The tests run the workflow with
+stops them again whatever happens (finalizer). The fixture holds an exclusive lock
+(:data:`LOCK`) from start to stop: one cluster user at a time on this machine (another xdist
+worker, another checkout's test run, ``benchmarks/bench_scale.py``), so that a second
+``start`` never fails against the first user's cluster, and no clean-up stops a cluster it
+did not start. The tests run the workflow with
 ``--profile profiles/slurm`` and compare its products byte for byte with the local
 ``--cores 2`` run of the same config (the session's ``smoke_run``). They are skipped, with
 the reason, where no cluster can be started: not root, Slurm or munge not installed
@@ -12,6 +16,7 @@ Run just these: ``make test-slurm`` (or ``pytest -m slurm``).
 
 from __future__ import annotations
 
+import fcntl
 import importlib.util
 import os
 import re
@@ -29,6 +34,7 @@ pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.xdist_group("pipe
 CLUSTER = REPO / "tools" / "slurm_cluster.sh"
 SIM_TARGETS = ["results/pools/pools.parquet", "results/pools/sigma_sweep.parquet"]
 DAEMONS = ("slurmctld", "slurmd", "slurmstepd")
+LOCK = Path(os.environ.get("EVALSIM_SLURM_DIR", "/var/tmp/evalsim-slurm") + ".lock")
 
 
 def why_no_cluster() -> str | None:
@@ -58,15 +64,16 @@ def slurm_cluster():
     reason = why_no_cluster()
     if reason:
         pytest.skip(reason)
-    started = _cluster("start")
-    try:
-        if started.returncode != 0:
+    with LOCK.open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # waits while another user has the cluster
+        started = _cluster("start")
+        if started.returncode != 0:  # start stops what it started itself; nothing to stop here
             pytest.skip(f"no SLURM cluster could be started: {started.stderr.strip()[-500:]}")
-        yield
-    finally:
-        stopped = _cluster("stop")
-        assert stopped.returncode == 0, stopped.stderr
-        if started.returncode == 0:
+        try:
+            yield
+        finally:
+            stopped = _cluster("stop")
+            assert stopped.returncode == 0, stopped.stderr
             # nothing left running: not a daemon, not a job step
             assert not [d for d in DAEMONS if _running(d)], "a Slurm daemon outlived 'stop'"
 
