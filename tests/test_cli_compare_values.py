@@ -24,21 +24,10 @@ import pandas as pd
 import pytest
 from scipy import stats
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
+from test_cli_lab import run, run_json  # the CLI run helpers
 from test_paired import _tango_reference
 
-from evalsim.cli import compare, main
-
-
-def run(capsys, *argv) -> tuple[int, str, str]:
-    rc = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return rc, out, err
-
-
-def run_json(capsys, *argv) -> dict:
-    rc, out, err = run(capsys, *argv, "--json")
-    assert rc == 0, err
-    return json.loads(out)
+from evalsim.cli import compare
 
 
 def bad(capsys, *argv) -> str:

@@ -10,27 +10,13 @@ is dropped on the way to the library shows.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 
 import naive_design
 import naive_fisher
 import pytest
-
-from evalsim.cli import main
-
-
-def run(capsys, *argv) -> tuple[int, str, str]:
-    rc = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return rc, out, err
-
-
-def run_json(capsys, *argv) -> dict:
-    rc, out, err = run(capsys, *argv, "--json")
-    assert rc == 0, err
-    return json.loads(out)
+from test_cli_lab import run, run_json  # the CLI run helpers
 
 
 def blocks(text: str) -> dict[str, list[list[str]]]:
