@@ -30,7 +30,7 @@ import sys
 import warnings
 from collections.abc import Sequence
 
-from evalsim.cli import compare, interval, peek, plan, rank, sequential, summarize
+from evalsim.cli import compare, interval, peek, plan, rank, sequential, simreal, summarize
 from evalsim.cli._common import (
     EXIT_BAD_INPUT,
     EXIT_MISSING_LIBRARY,
@@ -47,7 +47,7 @@ __all__ = ["main", "build_parser", "SUBCOMMANDS", "BOSCHLOO_MAX_TOTAL_N", "PRECI
 
 #: The subcommands, in the order ``evalsim --help`` lists them. A new subcommand is a module
 #: of this package with ``register(subparsers)`` (which sets ``run`` on its parser), added here.
-SUBCOMMANDS = (interval, summarize, compare, rank, plan, peek, sequential)
+SUBCOMMANDS = (interval, summarize, compare, rank, plan, peek, sequential, simreal)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,129 @@
+"""``evalsim simreal``: values against the library, every format, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from evalsim.cli import main
+from evalsim.stats import simreal as sr
+
+
+def run(capsys, *argv):
+    rc = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def bad(capsys, *argv) -> str:
+    rc, out, err = run(capsys, *argv)
+    assert rc == 2 and out == "" and "Traceback" not in err and err.count("\n") == 1, err
+    return err
+
+
+def write_logs(tmp: Path, real, twin, further, policy="pi", sim_policy=None, extra_sim=()):
+    rp, sp = tmp / "real.csv", tmp / "sim.csv"
+    lines = ["policy,condition,success"]
+    lines += [f"{policy},c{i},{y}" for i, y in enumerate(real)]
+    rp.write_text("\n".join(lines) + "\n")
+    sp_name = sim_policy or policy
+    lines = ["policy,condition,success"]
+    lines += [f"{sp_name},c{i},{t}" for i, t in enumerate(twin)]
+    lines += [f"{sp_name},s{j},{v}" for j, v in enumerate(further)]
+    lines += list(extra_sim)
+    sp.write_text("\n".join(lines) + "\n")
+    return rp, sp
+
+
+@pytest.fixture
+def logs(tmp_path):
+    rng = np.random.default_rng(7)
+    real = (rng.random(40) < 0.8).astype(int)
+    twin = np.where(rng.random(40) < 0.95, real, 1 - real)
+    further = (rng.random(3000) < 0.8).astype(int)
+    return real, twin, further, write_logs(tmp_path, real, twin, further)
+
+
+def test_json_values_are_the_library_values(capsys, logs):
+    real, twin, further, (rp, sp) = logs
+    rc, out, err = run(capsys, "simreal", rp, sp, "--json")
+    assert rc == 0, err
+    got = json.loads(out)
+    d = sr.simreal_data(real, twin, int(further.sum()), further.size)
+    want = sr.simreal_intervals(d)
+    assert got["n_real"] == 40 and got["n_sim"] == 3000 and got["k_sim"] == int(further.sum())
+    assert got["k_real"] == int(real.sum())
+    for m, r in want.items():
+        assert got["methods"][m]["interval"] == pytest.approx([r.lower, r.upper], abs=1e-15)
+    fs = want["stratified_exact"]
+    assert got["interval"] == pytest.approx([fs.lower, fs.upper], abs=1e-15)
+    cp = want["clopper_pearson"]
+    assert got["real_only_interval"] == pytest.approx([cp.lower, cp.upper], abs=1e-15)
+    assert got["correlation"] == pytest.approx(np.corrcoef(real, twin)[0, 1], rel=1e-12)
+    if fs.width < cp.width:
+        m = fs.effective_n - 40
+        assert got["verdict"] == f"the simulation was worth about {m:.0f} real trials"
+    else:
+        assert got["verdict"] == "the simulation did not help; use the real-only interval"
+
+
+def test_verdict_without_correlation_says_it_did_not_help(capsys, tmp_path):
+    rng = np.random.default_rng(3)
+    real = (rng.random(30) < 0.7).astype(int)
+    twin = (rng.random(30) < 0.7).astype(int)  # independent of the real outcome
+    further = (rng.random(2000) < 0.7).astype(int)
+    rp, sp = write_logs(tmp_path, real, twin, further)
+    rc, out, err = run(capsys, "simreal", rp, sp)
+    assert rc == 0, err
+    assert "Verdict: the simulation did not help; use the real-only interval." in out
+    d = sr.simreal_data(real, twin, int(further.sum()), further.size)
+    r = sr.simreal_interval(d)
+    assert f"[{r.lower:.4f}, {r.upper:.4f}]" in out
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "latex", "json"])
+def test_every_format(capsys, logs, fmt):
+    real, twin, further, (rp, sp) = logs
+    rc, out, err = run(capsys, "simreal", rp, sp, "--format", fmt)
+    assert rc == 0, err
+    d = sr.simreal_data(real, twin, int(further.sum()), further.size)
+    r = sr.simreal_interval(d, "ppi_plus")
+    if fmt == "json":
+        assert json.loads(out)["methods"]["ppi_plus"]["interval"][0] == pytest.approx(r.lower)
+    else:
+        assert f"{r.lower:.4f}" in out and "Verdict:" in out
+        assert {"markdown": "| method |", "latex": "\\toprule", "text": "effective n"}[fmt] in out
+
+
+def _dir(tmp_path: Path, name: str) -> Path:
+    d = tmp_path / name
+    d.mkdir()
+    return d
+
+
+def test_bad_input_one_line_exit_2(capsys, tmp_path):
+    real, twin, further = [1, 0, 1, 1, 1], [1, 0, 1, 1, 0], [1] * 20
+    rp, sp = write_logs(_dir(tmp_path, "a"), real, twin[:4], further)
+    assert "no simulated twin for real condition c4" in bad(capsys, "simreal", rp, sp)
+    rp, sp = write_logs(_dir(tmp_path, "b"), real, twin, further, sim_policy="other")
+    assert "policy 'pi' is only in the real log" in bad(capsys, "simreal", rp, sp)
+    rp, sp = write_logs(_dir(tmp_path, "c"), real, twin, further[:3])
+    err = bad(capsys, "simreal", rp, sp)
+    assert "N = 3 simulated trials beyond the twins, fewer than the n = 5" in err
+    rp, sp = write_logs(_dir(tmp_path, "d"), [1, 2, 1], [1, 1, 1], further)
+    assert "success" in bad(capsys, "simreal", rp, sp)
+    d = _dir(tmp_path, "e")
+    _, sp = write_logs(d, [1], [1], further)
+    (d / "real.csv").write_text("policy,condition,success\n")  # n = 0
+    assert "no trials" in bad(capsys, "simreal", d / "real.csv", sp)
+    rp, sp = write_logs(_dir(tmp_path, "f"), real, twin, further, extra_sim=["pi,c0,1"])
+    assert "condition c0 appears more than once" in bad(capsys, "simreal", rp, sp)
+    d = _dir(tmp_path, "g")
+    (d / "real.csv").write_text("policy,success\npi,1\npi,0\n")
+    assert "no condition column" in bad(capsys, "simreal", d / "real.csv", sp)
+    assert "no such file" in bad(capsys, "simreal", d / "missing.csv", sp)
+    assert "policy 'zz' is not in the real log" in bad(capsys, "simreal", rp, sp, "--policy", "zz")
+    assert "--real-share" in bad(capsys, "simreal", rp, sp, "--real-share", "1.5")
