@@ -195,9 +195,17 @@ def check_plot_path(path: str | None) -> None:
     suffix = os.path.splitext(path)[1].lower()
     if suffix not in (".png", ".pdf"):
         raise BadInput(f"--plot must end in .png or .pdf, got {path!r}")
+    check_out_path(path, "--plot")
+
+
+def check_out_path(path: str, flag: str = "--out") -> None:
+    """Refuse an output file that is a folder or whose folder does not exist (no command
+    creates a folder it was not asked to), before any work is done."""
+    if os.path.isdir(path):
+        raise BadInput(f"{flag}: {path!r} is a folder; give a file name")
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
-        raise BadInput(f"--plot: folder {folder!r} does not exist")
+        raise BadInput(f"{flag}: folder {folder!r} does not exist")
 
 
 def plot_rates(rows: Sequence[dict], path: str, title: str, confidence: float) -> None:
