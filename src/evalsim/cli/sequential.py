@@ -36,9 +36,6 @@ from evalsim.trial_logs import pairing_key, read_trial_logs
 #: :data:`evalsim.stats.sequential.UNPAIRED_N_MAX`).
 PAIRED_N_MAX = 2000
 
-#: |(p_A - p_B) - (p10 - p01)| above this makes --pa/--pb and --p10/--p01 disagree.
-_MARGIN_TOL = 1e-9
-
 
 def _load(path: str):
     return _lib("sequential_io", "load_design")(path)
@@ -165,14 +162,11 @@ def cmd_oc(args) -> Report:
         raise BadInput("--p10/--p01 are for paired designs; give --pa and --pb")
     if not given_split and (args.pa is None or args.pb is None):
         raise BadInput("give --pa and --pb (or --p10 and --p01 for a paired design)")
-    given = (args.pa, args.pb, args.p10, args.p01)
-    if all(v is not None for v in given):
-        pa, pb, p10, p01 = given
-        if abs((pa - pb) - (p10 - p01)) > _MARGIN_TOL:
-            raise BadInput(
-                f"--pa {pa:g} --pb {pb:g} and --p10 {p10:g} --p01 {p01:g} disagree: "
-                f"p_A - p_B = {pa - pb:+g} but p10 - p01 = {p10 - p01:+g}"
-            )
+    if given_split and (args.pa is not None or args.pb is not None):
+        raise BadInput(
+            "give --p10 and --p01, or --pa and --pb, not both: a paired design's operating "
+            "characteristics depend on p10 and p01 only, so --pa/--pb would be ignored"
+        )
     oc = _lib("sequential", "operating_characteristics")(
         design, p_a=args.pa, p_b=args.pb, p10=args.p10, p01=args.p01
     )
