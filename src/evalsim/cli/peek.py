@@ -14,7 +14,6 @@ from evalsim.cli._common import (
     add_json_flag,
 )
 
-
 #: Largest --n: the exact false-win rate tracks every (k_A, k_B) state, O(n^2) memory and
 #: O(n^2) work per look (n = 2000 is 32 MB); above it the command refuses (at 100000 it ran
 #: out of memory).
