@@ -14,12 +14,22 @@ Keys of ``--json`` (issue 15), each with its target:
   and ``scipy.stats.fisher_exact``, best of ``--repeat``; ``fisher_vs_scipy_speedup`` is
   their ratio (target > 1).
 
+Issue 24 adds, on a 1,000-row paired log of three policies (``--cases small``):
+
+- ``summarize_small_seconds`` (target <= 1.0), ``compare_small_seconds`` (<= 1.5) and
+  ``rank_small_seconds`` (<= 3), with ``*_process_seconds`` the whole process (interpreter
+  start included);
+
+and on a 2,000,004-row log (``--cases 2m``) ``summarize_2m_rows_*`` and ``compare_2m_rows_*``
+with their ``*_peak_mb`` (target <= 1536).
+
 Each command runs in its own ``python`` process after a warm-up run that loads the numba
 cache; ``*_cpu_seconds`` is that process's CPU time and ``*_peak_mb`` its peak resident set
 (``VmHWM``). ``load_average_1min`` is recorded because on a shared machine wall time
 follows the load while CPU time does not.
 
 Usage: python benchmarks/bench_cli.py [--json] [--repeat 5] [--keep DIR]
+[--cases small,2m,5m,fisher]
 """
 
 from __future__ import annotations
@@ -54,19 +64,26 @@ print("BENCH", rc, wall, cpu, peak, file=sys.stderr)
 
 def run_cli(*argv: str) -> dict:
     """Run ``evalsim argv`` in a fresh interpreter; wall, CPU seconds and peak MB."""
+    t0 = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-c", _RUNNER, *argv],
         capture_output=True,
         text=True,
         check=False,
     )
+    process = time.perf_counter() - t0
     line = [s for s in proc.stderr.splitlines() if s.startswith("BENCH ")]
     if proc.returncode != 0 or not line:
         raise RuntimeError(f"evalsim {' '.join(argv)} failed: {proc.stderr.strip()[-500:]}")
     _, rc, wall, cpu, peak = line[-1].split()
     if rc != "0":
         raise RuntimeError(f"evalsim {' '.join(argv)} exited {rc}: {proc.stderr[-500:]}")
-    return {"seconds": float(wall), "cpu_seconds": float(cpu), "peak_mb": float(peak)}
+    return {
+        "seconds": float(wall),
+        "process_seconds": process,
+        "cpu_seconds": float(cpu),
+        "peak_mb": float(peak),
+    }
 
 
 def write_5m_log(path: Path, n_conditions: int = 2_500_000) -> None:
@@ -93,6 +110,16 @@ def write_5m_log(path: Path, n_conditions: int = 2_500_000) -> None:
     pacsv.write_csv(pa.concat_tables(tables), path)
 
 
+def write_small_log(path: Path, n_conditions: int = 334) -> None:
+    """A 1,002-row paired CSV log: act, bc and diffusion on the same conditions, seeded."""
+    rng = np.random.default_rng(20261201)
+    lines = ["policy,condition,success"]
+    for policy, rate in (("act", 0.70), ("bc", 0.60), ("diffusion", 0.75)):
+        ok = rng.random(n_conditions) < rate
+        lines += [f"{policy},c{i},{int(v)}" for i, v in enumerate(ok)]
+    path.write_text("\n".join(lines) + "\n")
+
+
 def best_of(fn, repeat: int) -> float:
     times = []
     for _ in range(repeat):
@@ -102,45 +129,59 @@ def best_of(fn, repeat: int) -> float:
     return min(times)
 
 
-def run(repeat: int, keep: str | None) -> dict:
+def _record(out: dict, key: str, res: dict) -> None:
+    for name, value in res.items():
+        out[f"{key}_{name}"] = value
+
+
+def run(repeat: int, keep: str | None, cases=("small", "2m", "5m", "fisher")) -> dict:
     from scipy.stats import fisher_exact
 
     from evalsim.stats.fisher import fisher_pvalue
 
     out: dict = {"load_average_1min": os.getloadavg()[0]}
-    # one p-value at n = 10^6
-    k1, n1, k2, n2 = 700_000, 1_000_000, 701_000, 1_000_000
-    fisher_pvalue(3, 10, 7, 10)  # JIT cache load
-    ours = best_of(lambda: fisher_pvalue(k1, n1, k2, n2), repeat)
-    scipy = best_of(lambda: fisher_exact([[k1, n1 - k1], [k2, n2 - k2]]), repeat)
-    out["fisher_pvalue_n1e6_seconds"] = ours
-    out["scipy_fisher_pvalue_n1e6_seconds"] = scipy
-    out["fisher_vs_scipy_speedup"] = scipy / ours
-    out["fisher_pvalue_n1e6"] = fisher_pvalue(k1, n1, k2, n2)
-    out["scipy_fisher_pvalue_n1e6"] = float(fisher_exact([[k1, n1 - k1], [k2, n2 - k2]]).pvalue)
+    if "fisher" in cases:  # one p-value at n = 10^6
+        k1, n1, k2, n2 = 700_000, 1_000_000, 701_000, 1_000_000
+        fisher_pvalue(3, 10, 7, 10)  # JIT cache load
+        ours = best_of(lambda: fisher_pvalue(k1, n1, k2, n2), repeat)
+        scipy = best_of(lambda: fisher_exact([[k1, n1 - k1], [k2, n2 - k2]]), repeat)
+        out["fisher_pvalue_n1e6_seconds"] = ours
+        out["scipy_fisher_pvalue_n1e6_seconds"] = scipy
+        out["fisher_vs_scipy_speedup"] = scipy / ours
+        out["fisher_pvalue_n1e6"] = fisher_pvalue(k1, n1, k2, n2)
+        out["scipy_fisher_pvalue_n1e6"] = float(fisher_exact([[k1, n1 - k1], [k2, n2 - k2]]).pvalue)
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(keep) if keep else Path(tmp)
         folder.mkdir(parents=True, exist_ok=True)
-        log = folder / "log_5m.csv"
-        if not log.exists():
-            write_5m_log(log)
         small = folder / "small.csv"
-        small.write_text("policy,condition,success\nact,c0,1\nbc,c0,0\nact,c1,1\nbc,c1,1\n")
+        write_small_log(small)
         # warm-ups: fill / load the numba cache for every kernel the commands use
+        run_cli("summarize", str(small))
         run_cli("compare", str(small), "--a", "act", "--b", "bc")
+        run_cli("rank", str(small))
         run_cli("plan", "--p1", "0.7", "--p2", "0.8", "--n", "2000")
         run_cli("peek", "--n", "20")
-        cases = {
-            "compare_5m_rows": ["compare", str(log), "--a", "act", "--b", "bc"],
-            "plan_n100000": ["plan", "--p1", "0.7", "--p2", "0.8", "--n", "100000"],
-            "peek_n2000": ["peek", "--n", "2000"],
-        }
-        for key, argv in cases.items():
-            res = run_cli(*argv)
-            out[f"{key}_seconds"] = res["seconds"]
-            out[f"{key}_cpu_seconds"] = res["cpu_seconds"]
-            out[f"{key}_peak_mb"] = res["peak_mb"]
+        cases_argv = {}
+        if "small" in cases:
+            cases_argv["summarize_small"] = ["summarize", str(small)]
+            cases_argv["compare_small"] = ["compare", str(small), "--a", "act", "--b", "bc"]
+            cases_argv["rank_small"] = ["rank", str(small)]
+        if "2m" in cases:
+            log2 = folder / "log_2m.csv"
+            if not log2.exists():
+                write_5m_log(log2, n_conditions=1_000_002)
+            cases_argv["summarize_2m_rows"] = ["summarize", str(log2)]
+            cases_argv["compare_2m_rows"] = ["compare", str(log2), "--a", "act", "--b", "bc"]
+        if "5m" in cases:
+            log = folder / "log_5m.csv"
+            if not log.exists():
+                write_5m_log(log)
+            cases_argv["compare_5m_rows"] = ["compare", str(log), "--a", "act", "--b", "bc"]
+            cases_argv["plan_n100000"] = ["plan", "--p1", "0.7", "--p2", "0.8", "--n", "100000"]
+            cases_argv["peek_n2000"] = ["peek", "--n", "2000"]
+        for key, argv in cases_argv.items():
+            _record(out, key, run_cli(*argv))
     return out
 
 
@@ -149,8 +190,11 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--repeat", type=int, default=5, help="repeats of the p-value timing")
     parser.add_argument("--keep", help="folder to keep (and reuse) the 5M-row log in")
+    parser.add_argument(
+        "--cases", default="small,2m,5m,fisher", help="comma-separated: small, 2m, 5m, fisher"
+    )
     args = parser.parse_args()
-    result = run(args.repeat, args.keep)
+    result = run(args.repeat, args.keep, tuple(c.strip() for c in args.cases.split(",")))
     if args.json:
         print(json.dumps(result))
     else:

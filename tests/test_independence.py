@@ -352,3 +352,57 @@ def test_example_drifting_log_is_labelled_synthetic_and_reproducible():
         sys.path.pop(0)
     saved = pd.read_csv(REPO / "examples" / "drifting_session.csv")
     pd.testing.assert_frame_equal(make_log().reset_index(drop=True), saved, check_dtype=False)
+
+
+# ------------------------------------------------------------------ issue 24, item 1
+
+
+def test_item01_trend_test_n600_matches_scipy_exact_mannwhitneyu():
+    # The float Harding recursion lost every digit by n ~ 600 (0.886 where SciPy gives 0.944).
+    rng = np.random.default_rng(24)
+    for _ in range(2):
+        s = rng.random(600) < 0.5
+        pos = np.arange(1, s.size + 1)
+        ref = stats.mannwhitneyu(pos[s], pos[~s], method="exact", alternative="two-sided")
+        ours = ind.trend_test(s)
+        assert ours.method == "exact"
+        assert ours.pvalue == pytest.approx(ref.pvalue, rel=1e-11)
+
+
+def test_item01_trend_law_n400_matches_python_integers_everywhere():
+    # Plain-Python reference: the Gaussian binomial's coefficients by the same factor-pair
+    # recursion in exact integers (no rounding), compared over the whole lower half.
+    n, m = 400, 40
+    coeffs = [1]
+    for j in range(1, m + 1):
+        a = n - m + j
+        coeffs = coeffs + [0] * (n - m)
+        for u in range(j, len(coeffs)):
+            coeffs[u] += coeffs[u - j]
+        for u in range(len(coeffs) - 1, a - 1, -1):
+            coeffs[u] -= coeffs[u - a]
+    total = math.comb(n, m)
+    assert sum(coeffs) == total
+    pmf = ind.trend_null_pmf(n, m)
+    ref = np.array([c / total for c in coeffs])
+    np.testing.assert_allclose(pmf, ref, rtol=1e-13, atol=0)
+
+
+@pytest.mark.parametrize("n", [1000, 1500, 2000])
+def test_item01_trend_test_large_n_matches_normal_approximation(n):
+    # Was 9.4e-7, 6.6e-7, 7.0e-8 on Bernoulli(0.5) sequences where the normal law gives 0.1-0.2.
+    rng = np.random.default_rng(n)
+    s = rng.random(n) < 0.5
+    pos = np.arange(1, n + 1)
+    ref = stats.mannwhitneyu(pos[s], pos[~s], method="asymptotic", use_continuity=True)
+    ours = ind.trend_test(s)
+    assert ours.pvalue == pytest.approx(ref.pvalue, rel=1e-9)
+
+
+def test_item01_trend_exact_and_normal_agree_at_the_switch():
+    rng = np.random.default_rng(7)
+    n = ind.EXACT_TREND_MAX_N
+    s = rng.random(n) < 0.4
+    pos = np.arange(1, n + 1)
+    normal = stats.mannwhitneyu(pos[s], pos[~s], method="asymptotic").pvalue
+    assert ind.trend_test(s).pvalue == pytest.approx(normal, rel=2e-3)

@@ -273,3 +273,18 @@ def test_public_names():
         "trials_per_policy",
         "peeking_simulation",
     }
+
+
+def test_item10_trials_needed_refuses_a_scan_of_millions_of_trials():
+    # Issue 24 item 10: trials_needed(0.5, 1e-4) scanned for minutes (~9.6e7 trials).
+    with pytest.raises(ValueError, match=r"half_width=0\.0001 at p=0\.5 needs about 9\.6e\+07"):
+        lesson.trials_needed(0.5, 1e-4)
+    # Below the bound it still answers; the reference scans statsmodels' Wilson interval.
+    ref = next(
+        n
+        for n in range(1, 1000)
+        if (lambda lo, hi: (hi - lo) / 2 <= 0.05)(
+            *proportion_confint(round(0.5 * n), n, method="wilson")
+        )
+    )
+    assert lesson.trials_needed(0.5, 0.05) == ref

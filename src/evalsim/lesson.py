@@ -205,7 +205,21 @@ def trials_needed(p, half_width, z=Z95) -> int:
     >>> trials_needed(0.70, 0.05)
     320
     """
+    p, half_width, z = float(p), float(half_width), float(z)
+    if 0 < p < 1 and 0 < half_width and z > 0:
+        approx = z * z * p * (1 - p) / (half_width * half_width)  # the Wald n, near the answer
+        if approx > TRIALS_NEEDED_MAX_N:
+            raise ValueError(
+                f"half_width={half_width!r} at p={p!r} needs about {approx:.3g} trials, above "
+                f"the bound {TRIALS_NEEDED_MAX_N} of this scan (the Wald n z^2 p (1-p) / h^2 "
+                "is within a few trials of the answer there)"
+            )
     return int(_budget.trials_for_half_width(p, half_width, z=z))
+
+
+#: trials_needed scans n upward; above this many trials (by the Wald estimate) it refuses
+#: rather than scan for minutes (0.5 at +/-1e-4 is ~9.6e7 trials).
+TRIALS_NEEDED_MAX_N = 10_000_000
 
 
 def fisher_p(k1, n1, k2, n2) -> float:

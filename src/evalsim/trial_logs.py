@@ -37,6 +37,8 @@ that did not start from the same state).
 
 from __future__ import annotations
 
+import csv
+import hashlib
 import json
 import os
 from pathlib import Path
@@ -62,6 +64,13 @@ _TRUE = {"1", "1.0", "true", "t", "yes", "y"}
 _FALSE = {"0", "0.0", "false", "f", "no", "n"}
 _TABLE_SUFFIXES = {".csv": ",", ".tsv": "\t"}
 _PARQUET_SUFFIXES = {".parquet", ".pq"}
+
+#: Largest trial log read (bytes): a 2,000,000-trial CSV is ~60 MB; anything past this limit
+#: is refused before it is read rather than filling the memory.
+MAX_LOG_BYTES = 1 << 30
+
+#: Bytes sniffed at the start of a CSV/TSV/JSON log for NULs (a binary or sparse file).
+_SNIFF_BYTES = 1 << 16
 
 
 class TrialLogError(ValueError):
@@ -94,7 +103,17 @@ def read_trial_logs(paths, policy: str | None = None, extra_columns=()) -> pd.Da
         raise TrialLogError("--policy names the policy of a single file; give one file per call")
     frames, sources, warnings = [], [], []
     folder_names: dict[str, str] = {}
+    seen: dict[tuple, str] = {}
     for path, label in specs:
+        for key in (("path", str(Path(path).resolve())), ("content", _digest(path))):
+            if key[1] is not None and key in seen:
+                same = "is the same file as" if key[0] == "path" else "has the same content as"
+                raise TrialLogError(
+                    f"{path}: {same} {seen[key]}; each log must be given once (its trials "
+                    "would be counted twice)"
+                )
+            if key[1] is not None:
+                seen[key] = str(path)
         name = label if label is not None else policy
         df = read_trial_log(path, policy=name, extra_columns=extra_columns)
         warnings.extend(df.attrs.get("warnings", []))
@@ -132,6 +151,50 @@ def read_trial_logs(paths, policy: str | None = None, extra_columns=()) -> pd.Da
     return out
 
 
+def _digest(path) -> str | None:
+    """SHA-256 of a regular file's bytes (streamed), None for anything else."""
+    p = Path(path)
+    if not p.is_file() or p.stat().st_size > MAX_LOG_BYTES:
+        return None
+    h = hashlib.sha256()
+    with open(p, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _sniff(path: Path, suffix: str) -> None:
+    """Refuse what is not a plausible log before reading it: not a regular file (a device, a
+    pipe), larger than :data:`MAX_LOG_BYTES`, NUL bytes in the first 64 KiB of a text log
+    (binary or sparse), or a CSV/TSV header that names a column twice."""
+    if not path.is_file():
+        raise TrialLogError(f"{path}: not a regular file")
+    size = path.stat().st_size
+    if size > MAX_LOG_BYTES:
+        raise TrialLogError(
+            f"{path}: {size / 2**20:.0f} MiB is above the {MAX_LOG_BYTES / 2**20:.0f} MiB "
+            "limit of a trial log"
+        )
+    if suffix in _PARQUET_SUFFIXES:
+        return
+    with open(path, "rb") as fh:
+        head = fh.read(_SNIFF_BYTES)
+    if b"\x00" in head:
+        raise TrialLogError(f"{path}: binary data (NUL bytes) in a text log; not a CSV/TSV/JSON")
+    if suffix in _TABLE_SUFFIXES:
+        first = head.split(b"\n", 1)[0].decode("utf-8-sig", errors="replace")
+        names = [
+            c.strip().lower()
+            for c in next(csv.reader([first], delimiter=_TABLE_SUFFIXES[suffix]), [])
+        ]
+        twice = sorted({c for c in names if c and names.count(c) > 1})
+        if twice:
+            raise TrialLogError(
+                f"{path}: the header names column(s) {', '.join(twice)} more than once "
+                "(ignoring case); which one is meant is ambiguous"
+            )
+
+
 def read_trial_log(
     path: str | os.PathLike, policy: str | None = None, extra_columns=()
 ) -> pd.DataFrame:
@@ -161,6 +224,8 @@ def read_trial_log(
     if path.is_dir():
         raise TrialLogError(f"{path}: is a folder, not a trial log file")
     suffix = path.suffix.lower()
+    if suffix == ".json" or suffix in _TABLE_SUFFIXES or suffix in _PARQUET_SUFFIXES:
+        _sniff(path, suffix)
     if suffix == ".json":
         df = _read_lerobot_json(path, policy)
     elif suffix in _TABLE_SUFFIXES or suffix in _PARQUET_SUFFIXES:
@@ -226,7 +291,9 @@ def _read_lerobot_json(path: Path, policy: str | None) -> pd.DataFrame:
             if episode.get("seed") is not None:
                 row["condition"] = str(episode["seed"])
             rows.append(row)
-        df = pd.DataFrame(rows, columns=None if rows else ["policy", "success"])
+        if not rows:
+            raise TrialLogError(f"{path}: no episodes (per_episode is empty)")
+        df = pd.DataFrame(rows)
         df.attrs["pc_success"] = _reported_pc_success(info)
         return df
     if isinstance(info, dict) and isinstance(info.get("per_task"), list):
@@ -236,19 +303,37 @@ def _read_lerobot_json(path: Path, policy: str | None) -> pd.DataFrame:
                 successes = task["metrics"]["successes"]
             except (KeyError, TypeError):
                 raise TrialLogError(f"{path}: per_task[{j}] has no metrics.successes") from None
-            label = ":".join(
+            label = _task_name(task) or ":".join(
                 str(task[key]) for key in ("task_group", "task_id") if task.get(key) is not None
             )
             if not isinstance(successes, list):
                 raise TrialLogError(f"{path}: per_task[{j}] metrics.successes is not a list")
             for s in successes:
                 rows.append({"policy": name, "task": label or str(j), "success": s})
-        df = pd.DataFrame(rows, columns=None if rows else ["policy", "success"])
+        if not rows:
+            raise TrialLogError(f"{path}: no episodes (every per_task successes list is empty)")
+        df = pd.DataFrame(rows)
         df.attrs["pc_success"] = _reported_pc_success(info)
         return df
     raise TrialLogError(
         f"{path}: not a LeRobot eval_info file (expected a 'per_episode' or 'per_task' list)"
     )
+
+
+#: Keys of a LeRobot per_task entry (or its metrics) that hold the task's name, in order.
+_TASK_NAME_KEYS = ("task", "task_name", "task_description", "description")
+
+
+def _task_name(task) -> str | None:
+    """The task's name when the entry has one (else the caller uses task_group:task_id)."""
+    if not isinstance(task, dict):
+        return None
+    for block in (task, task.get("metrics") if isinstance(task.get("metrics"), dict) else {}):
+        for key in _TASK_NAME_KEYS:
+            value = block.get(key)
+            if isinstance(value, str) and value.strip():
+                return value.strip()
+    return None
 
 
 def _reported_pc_success(info: dict) -> float | None:
@@ -263,7 +348,7 @@ def _reported_pc_success(info: dict) -> float | None:
 
 
 def parse_success(values: pd.Series, path: str | os.PathLike = "") -> pd.Series:
-    """Map 0/1, true/false (any case), yes/no to bool; anything else raises.
+    """Map 0/1, true/false, yes/no (any case; also t/f, y/n) to bool; anything else raises.
 
     The error names the first bad value and its row (1-based data row; in a CSV with a
     header this is line ``row + 1``).
@@ -291,7 +376,7 @@ def parse_success(values: pd.Series, path: str | os.PathLike = "") -> pd.Series:
         if v is None or (isinstance(v, float) and v != v) or str(v).strip() == "":
             raise TrialLogError(f"{prefix}success is empty in data row {i + 1}")
         raise TrialLogError(
-            f"{prefix}success must be 0/1 or true/false; got {v!r} in data row {i + 1}"
+            f"{prefix}success must be 0/1, true/false or yes/no; got {v!r} in data row {i + 1}"
         )
     return pd.Series(true, index=values.index, dtype=bool, name=values.name)
 

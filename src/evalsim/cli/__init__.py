@@ -85,6 +85,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         msg = str(err).strip().splitlines()[0] if str(err).strip() else "invalid value"
         print(f"{prog}: error: {msg}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except MemoryError:
+        print(
+            f"{prog}: error: out of memory (the input or the request is too large)", file=sys.stderr
+        )
+        return EXIT_BAD_INPUT
+    except OSError as err:  # a file that cannot be read or written, a full disk
+        where = f"{err.filename}: " if getattr(err, "filename", None) else ""
+        print(f"{prog}: error: {where}{err.strerror or err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except MissingLibrary as err:
         print(f"{prog}: error: {err}", file=sys.stderr)
         return EXIT_MISSING_LIBRARY
@@ -93,8 +102,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"{prog}: error: {err.name} is not available in this install", file=sys.stderr)
         return EXIT_MISSING_LIBRARY
-    text = report.render(fmt)
     try:
+        text = report.render(fmt)
         sys.stdout.write(text)
         sys.stdout.flush()
     except BrokenPipeError:  # `evalsim ... | head`: the reader left; not an error

@@ -97,7 +97,10 @@ def _count(text: str) -> int:
 
 
 def _positive_int(text: str) -> int:
-    value = _count(text)
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
     return value
@@ -195,9 +198,17 @@ def check_plot_path(path: str | None) -> None:
     suffix = os.path.splitext(path)[1].lower()
     if suffix not in (".png", ".pdf"):
         raise BadInput(f"--plot must end in .png or .pdf, got {path!r}")
+    check_out_path(path, "--plot")
+
+
+def check_out_path(path: str, flag: str = "--out") -> None:
+    """Refuse an output file that is a folder or whose folder does not exist (no command
+    creates a folder it was not asked to), before any work is done."""
+    if os.path.isdir(path):
+        raise BadInput(f"{flag}: {path!r} is a folder; give a file name")
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
-        raise BadInput(f"--plot: folder {folder!r} does not exist")
+        raise BadInput(f"{flag}: folder {folder!r} does not exist")
 
 
 def plot_rates(rows: Sequence[dict], path: str, title: str, confidence: float) -> None:
@@ -371,13 +382,44 @@ def _pct(x: float | None, digits: int = 1) -> str:
     return "n/a" if x is None or x != x else f"{100 * x:.{digits}f}%"
 
 
+def _prob_pct(x: float | None, digits: int = 1) -> str:
+    """A probability in percent that never rounds to a certainty it is not (99.99 -> "> 99.9%")."""
+    if x is None or x != x:
+        return "n/a"
+    step = 10.0**-digits / 100
+    if 1 - step / 2 <= x < 1:
+        return f"> {100 * (1 - step):.{digits}f}%"
+    if 0 < x < step / 2:
+        return f"< {100 * step:.{digits}f}%"
+    return _pct(x, digits)
+
+
 def _ci_pct(lo: float, hi: float, digits: int = 1) -> str:
+    """An interval in percent, with more digits when its ends would print equal."""
+    while digits < 4 and lo != hi and f"{100 * lo:.{digits}f}" == f"{100 * hi:.{digits}f}":
+        digits += 1
     return f"[{100 * lo:.{digits}f}, {100 * hi:.{digits}f}]"
+
+
+def _pts(half_width: float) -> str:
+    """A half-width in points: one decimal below 1 point, so it never shows as "0 pts"."""
+    pts = 100 * half_width
+    return f"{pts:.0f} pts" if pts >= 0.95 else f"{pts:.2g} pts"
+
+
+def _plural(count: int, word: str) -> str:
+    return (
+        f"{count} {word}"
+        if count == 1
+        else f"{count} {word[:-1] + 'ies' if word.endswith('y') else word + 's'}"
+    )
 
 
 def _p(x: float | None) -> str:
     if x is None or x != x:
         return "n/a"
+    if x == 0:
+        return "< 1e-300"  # below the smallest double a p-value is computed to
     return f"{x:.2g}" if x < 0.001 else f"{x:.3f}"
 
 

@@ -14,8 +14,18 @@ from evalsim.cli._common import (
     add_json_flag,
 )
 
+#: Largest --n: the exact false-win rate tracks every (k_A, k_B) state, O(n^2) memory and
+#: O(n^2) work per look (n = 2000 is 32 MB); above it the command refuses (at 100000 it ran
+#: out of memory).
+PEEK_MAX_N = 2000
+
 
 def cmd_peek(args) -> Report:
+    if args.n > PEEK_MAX_N:
+        raise BadInput(
+            f"--n {args.n} is above the limit {PEEK_MAX_N} of the exact computation "
+            "(O(n^2) states); the false-win rate of peeking only grows with more looks"
+        )
     if args.discordance is not None and not args.paired:
         raise BadInput("--discordance applies only with --paired")
     if args.paired:

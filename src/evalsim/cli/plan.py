@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 
 from evalsim.cli._common import (
+    FISHER_MDE_EXACT_MAX_N,
     BadInput,
     Report,
     _lib,
@@ -13,6 +15,7 @@ from evalsim.cli._common import (
     _pct,
     _positive_float,
     _positive_int,
+    _prob_pct,
     _probability,
     add_json_flag,
 )
@@ -110,10 +113,14 @@ def cmd_plan(args) -> Report:
     rows.append([normal_label, n_normal, 2 * n_normal, h_text(n_normal)])
 
     mde = power_at_n = None
+    at_n_method = "exact"
     if args.n is not None:
         if args.paired:
             power_at_n = float(_lib("design", "mcnemar_power_exact")(args.n, p10, p01, alpha))
             mde = _paired_mde(args.n, args.discordance, alpha, power)
+        elif args.n > FISHER_MDE_EXACT_MAX_N:  # the fast path: normal approximations, labelled
+            power_at_n, mde = _normal_power_mde(p1, p2, args.n, alpha, power)
+            at_n_method = "normal approximation"
         else:
             power_at_n = float(_lib("power", "fisher_power")(p1, args.n, p2, args.n, alpha=alpha))
             res = _lib("design", "mde_exact")(
@@ -134,6 +141,7 @@ def cmd_plan(args) -> Report:
         "minutes_per_trial": args.minutes_per_trial,
         "hours": hours(n_exact if n_exact is not None else n_normal),
         "n": args.n,
+        "at_n_method": at_n_method if args.n is not None else None,
         "mde": mde,
         "power_at_n": power_at_n,
     }
@@ -155,6 +163,8 @@ def cmd_plan(args) -> Report:
         rep.line("add --minutes-per-trial M for the bench hours")
     if args.n is not None:
         test = "exact McNemar" if args.paired else "Fisher's exact"
+        if at_n_method != "exact":
+            test = f"{at_n_method}: n above {FISHER_MDE_EXACT_MAX_N} per arm"
         where = (
             f"discordance {args.discordance:g}"
             if args.paired
@@ -164,7 +174,7 @@ def cmd_plan(args) -> Report:
             f"At n = {args.n} per arm ({test})",
             ["quantity", "value"],
             [
-                [f"power to detect {_pct(p1, 0)} vs {_pct(p2, 0)}", _pct(power_at_n)],
+                [f"power to detect {_pct(p1, 0)} vs {_pct(p2, 0)}", _prob_pct(power_at_n)],
                 [
                     f"MDE at {_pct(power, 0)} power ({where})",
                     "n/a" if mde is None else f"{100 * mde:.1f} pts",
@@ -174,6 +184,19 @@ def cmd_plan(args) -> Report:
     for note in notes:
         rep.line(f"note: {note}")
     return rep
+
+
+def _normal_power_mde(p1: float, p2: float, n: int, alpha: float, power: float):
+    """Power of the two-sided two-proportion z test at n per arm, and its MDE at the mean
+    rate (the fast path above :data:`FISHER_MDE_EXACT_MAX_N`, where exact Fisher and the
+    normal approximation agree to well under a point)."""
+    z = NormalDist()
+    za, zb = z.inv_cdf(1 - alpha / 2), z.inv_cdf(power)
+    se = math.sqrt((p1 * (1 - p1) + p2 * (1 - p2)) / n)
+    d = abs(p2 - p1)
+    pw = 1.0 if se == 0 and d > 0 else (z.cdf(d / se - za) + z.cdf(-d / se - za) if se else alpha)
+    b = (p1 + p2) / 2
+    return float(pw), (za + zb) * math.sqrt(2 * b * (1 - b) / n)
 
 
 def register(sub) -> None:

@@ -27,8 +27,14 @@ from evalsim.cli._common import (
     _positive_int,
     _probability,
     add_json_flag,
+    check_out_path,
 )
 from evalsim.trial_logs import pairing_key, read_trial_logs
+
+#: Largest n_max of a paired design the command builds: the exact paired recursion and its
+#: certificate grow as O(n_max^2) states per look (unpaired designs stop at
+#: :data:`evalsim.stats.sequential.UNPAIRED_N_MAX`).
+PAIRED_N_MAX = 2000
 
 
 def _load(path: str):
@@ -51,8 +57,17 @@ def cmd_design(args) -> Report:
         raise BadInput("give both --futility-z and --futility-from, or neither")
     if args.futility_z is not None:
         futility = {"z": args.futility_z, "from": args.futility_from}
+    check_out_path(args.out)
     if args.spending == "power" and args.rho is None:
         raise BadInput("--spending power needs --rho")
+    if args.rho is not None and args.spending != "power":
+        raise BadInput(f"--rho is the exponent of --spending power; {args.spending} takes none")
+    if args.d_max is not None and args.kind != "paired":
+        raise BadInput("--d-max (a cap on discordant pairs) is for --kind paired designs")
+    if args.kind == "paired" and args.n_max > PAIRED_N_MAX:
+        raise BadInput(
+            f"--n-max {args.n_max} is above the paired limit {PAIRED_N_MAX} of this command"
+        )
     if args.kind == "paired":
         if args.spending == "shape":
             raise BadInput(
@@ -147,6 +162,11 @@ def cmd_oc(args) -> Report:
         raise BadInput("--p10/--p01 are for paired designs; give --pa and --pb")
     if not given_split and (args.pa is None or args.pb is None):
         raise BadInput("give --pa and --pb (or --p10 and --p01 for a paired design)")
+    if given_split and (args.pa is not None or args.pb is not None):
+        raise BadInput(
+            "give --p10 and --p01, or --pa and --pb, not both: a paired design's operating "
+            "characteristics depend on p10 and p01 only, so --pa/--pb would be ignored"
+        )
     oc = _lib("sequential", "operating_characteristics")(
         design, p_a=args.pa, p_b=args.pb, p10=args.p10, p01=args.p01
     )
@@ -198,6 +218,8 @@ def cmd_check(args) -> Report:
         res = _lib("sequential_io", "check_unpaired")(
             design, a["success"].to_numpy(), b["success"].to_numpy()
         )
+    beyond = {name: len(g) - design.n_max for name, g in (("A", a), ("B", b))}
+    beyond = {k: v for k, v in beyond.items() if v > 0} if design.kind == "unpaired" else {}
     data = {
         "design": design.label,
         "status": res.status,
@@ -205,7 +227,8 @@ def cmd_check(args) -> Report:
         "at": res.at,
         "tallies": res.tallies,
         "boundary": res.boundary,
-        "interval_diff_b_minus_a": None if res.interval is None else list(res.interval),
+        "interval_diff_b_minus_a": None if res.interval is None else _clip(res.interval),
+        "trials_beyond_n_max": beyond,
         "interval_confidence": res.confidence,
         "max_type1_certified": design.certificate.upper if design.certificate else None,
     }
@@ -214,17 +237,30 @@ def cmd_check(args) -> Report:
     rep.line(f"design: {design.label}")
     rep.table("Tallies", list(res.tallies), [list(res.tallies.values())])
     if res.interval is not None:
-        lo, hi = res.interval
+        lo, hi = _clip(res.interval)
+        clipped = "; clipped to [-100, +100]" if [lo, hi] != list(res.interval) else ""
         rep.line(
             f"p_B - p_A: [{100 * lo:+.1f}, {100 * hi:+.1f}] points "
             "(approximate repeated confidence interval at the stopping look's critical value, "
-            f"nominal {res.confidence:.4f} pointwise)"
+            f"nominal {res.confidence:.4f} pointwise{clipped})"
+        )
+    for name, extra in beyond.items():
+        rep.line(
+            f"warning: policy {name} has {extra} trial(s) beyond the design's n_max = "
+            f"{design.n_max}; they are not used (the design ends at n_max)"
         )
     rep.line(_cert_text(design))
     return rep
 
 
+def _clip(interval) -> list[float]:
+    """A difference of two rates lies in [-1, 1]: the Wald-type interval is clipped to it."""
+    lo, hi = (float(v) for v in interval)
+    return [max(lo, -1.0), min(hi, 1.0)]
+
+
 def cmd_sheet(args) -> Report:
+    check_out_path(f"{args.out}.png")
     design = _load(args.design)
     from evalsim.figures import save_figure, set_style
     from evalsim.products.sequential_sheet import bench_sheet

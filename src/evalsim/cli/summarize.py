@@ -12,6 +12,8 @@ from evalsim.cli._common import (
     _lib,
     _open_unit,
     _pct,
+    _plural,
+    _pts,
     add_format_flags,
     add_log_hook_flags,
     apply_log_hooks,
@@ -167,7 +169,10 @@ def cmd_summarize(args) -> Report:
         "warnings": warnings,
     }
     rep = Report(data)
-    rep.line(f"{len(df)} trials, {len(by_policy)} policies ({', '.join(args.files)})")
+    rep.line(
+        f"{_plural(len(df), 'trial')}, {_plural(len(by_policy), 'policy')} "
+        f"({', '.join(args.files)})"
+    )
     headers = ["k/n", "rate", f"Wilson {level}", f"Clopper-Pearson {level}", "+/-"]
 
     def cells(r):
@@ -176,7 +181,7 @@ def cmd_summarize(args) -> Report:
             _pct(r["rate"]),
             _ci_pct(*r["wilson"]),
             _ci_pct(*r["clopper_pearson"]),
-            f"{100 * r['half_width']:.0f} pts" + (" !" if r["imprecise"] else ""),
+            _pts(r["half_width"]) + (" !" if r["imprecise"] else ""),
         ]
 
     rep.table("By policy", ["policy", *headers], [[r["policy"], *cells(r)] for r in by_policy])

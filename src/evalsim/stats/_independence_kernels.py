@@ -56,48 +56,72 @@ def runs_null_pmf(n1, n2, out):
 
 
 @njit(cache=True)
-def rank_sum_null_pmf(n, m, work):
-    """P(U = u), u = 0 .. m (n - m), for the sum of m positions drawn from 1..n without order.
+def rank_sum_counts_mod(n, m, primes, work):
+    """Counts of U = S - m (m + 1) / 2 modulo each prime, for m positions drawn from 1..n.
 
-    ``U = S - m (m + 1) / 2``. Harding's (1984) generating function, the Gaussian binomial
-    ``G_m = prod_{j=1}^{m} (1 - q^(n-m+j)) / (1 - q^j)``, built one factor pair at a time:
-    ``G_j = (1 - q^(n-m+j)) G_(j-1) / (1 - q^j)``. Each step first divides (a running sum with
-    stride j: additions of non-negative numbers) and then multiplies, and only for the lower
-    half of the coefficients; ``G_j`` is palindromic, so the upper half is mirrored. This keeps
-    the subtraction where the series and the polynomial are of the same size (the upper half
-    of the series would cancel badly). Rescaled to a maximum of 1 after every step so nothing
-    overflows. ``work`` holds at least ``m (n - m) + 1`` floats. Returns the normalised pmf
-    (a view of ``work``).
+    ``U``'s counts are the coefficients of the Gaussian binomial
+    ``G_m = prod_{j=1}^{m} (1 - q^(n-m+j)) / (1 - q^j)`` (Harding 1984), built one factor
+    pair at a time: ``G_j = (1 - q^(n-m+j)) G_(j-1) / (1 - q^j)`` -- a running sum with
+    stride j, then a subtraction -- for the lower half of the coefficients (``G_j`` is
+    palindromic; the upper half is mirrored). In floating point the subtraction cancels and
+    the error grows geometrically with j (the law was wrong from n ~ 600); here every count is
+    kept exactly, as its residues modulo ``primes`` (each < 2^31, so sums stay in int64).
+    ``work`` is int64 of shape (m (n - m) + 1, len(primes)); returns it, filled.
     """
     width = n - m
+    r = primes.shape[0]
     for u in range(work.shape[0]):
-        work[u] = 0.0
-    work[0] = 1.0
+        for t in range(r):
+            work[u, t] = 0
+    for t in range(r):
+        work[0, t] = 1
     deg = 0
     for j in range(1, m + 1):
         a = width + j
         new_deg = deg + width
         half = new_deg // 2
         for u in range(j, half + 1):  # divided by (1 - q^j)
-            work[u] += work[u - j]
+            for t in range(r):
+                v = work[u, t] + work[u - j, t]
+                if v >= primes[t]:
+                    v -= primes[t]
+                work[u, t] = v
         for u in range(half, a - 1, -1):  # times (1 - q^a), highest power first
-            work[u] -= work[u - a]
-        mx = 0.0
+            for t in range(r):
+                v = work[u, t] - work[u - a, t]
+                if v < 0:
+                    v += primes[t]
+                work[u, t] = v
         for u in range(half + 1):
-            if work[u] < 0.0:  # round-off where the count is 0
-                work[u] = 0.0
-            if work[u] > mx:
-                mx = work[u]
-        for u in range(half + 1):
-            work[u] /= mx
-            work[new_deg - u] = work[u]
+            for t in range(r):
+                work[new_deg - u, t] = work[u, t]
         deg = new_deg
-    total = 0.0
-    for u in range(deg + 1):
-        total += work[u]
-    for u in range(deg + 1):
-        work[u] /= total
-    return work[: deg + 1]
+    return work
+
+
+@njit(cache=True)
+def garner_to_float(residues, primes, inverses, scale, out):
+    """Each row of ``residues`` (an integer below ``prod(primes)``) times 1 / total, as float.
+
+    Garner's mixed-radix digits ``x = d_0 + d_1 p_0 + d_2 p_0 p_1 + ...`` (all digits
+    non-negative, so the float sum below does not cancel); ``inverses[i]`` is
+    ``(p_0 ... p_(i-1))^-1 mod p_i`` and ``scale[i]`` is ``p_0 ... p_(i-1) / total`` as a float.
+    """
+    r = primes.shape[0]
+    digits = np.zeros(r, dtype=np.int64)
+    for u in range(residues.shape[0]):
+        for i in range(r):
+            p = primes[i]
+            # value of the digits so far, modulo p: d_0 + d_1 p_0 + ... (Horner, from the top)
+            acc = 0
+            for q in range(i - 1, -1, -1):
+                acc = (acc * (primes[q] % p) + digits[q]) % p
+            digits[i] = ((residues[u, i] - acc) % p) * inverses[i] % p
+        total = 0.0
+        for i in range(r - 1, -1, -1):
+            total += digits[i] * scale[i]
+        out[u] = total
+    return out
 
 
 @njit(cache=True)
