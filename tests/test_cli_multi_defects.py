@@ -1,0 +1,185 @@
+"""Issue 24's multi-task and multi-seed defects of the ``evalsim`` command, each with a test
+that failed before its fix (items 2, 7 for ``--by task``, 15, 17, 18, 19, 20).
+
+Expected numbers come from SciPy / statsmodels / plain arithmetic on the same counts, never
+from the command's own helpers.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from PIL import Image
+from scipy.stats import binomtest, fisher_exact
+
+from evalsim.cli import main
+from evalsim.stats.independence import independence_checks
+
+
+def run(capsys, *argv):
+    rc = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def run_json(capsys, *argv) -> dict:
+    rc, out, err = run(capsys, *argv, "--json")
+    assert rc == 0, err
+    return json.loads(out)
+
+
+# Per task: (A-only, B-only, both, neither) pairs, on conditions c0, c1, ...
+PAIRED = {"pick": (2, 7, 10, 3), "place": (4, 6, 5, 5), "pour": (1, 5, 8, 2)}
+
+
+def paired_log(path, cells=PAIRED):
+    rows = []
+    for task, (a_only, b_only, both, neither) in cells.items():
+        outcomes = [(1, 0)] * a_only + [(0, 1)] * b_only + [(1, 1)] * both + [(0, 0)] * neither
+        for i, (sa, sb) in enumerate(outcomes):
+            rows.append({"task": task, "policy": "base", "condition": f"c{i}", "success": sa})
+            rows.append({"task": task, "policy": "new", "condition": f"c{i}", "success": sb})
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def by_task(capsys, log, *extra):
+    return run_json(capsys, "compare", log, "--a", "base", "--b", "new", "--by", "task", *extra)
+
+
+# --------------------------------------------------------------------------- item 2
+
+
+@pytest.mark.parametrize("alternative", ["greater", "less"])
+def test_item02_by_task_honours_alternative(tmp_path, capsys, alternative):
+    log = paired_log(tmp_path / "log.csv")
+    two = by_task(capsys, log)
+    one = by_task(capsys, log, "--alternative", alternative)
+    assert one["alternative"] == alternative
+    for t in one["tasks"]:
+        a_only, b_only, _, _ = PAIRED[t["task"]]
+        want = binomtest(b_only, a_only + b_only, 0.5, alternative=alternative).pvalue
+        assert t["pvalue"] == pytest.approx(want, rel=1e-12)
+    s_b = sum(c[1] for c in PAIRED.values())
+    m = sum(c[0] + c[1] for c in PAIRED.values())
+    want = binomtest(s_b, m, 0.5, alternative=alternative).pvalue
+    assert one["stratified_mcnemar"]["pvalue"] == pytest.approx(want, rel=1e-12)
+    assert one["verdict"] != two["verdict"]
+    if alternative == "less":  # B is better everywhere: "B < A" is far from shown
+        assert "is not shown worse" in one["verdict"]
+
+
+def test_item02_unpaired_one_sided_fisher(tmp_path, capsys):
+    log = paired_log(tmp_path / "log.csv")
+    data = by_task(capsys, log, "--alternative", "greater", "--unpaired")
+    for t in data["tasks"]:
+        want = fisher_exact(
+            [[t["k_b"], t["n_b"] - t["k_b"]], [t["k_a"], t["n_a"] - t["k_a"]]],
+            alternative="greater",
+        ).pvalue
+        assert t["test"] == "fisher" and t["pvalue"] == pytest.approx(want, rel=1e-12)
+    assert data["stratified_mcnemar"] is None and data["decided_by"] == "exact stratified"
+
+
+# --------------------------------------------------------------------------- item 18
+
+
+def test_item18_paired_stratified_test_decides_when_paired(tmp_path, capsys):
+    log = paired_log(tmp_path / "log.csv")
+    data = by_task(capsys, log)
+    assert data["paired"] and data["decided_by"].startswith("exact stratified McNemar")
+    s_b = sum(c[1] for c in PAIRED.values())
+    m = sum(c[0] + c[1] for c in PAIRED.values())
+    smc = data["stratified_mcnemar"]
+    assert (smc["b_only"], smc["discordant"]) == (s_b, m)
+    assert smc["pvalue"] == pytest.approx(binomtest(s_b, m, 0.5).pvalue, rel=1e-12)
+    assert smc["odds_ratio"] == pytest.approx(s_b / (m - s_b), rel=1e-12)
+    assert "exact stratified McNemar (paired) p = 0.043" in data["verdict"]
+
+
+# --------------------------------------------------------------------------- item 7
+
+
+def blocked_log(path):
+    """Two policies, two tasks; the session: A's tasks then B's, trial index `t`.
+
+    base fails every trial of its second half (drift); new is steady."""
+    rows, t = [], 0
+    steady = np.random.default_rng(7).random(30) < 0.7
+    for policy in ("base", "new"):
+        for task in ("pick", "place"):
+            for i in range(30):
+                drift = policy == "base" and task == "place"
+                s = 0 if drift else int(steady[i])
+                rows.append(
+                    {"task": task, "policy": policy, "condition": f"c{i}", "success": s, "t": t}
+                )
+                t += 1
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path, pd.DataFrame(rows)
+
+
+def test_item07_by_task_order_runs_per_task_checks(tmp_path, capsys):
+    log, df = blocked_log(tmp_path / "log.csv")
+    data = by_task(capsys, log, "--order", "t")
+    groups = {(g["policy"], g["task"]): g for g in data["independence"]["groups"]}
+    assert set(groups) == {(p, t) for p in ("base", "new") for t in ("pick", "place")}
+    for (p, t), g in groups.items():
+        x = df[(df.policy == p) & (df.task == t)].sort_values("t")["success"].to_numpy(bool)
+        want = independence_checks(x, 0.05)
+        assert g["n"] == 30 and g["runs"]["pvalue"] == pytest.approx(want.runs.pvalue)
+    assert data["independence"]["interleaving"]["status"] == "blocked"
+    rc, out, err = run(
+        capsys, "compare", log, "--a", "base", "--b", "new", "--by", "task", "--order", "t"
+    )
+    assert rc == 0 and "Independence over trial order" in out
+
+
+def test_item07_by_task_plot_writes_the_file(tmp_path, capsys):
+    log = paired_log(tmp_path / "log.csv")
+    fig = tmp_path / "f.png"
+    data = by_task(capsys, log, "--plot", fig)
+    assert data["plot"] == str(fig)
+    with Image.open(fig) as im:
+        assert im.format == "PNG" and im.size[0] > 100 and im.size[1] > 100
+    rc, out, err = run(
+        capsys,
+        "compare",
+        log,
+        "--a",
+        "base",
+        "--b",
+        "new",
+        "--by",
+        "task",
+        "--plot",
+        tmp_path / "f.txt",
+    )
+    assert rc == 2 and out == "" and err.count("\n") == 1 and ".png" in err
+
+
+# --------------------------------------------------------------------------- item 19
+
+
+def test_item19_whole_session_drift_across_tasks(tmp_path, capsys):
+    """base's tasks ran in blocks and its second block fails: each per-task sequence is
+    constant or periodic, the drift shows only over base's whole session."""
+    log, df = blocked_log(tmp_path / "log.csv")
+    data = by_task(capsys, log, "--order", "t")
+    sess = {g["policy"]: g for g in data["session_independence"]["groups"]}
+    for p in ("base", "new"):
+        x = df[df.policy == p].sort_values("t")["success"].to_numpy(bool)
+        want = independence_checks(x, 0.05)
+        assert sess[p]["n"] == 60
+        assert sess[p]["trend_pvalue"] == pytest.approx(want.trend.pvalue, rel=1e-12)
+        assert sess[p]["dependent"] == want.dependent
+        assert sess[p]["blocked"] and sess[p]["task_order"] == ["pick", "place"]
+    assert sess["base"]["dependent"] and not sess["new"]["dependent"]
+    # the same check beside summarize's per-task ones
+    summ = run_json(capsys, "summarize", log, "--order", "t")
+    assert {g["policy"] for g in summ["session_independence"]["groups"]} == {"base", "new"}
+    rc, out, _ = run(capsys, "summarize", log, "--order", "t")
+    assert "Whole session per policy" in out and "warning: base: its success rate moves" in out
