@@ -118,7 +118,7 @@ def task_pairs(df: pd.DataFrame, a: str, b: str, keys: list[str]) -> dict:
         task -> ``(a_only, b_only, n_pairs)``, or None for a task whose trials cannot be
         paired (a key repeated within a policy there, or no key shared by A and B).
     """
-    tasks_all = sorted(set(df["task"]))
+    tasks_all = sorted(str(t) for t in df["task"].unique())
     if not keys:
         return {t: None for t in tasks_all}
     code = np.zeros(len(df), dtype=np.int64)
@@ -325,7 +325,7 @@ def cmd_compare_by_task(args) -> Report:
     check_plot_path(args.plot)
     order_cols = _independence.order_columns(args)
     df = read_task_logs(args.files, args.policy, extra_columns=order_cols)
-    policies = sorted(set(df["policy"]))
+    policies = sorted(str(p) for p in df["policy"].unique())
     for flag, name in (("--a", args.a), ("--b", args.b)):
         if name not in policies:
             raise BadInput(
@@ -334,7 +334,7 @@ def cmd_compare_by_task(args) -> Report:
     if args.a == args.b:
         raise BadInput(f"--a and --b name the same policy {args.a!r}")
     df = df[df["policy"].isin([args.a, args.b])].reset_index(drop=True)
-    tasks = sorted(set(df["task"]))
+    tasks = sorted(str(t) for t in df["task"].unique())
     try:
         grid = outcome_grid(df, tasks=tasks, policies=[args.a, args.b])
     except ValueError as err:
