@@ -183,3 +183,98 @@ def test_item19_whole_session_drift_across_tasks(tmp_path, capsys):
     assert {g["policy"] for g in summ["session_independence"]["groups"]} == {"base", "new"}
     rc, out, _ = run(capsys, "summarize", log, "--order", "t")
     assert "Whole session per policy" in out and "warning: base: its success rate moves" in out
+
+
+# --------------------------------------------------------------------------- items 15, 17
+
+# 4 tasks x 100 episodes: diffusion far ahead on two tasks, level on two -- the exact test
+# (tasks fixed) is sure, a bootstrap over 4 tasks is not.
+RATES = {"t1": (20, 70), "t2": (90, 90), "t3": (50, 51), "t4": (60, 62)}  # (act, diffusion)
+
+
+def rank_log(path):
+    rows = []
+    for task, ks in RATES.items():
+        for policy, k in zip(("act", "diffusion"), ks, strict=True):
+            rows += [{"task": task, "policy": policy, "success": int(i < k)} for i in range(100)]
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def test_item17_rank_letters_and_intervals_agree_by_default(tmp_path, capsys):
+    log = rank_log(tmp_path / "log.csv")
+    data = run_json(capsys, "rank", log, "--bootstrap-reps", 1000)
+    assert data["tasks_as"] == "fixed"
+    (q,) = data["pairs"]
+    # the test: exact stratified over the tasks, tiny p
+    assert q["differ"] and q["pvalue_holm"] < 1e-3
+    lo, hi = q["diff_macro_simultaneous_ci"]
+    want = np.mean([d - a for a, d in RATES.values()]) / 100
+    assert q["diff_macro"] == pytest.approx(want, abs=1e-12)
+    # tasks fixed: the interval's half-width is about 1.96 x the binomial SE of the
+    # difference of macro rates (4 tasks, 100 episodes each), and it excludes 0 like the test
+    se = np.sqrt(sum(a * (100 - a) + d * (100 - d) for a, d in RATES.values()) / 1e6) / 4
+    assert (hi - lo) / 2 == pytest.approx(1.96 * se, rel=0.2)
+    assert lo > 0 and q["interval_excludes_0"]
+    letters = {row["policy"]: row["letters"] for row in data["ranking"]}
+    assert set(letters["act"]).isdisjoint(letters["diffusion"])
+    assert not any("warning" in n for n in data["notes"])
+
+
+def test_item17_tasks_as_sample_is_opt_in_and_warned(tmp_path, capsys):
+    log = rank_log(tmp_path / "log.csv")
+    data = run_json(capsys, "rank", log, "--bootstrap-reps", 1000, "--tasks-as-sample")
+    assert data["tasks_as"] == "sample"
+    (q,) = data["pairs"]
+    lo, hi = q["diff_macro_simultaneous_ci"]
+    # over 4 tasks the per-task differences (50, 0, 1, 2 points) give an interval with 0
+    assert lo < 0 < hi and not q["interval_excludes_0"]
+    letters = {row["policy"]: row["letters"] for row in data["ranking"]}
+    assert set(letters["act"]) & set(letters["diffusion"])  # not detectably different
+    assert any("4 task(s)" in n and "cannot support" in n for n in data["notes"])
+    rc, out, err = run(capsys, "rank", log, "--bootstrap-reps", 200, "--tasks-as-sample")
+    assert rc == 0 and "warning: --tasks-as-sample with 4 task(s)" in out
+
+
+def test_item15_rank_plot_in_percent(tmp_path, capsys):
+    import matplotlib.pyplot as plt
+
+    from evalsim.cli.rank import ranking_axes
+
+    log = rank_log(tmp_path / "log.csv")
+    fig_path = tmp_path / "rank.png"
+    data = run_json(capsys, "rank", log, "--bootstrap-reps", 200, "--plot", fig_path)
+    with Image.open(fig_path) as im:
+        assert im.format == "PNG" and im.size[0] > 100
+    frame = pd.DataFrame(data["ranking"])
+    fig = ranking_axes(frame, 0.95, "fixed")
+    ax = fig.axes[0]
+    assert ax.get_xlim() == (0.0, 100.0) and "%" in ax.get_xlabel()
+    xs = sorted(float(x) for x in ax.lines[0].get_xdata())
+    want = sorted(np.mean([k[i] for k in RATES.values()]) for i in (0, 1))
+    assert xs == pytest.approx(want, abs=1e-9)
+    plt.close(fig)
+
+
+def test_item15_plot_titles_name_a_and_b_as_given(tmp_path, capsys, monkeypatch):
+    from evalsim.cli import by_task, compare
+
+    titles = []
+    monkeypatch.setattr(compare, "plot_rates", lambda rows, path, title, conf: titles.append(title))
+    monkeypatch.setattr(by_task, "plot_rates", lambda rows, path, title, conf: titles.append(title))
+    log = paired_log(tmp_path / "log.csv")
+    for extra in ((), ("--by", "task")):
+        rc, _, err = run(
+            capsys,
+            "compare",
+            log,
+            "--a",
+            "new",
+            "--b",
+            "base",
+            "--plot",
+            tmp_path / "x.png",
+            *extra,
+        )
+        assert rc == 0, err
+    assert titles[0] == "new vs base" and titles[1].startswith("new vs base")

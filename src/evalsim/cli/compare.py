@@ -421,7 +421,7 @@ def cmd_compare(args) -> Report:
         for name, k, n in ((args.a, k_a, n_a), (args.b, k_b, n_b)):
             w = wilson_interval(k, n, confidence=1 - alpha)
             plot_rows.append({"label": name, "rate": k / n, "lower": w.lower, "upper": w.upper})
-        plot_rates(plot_rows, args.plot, f"{args.b} vs {args.a}", 1 - alpha)
+        plot_rates(plot_rows, args.plot, f"{args.a} vs {args.b}", 1 - alpha)
     rep.line("")
     rep.line(f"verdict: {verdict}")
     return rep
