@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from PIL import Image
+from scipy import stats
 from scipy.stats import binomtest, fisher_exact
 
 from evalsim.cli import main
@@ -278,3 +279,67 @@ def test_item15_plot_titles_name_a_and_b_as_given(tmp_path, capsys, monkeypatch)
         )
         assert rc == 0, err
     assert titles[0] == "new vs base" and titles[1].startswith("new vs base")
+
+
+# --------------------------------------------------------------------------- item 20
+
+SEEDS = {"act": [(36, 40), (24, 40), (30, 40)], "bc": [(28, 40), (29, 40), (28, 40), (29, 40)]}
+
+
+def seed_log(path, column="seed"):
+    rows = []
+    for policy, cells in SEEDS.items():
+        for s, (k, n) in enumerate(cells):
+            rows += [{"policy": policy, column: f"s{s}", "success": int(i < k)} for i in range(n)]
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def test_item20_summarize_per_seed_spread_design_effect(tmp_path, capsys):
+    from evalsim.stats.hierarchy import two_spreads
+
+    data = run_json(capsys, "summarize", seed_log(tmp_path / "log.csv"))
+    groups = {g["policy"]: g for g in data["clusters"]["groups"]}
+    for policy, cells in SEEDS.items():
+        g = groups[policy]
+        assert [(s["k"], s["n"]) for s in g["seeds"]] == cells
+        rates = np.array([k / n for k, n in cells])
+        assert g["seed_sd"] == pytest.approx(rates.std(ddof=1), rel=1e-12)
+        # one-way ANOVA on the 0/1 outcomes by hand: design effect 1 + (m - 1) ICC
+        k, n = np.array(cells).T
+        p, m, g_n = k.sum() / n.sum(), n[0], len(cells)
+        msb = (n * (rates - p) ** 2).sum() / (g_n - 1)
+        msw = (k * (1 - rates)).sum() / (n.sum() - g_n)
+        icc = ((msb - msw) / m) / ((msb - msw) / m + msw)
+        assert g["design_effect"] == pytest.approx(1 + (m - 1) * max(icc, 0), rel=1e-9)
+        assert g["design_effect"] == pytest.approx(two_spreads(k, n).design_effect, rel=1e-12)
+        half = stats.t.ppf(0.975, g_n - 1) * rates.std(ddof=1) / np.sqrt(g_n)
+        lo, hi = g["seed_t_ci"]
+        assert lo == pytest.approx(max(rates.mean() - half, 0), rel=1e-12)
+        assert hi == pytest.approx(min(rates.mean() + half, 1), rel=1e-12)
+        # the hierarchical interval is wider than the naive one when seeds spread
+        h, nv = g["hierarchical_ci"], g["naive_ci"]
+        if policy == "act":
+            assert g["seed_spread_dominates"] and (h[1] - h[0]) > 1.5 * (nv[1] - nv[0])
+        else:
+            assert not g["seed_spread_dominates"]
+    rc, out, _ = run(capsys, "summarize", seed_log(tmp_path / "log.csv"))
+    assert "warning: act: seed spread dominates trial spread" in out
+
+
+def test_item20_compare_with_seeds_as_replicates(tmp_path, capsys):
+    log = seed_log(tmp_path / "ckpt.csv", column="checkpoint")
+    data = run_json(capsys, "compare", log, "--a", "act", "--b", "bc", "--cluster", "checkpoint")
+    st = data["clusters"]["seed_test"]
+    ra = [k / n for k, n in SEEDS["act"]]
+    rb = [k / n for k, n in SEEDS["bc"]]
+    want = stats.ttest_ind(rb, ra, equal_var=False)
+    assert st["welch_pvalue"] == pytest.approx(float(want.pvalue), rel=1e-12)
+    assert st["welch_df"] == pytest.approx(float(want.df), rel=1e-12)
+    assert data["clusters"]["se_ratio"] > 1.5
+    rc, out, _ = run(capsys, "compare", log, "--a", "act", "--b", "bc", "--cluster", "checkpoint")
+    assert "warning: seed spread dominates trial spread" in out and "Welch t" in out
+    # without a cluster column nothing is added; a missing column is one line, exit 2
+    assert "clusters" not in run_json(capsys, "compare", log, "--a", "act", "--b", "bc")
+    rc, out, err = run(capsys, "compare", log, "--a", "act", "--b", "bc", "--cluster", "nope")
+    assert rc == 2 and out == "" and err.count("\n") == 1 and "nope" in err

@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from evalsim.cli import _independence, by_task
+from evalsim.cli import _clusters, _independence, by_task
 from evalsim.cli._common import (
     FISHER_MDE_EXACT_MAX_N,
     BadInput,
@@ -141,6 +141,7 @@ ALTERNATIVE_WORDS = {
 def _select(args):
     """The log, the two policies' trials, and the file notes (files without conditions)."""
     order = _independence.order_columns(args)  # --order's column, kept for its log hook
+    order += tuple(c for c in _clusters.cluster_columns(args) if c not in order)  # --cluster
     df = read_trial_logs(args.files, policy=args.policy, extra_columns=order)
     if args.task is not None:
         if "task" not in df.columns:
