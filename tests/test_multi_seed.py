@@ -10,7 +10,7 @@ import pytest
 from naive_multi_seed import welch
 from scipy import stats
 
-from evalsim.stats.multi_seed import seed_comparison
+from evalsim.stats.multi_seed import cluster_interval, seed_comparison
 
 KA, NA = [36, 24, 30], [40, 40, 40]
 KB, NB = [28, 29, 28, 29, 20], [40, 40, 40, 40, 30]
@@ -69,3 +69,22 @@ def test_no_spread_is_exact_and_deterministic():
 def test_bad_input(args, match):
     with pytest.raises(ValueError, match=match):
         seed_comparison(*args)
+
+
+def test_cluster_interval_has_the_law_of_the_hierarchical_bootstrap():
+    """Same two-stage law as T28's kernel (episodes redrawn one by one): the interval ends
+    agree within Monte-Carlo error, and the naive one is Binomial(N, K / N) / N."""
+    from evalsim.stats.hierarchy import hierarchical_bootstrap
+
+    k, n = np.array([36, 24, 30, 33]), np.array([40, 40, 40, 40])
+    values = np.concatenate([np.r_[np.ones(a), np.zeros(b - a)] for a, b in zip(k, n, strict=True)])
+    labels = np.repeat(np.arange(4), 40)
+    reps = 8000
+    lo, hi, n_lo, n_hi = cluster_interval(k, n, 0.9, reps, seed=2)
+    hb = hierarchical_bootstrap(values, labels, reps, 0.9, 3)
+    sd = hb.micro_se
+    assert lo == pytest.approx(hb.micro_lower, abs=0.5 * sd)
+    assert hi == pytest.approx(hb.micro_upper, abs=0.5 * sd)
+    p, big_n = k.sum() / n.sum(), n.sum()
+    z = stats.norm.ppf(0.95) * math.sqrt(p * (1 - p) / big_n)
+    assert (n_lo, n_hi) == pytest.approx((p - z, p + z), abs=0.01)

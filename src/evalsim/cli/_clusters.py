@@ -7,8 +7,8 @@ column (used when some policy has two or more seeds) or ``--cluster COLUMN``:
 * ``summarize`` adds, per policy (and task, when the log has several): each seed's k/n,
   the seed-to-seed and trial-to-trial spreads, the design effect and effective n
   (:func:`evalsim.stats.hierarchy.two_spreads`, as T22), and two cluster-aware intervals:
-  Student's t over the seed rates and the hierarchical bootstrap (seeds, then episodes;
-  :func:`evalsim.stats.hierarchy.hierarchical_bootstrap`, as T28);
+  Student's t over the seed rates and the hierarchical bootstrap (seeds, then episodes, as
+  T28; from the counts, :func:`evalsim.stats.multi_seed.cluster_interval`);
 * ``compare`` adds the test with seeds as the unit of replication: Welch's t-test on the
   seed rates and a cluster bootstrap of the pooled difference
   (:func:`evalsim.stats.multi_seed.seed_comparison`), and says when seed spread dominates
@@ -82,7 +82,7 @@ def _seed_counts(g: pd.DataFrame, column: str) -> tuple[list[str], np.ndarray, n
 
 def _spread(g: pd.DataFrame, column: str, confidence: float, rng) -> dict:
     """One policy's (or policy x task cell's) seeds: k/n, two spreads, intervals."""
-    from scipy import stats as sps  # SciPy's t quantile (imported late: startup time)
+    from scipy.special import stdtrit  # Student's t quantile (late: startup time)
 
     names, k, n = _seed_counts(g, column)
     out = {
@@ -96,13 +96,10 @@ def _spread(g: pd.DataFrame, column: str, confidence: float, rng) -> dict:
     ts = _lib("hierarchy", "two_spreads")(k, n)
     rates = k / n
     g_n = rates.size
-    half = float(sps.t.ppf((1 + confidence) / 2, g_n - 1) * rates.std(ddof=1) / math.sqrt(g_n))
-    hb = _lib("hierarchy", "hierarchical_bootstrap")(
-        g["success"].to_numpy(np.float64),
-        g[column].astype(str).to_numpy(),
-        BOOTSTRAP_REPS,
-        confidence,
-        rng,
+    half = float(stdtrit(g_n - 1, (1 + confidence) / 2) * rates.std(ddof=1) / math.sqrt(g_n))
+    # T28's two-stage bootstrap (seeds, then episodes), from the counts
+    h_lo, h_hi, n_lo, n_hi = _lib("multi_seed", "cluster_interval")(
+        k, n, confidence, BOOTSTRAP_REPS, rng
     )
     dominates = ts.between_var > ts.trial_sd**2
     out.update(
@@ -122,8 +119,8 @@ def _spread(g: pd.DataFrame, column: str, confidence: float, rng) -> dict:
                 max(float(rates.mean()) - half, 0.0),
                 min(float(rates.mean()) + half, 1.0),
             ],
-            "hierarchical_ci": [hb.micro_lower, hb.micro_upper],
-            "naive_ci": [hb.naive_lower, hb.naive_upper],
+            "hierarchical_ci": [h_lo, h_hi],
+            "naive_ci": [n_lo, n_hi],
             "seed_spread_dominates": bool(dominates),
         }
     )
