@@ -13,6 +13,9 @@ Keys of ``--json`` (issue 15), each with its target:
   Fisher p-value at n1 = n2 = 10^6 (700,000 vs 701,000 successes), evalsim's public function
   and ``scipy.stats.fisher_exact``, best of ``--repeat``; ``fisher_vs_scipy_speedup`` is
   their ratio (target > 1).
+- ``compare_by_task_2m_rows_seconds``: ``evalsim compare --by task`` on a 2,000,004-row
+  4-task paired log (issue 24); target <= 20, with ``compare_by_task_2m_rows_peak_mb`` <=
+  1536 (:func:`bench_compare_by_task_2m`).
 
 Issue 24 adds, on a 1,000-row paired log of three policies (``--cases small``):
 
@@ -182,7 +185,71 @@ def run(repeat: int, keep: str | None, cases=("small", "2m", "5m", "fisher")) ->
             cases_argv["peek_n2000"] = ["peek", "--n", "2000"]
         for key, argv in cases_argv.items():
             _record(out, key, run_cli(*argv))
+        if "2m" in cases:
+            out.update(bench_compare_by_task_2m(folder))
     return out
+
+
+def write_by_task_2m_log(path: Path, n_conditions: int = 250_000) -> None:
+    """A paired 4-task CSV log of 2,000,004 rows: act and bc on 250,000 shared conditions
+    per task (rates differing by a few points per task), and a third policy with one trial
+    per task (4 rows, filtered out by --a/--b), seeded."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    rng = np.random.default_rng(20261201)
+    rates = [(0.70, 0.69), (0.50, 0.55), (0.90, 0.88), (0.30, 0.33)]
+    tables = []
+    for t, pair in enumerate(rates):
+        cond = pa.array([f"c{i}" for i in range(n_conditions)])
+        for policy, rate in zip(("act", "bc"), pair, strict=True):
+            success = (rng.random(n_conditions) < rate).astype(np.int8)
+            tables.append(
+                pa.table(
+                    {
+                        "policy": pa.array([policy] * n_conditions),
+                        "task": pa.array([f"task{t}"] * n_conditions),
+                        "seed": pa.array(["0"] * n_conditions),
+                        "condition": cond,
+                        "success": pa.array(success),
+                    }
+                )
+            )
+    extra = {
+        "policy": pa.array(["diffusion"] * 4),
+        "task": pa.array([f"task{t}" for t in range(4)]),
+        "seed": pa.array(["0"] * 4),
+        "condition": pa.array(["c0"] * 4),
+        "success": pa.array(np.ones(4, dtype=np.int8)),
+    }
+    tables.append(pa.table(extra))
+    pacsv.write_csv(pa.concat_tables(tables), path)
+
+
+def bench_compare_by_task_2m(folder: Path) -> dict:
+    """``compare_by_task_2m_rows_seconds`` (target <= 20) and ``_peak_mb`` (<= 1536):
+    ``evalsim compare --by task`` on the 2,000,004-row log, in a fresh process after a
+    warm-up on a small multi-task log (numba cache loaded)."""
+    log = folder / "log_by_task_2m.csv"
+    if not log.exists():
+        write_by_task_2m_log(log)
+    small = folder / "small_by_task.csv"
+    small.write_text(
+        "policy,task,condition,success\n"
+        + "".join(
+            f"{p},t{t},c{i},{int((i + t + (p == 'bc')) % 3 != 0)}\n"
+            for p in ("act", "bc")
+            for t in range(2)
+            for i in range(6)
+        )
+    )
+    run_cli("compare", str(small), "--a", "act", "--b", "bc", "--by", "task")
+    res = run_cli("compare", str(log), "--a", "act", "--b", "bc", "--by", "task")
+    return {
+        "compare_by_task_2m_rows_seconds": res["seconds"],
+        "compare_by_task_2m_rows_cpu_seconds": res["cpu_seconds"],
+        "compare_by_task_2m_rows_peak_mb": res["peak_mb"],
+    }
 
 
 def main() -> None:

@@ -619,7 +619,7 @@ def test_plot_gets_the_wilson_intervals(tmp_path, capsys, monkeypatch):
     assert rc == 0, err
     assert len(drawn) == 1
     rows, where, title, conf = drawn[0]
-    assert (where, title, conf) == (str(target), "new vs base", 0.9)
+    assert (where, title, conf) == (str(target), "base vs new", 0.9)
     assert [r["label"] for r in rows] == ["base", "new"]
     for r, k in zip(rows, (7, 15), strict=True):
         lo, hi = proportion_confint(k, 20, alpha=0.1, method="wilson")

@@ -18,12 +18,30 @@ import argparse
 import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
-from evalsim.cli._common import BadInput, Report, _ci_pct, _count, _p, _pct, _positive_int
+from evalsim.cli import _independence, _session  # noqa: F401 - _session registers its hook
+from evalsim.cli._common import (
+    BadInput,
+    Report,
+    _ci_pct,
+    _count,
+    _p,
+    _pct,
+    _positive_int,
+    apply_log_hooks,
+    check_plot_path,
+    plot_rates,
+)
 from evalsim.trial_logs import read_trial_log
 
-__all__ = ["add_arguments", "cmd_compare_by_task", "read_task_logs"]
+__all__ = [
+    "add_arguments",
+    "cmd_compare_by_task",
+    "read_task_logs",
+    "task_pairs",
+]
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -45,7 +63,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def read_task_logs(files, policy: str | None = None, need_task: bool = True) -> pd.DataFrame:
+def read_task_logs(
+    files, policy: str | None = None, need_task: bool = True, extra_columns=()
+) -> pd.DataFrame:
     """Read and stack several logs; every trial gets a task.
 
     A file without a ``task`` column: a LeRobot ``.json`` takes its task from the folder
@@ -56,7 +76,7 @@ def read_task_logs(files, policy: str | None = None, need_task: bool = True) -> 
         raise BadInput("--policy names the policy of a single file; give one file per call")
     frames = []
     for path in files:
-        df = read_trial_log(path, policy=policy)
+        df = read_trial_log(path, policy=policy, extra_columns=extra_columns)
         if "task" not in df.columns or (df["task"] == "").all():
             p = Path(path).resolve()
             if p.suffix.lower() == ".json" and p.parent.parent.name:
@@ -84,15 +104,121 @@ def _pairing_keys(df: pd.DataFrame) -> list[str]:
     return [c for c in ("seed", "condition") if c in df.columns]
 
 
+def task_pairs(df: pd.DataFrame, a: str, b: str, keys: list[str]) -> dict:
+    """Per task, A and B's trials paired on ``keys`` (vectorised: one factorisation of the
+    key columns over the whole log, no per-task merge).
+
+    Returns
+    -------
+    dict
+        task -> ``(a_only, b_only, n_pairs)``, or None for a task whose trials cannot be
+        paired (a key repeated within a policy there, or no key shared by A and B).
+    """
+    tasks_all = sorted(str(t) for t in df["task"].unique())
+    if not keys:
+        return {t: None for t in tasks_all}
+    code = np.zeros(len(df), dtype=np.int64)
+    size = 1
+    for col in ["task", *keys]:
+        c, uniq = pd.factorize(df[col], sort=False)
+        m = max(len(uniq), 1)
+        if size * m >= 2**62:  # the combined code would overflow: number the key tuples
+            code = df.groupby(["task", *keys], sort=False).ngroup().to_numpy(dtype=np.int64)
+            break
+        code = code * m + c
+        size *= m
+    task_codes, task_names = pd.factorize(df["task"], sort=False)
+    pol = df["policy"].to_numpy()
+    succ = df["success"].to_numpy(dtype=bool)
+    out = {}
+    sides = {}
+    bad_task = np.zeros(len(task_names), dtype=bool)
+    for name, sel in (("a", pol == a), ("b", pol == b)):
+        codes = code[sel]
+        order = np.argsort(codes, kind="stable")
+        sc = codes[order]
+        dup = np.flatnonzero(sc[1:] == sc[:-1])
+        if dup.size:
+            bad_task[np.unique(task_codes[sel][order][dup])] = True
+        sides[name] = (codes, succ[sel], task_codes[sel])
+    ca, sa, ta = sides["a"]
+    cb, sb, _ = sides["b"]
+    # keys that repeat are removed from the intersection (their task is marked unpairable)
+    _, ia, ib = np.intersect1d(ca, cb, assume_unique=False, return_indices=True)
+    t = ta[ia]
+    a_only = np.bincount(t, weights=(sa[ia] & ~sb[ib]), minlength=len(task_names))
+    b_only = np.bincount(t, weights=(~sa[ia] & sb[ib]), minlength=len(task_names))
+    n_pairs = np.bincount(t, minlength=len(task_names))
+    for i, name in enumerate(task_names):
+        if bad_task[i] or n_pairs[i] == 0:
+            out[str(name)] = None
+        else:
+            out[str(name)] = (int(a_only[i]), int(b_only[i]), int(n_pairs[i]))
+    return out
+
+
+ALT_WORDS = {
+    "two-sided": "two-sided",
+    "greater": "one-sided, B > A",
+    "less": "one-sided, B < A",
+}
+
+
+def _verdict(args, tasks, alpha, level, decide, name, n_diff, cmh) -> str:
+    """The verdict sentence from the deciding across-task test ``decide`` (its p-value is
+    for ``args.alternative``; its odds ratio is B vs A)."""
+    a, b, alt = args.a, args.b, args.alternative
+    ci = f"{level} CI {decide.odds_ratio_lower:.2f} to {decide.odds_ratio_upper:.2f}"
+    orr = f"common odds ratio B vs A {decide.odds_ratio:.2f} ({ci})"
+    p = f"{name} p = {_p(decide.pvalue)}"
+    nt = len(tasks)
+    if decide.pvalue < alpha:
+        if alt == "two-sided":
+            better = b if decide.odds_ratio > 1 else a
+        else:
+            better = b if alt == "greater" else a
+        worse = a if better == b else b
+        side = "" if alt == "two-sided" else f", {ALT_WORDS[alt]}"
+        verdict = f"across {nt} tasks {better} does better than {worse}: {p}{side} < {alpha:g}"
+        verdict += f", {orr}"
+    else:
+        claim = {
+            "two-sided": f"{a} and {b} are not detectably different",
+            "greater": f"{b} is not shown better than {a}",
+            "less": f"{b} is not shown worse than {a}",
+        }[alt]
+        verdict = f"across {nt} tasks {claim} ({p}, {ALT_WORDS[alt]}); the {orr}"
+    verdict += f"; {n_diff} of {nt} tasks differ on their own after Holm"
+    if math.isfinite(cmh.breslow_day_pvalue) and cmh.breslow_day_pvalue < alpha:
+        verdict += (
+            f"; the odds ratio is not the same in every task (Breslow-Day p = "
+            f"{_p(cmh.breslow_day_pvalue)}), so read the tasks one by one"
+        )
+    return verdict
+
+
+class _OneSided:
+    """An exact stratified result seen through one alternative (p-value swapped in)."""
+
+    def __init__(self, res, pvalue):
+        self.pvalue = pvalue
+        self.odds_ratio = res.odds_ratio
+        self.odds_ratio_lower = res.odds_ratio_lower
+        self.odds_ratio_upper = res.odds_ratio_upper
+
+
 def cmd_compare_by_task(args) -> Report:
     from evalsim.stats.intervals import wilson_interval as wilson
     from evalsim.stats.multi import cmh_test, exact_stratified_test, per_task_tests
-    from evalsim.stats.multi_aggregate import aggregate_success, outcome_grid, task_pairs
+    from evalsim.stats.multi_aggregate import aggregate_success, outcome_grid
+    from evalsim.stats.multi_paired import stratified_mcnemar_test
 
     if args.task is not None:
         raise BadInput("--task and --by task do not go together (--by task uses every task)")
-    df = read_task_logs(args.files, args.policy)
-    policies = sorted(set(df["policy"]))
+    check_plot_path(args.plot)
+    order_cols = _independence.order_columns(args)
+    df = read_task_logs(args.files, args.policy, extra_columns=order_cols)
+    policies = sorted(str(p) for p in df["policy"].unique())
     for flag, name in (("--a", args.a), ("--b", args.b)):
         if name not in policies:
             raise BadInput(
@@ -100,13 +226,13 @@ def cmd_compare_by_task(args) -> Report:
             )
     if args.a == args.b:
         raise BadInput(f"--a and --b name the same policy {args.a!r}")
-    df = df[df["policy"].isin([args.a, args.b])]
-    tasks = sorted(set(df["task"]))
+    df = df[df["policy"].isin([args.a, args.b])].reset_index(drop=True)
+    tasks = sorted(str(t) for t in df["task"].unique())
     try:
         grid = outcome_grid(df, tasks=tasks, policies=[args.a, args.b])
     except ValueError as err:
         raise BadInput(str(err)) from None
-    alpha = args.alpha
+    alpha, alt = args.alpha, args.alternative
     conf = 1 - alpha
     level = f"{100 * conf:g}%"
     keys = [] if args.unpaired else _pairing_keys(df)
@@ -114,10 +240,25 @@ def cmd_compare_by_task(args) -> Report:
     pairs = [pairs_by_task.get(t) for t in grid.tasks]
     k_a, n_a, k_b, n_b = grid.k[:, 0], grid.n[:, 0], grid.k[:, 1], grid.n[:, 1]
     rows = per_task_tests(
-        grid.tasks, k_a, n_a, k_b, n_b, pairs=[p[:2] if p else None for p in pairs], alpha=alpha
+        grid.tasks,
+        k_a,
+        n_a,
+        k_b,
+        n_b,
+        pairs=[p[:2] if p else None for p in pairs],
+        alpha=alpha,
+        alternative=alt,
     )
     cmh = cmh_test(k_a, n_a, k_b, n_b, conf)
     ex = exact_stratified_test(k_a, n_a, k_b, n_b, conf)
+    ex_p = {"two-sided": ex.pvalue, "greater": ex.pvalue_greater, "less": ex.pvalue_less}[alt]
+    all_paired = bool(pairs) and all(p is not None for p in pairs)
+    smc = None
+    if all_paired:
+        # B first: "greater" = B's rate is the higher; odds ratio = A-only / B-only inverted
+        smc = stratified_mcnemar_test(
+            [p[1] for p in pairs], [p[0] for p in pairs], alt, confidence=conf
+        )
     aggs, _ = aggregate_success(grid, args.bootstrap_reps, conf, args.bootstrap_seed)
 
     task_data = []
@@ -146,25 +287,16 @@ def cmd_compare_by_task(args) -> Report:
             }
         )
     n_diff = sum(t["p_holm"] < alpha for t in task_data)
-    better = args.b if ex.odds_ratio > 1 else args.a
-    if ex.pvalue < alpha:
-        verdict = (
-            f"across {len(tasks)} tasks {better} does better: exact stratified p = "
-            f"{_p(ex.pvalue)} < {alpha:g}, common odds ratio B vs A {ex.odds_ratio:.2f} "
-            f"({level} CI {ex.odds_ratio_lower:.2f} to {ex.odds_ratio_upper:.2f})"
-        )
+    if smc is not None:
+        # the paired test's odds ratio is B-only / A-only, B vs A as everywhere here
+        decide = _OneSided(smc, smc.pvalue)
+        decide.odds_ratio = 1.0 / smc.odds_ratio if smc.odds_ratio else math.inf
+        decide.odds_ratio_lower = 1.0 / smc.odds_ratio_upper if smc.odds_ratio_upper else math.inf
+        decide.odds_ratio_upper = 1.0 / smc.odds_ratio_lower if smc.odds_ratio_lower else math.inf
+        decide_name = "exact stratified McNemar (paired)"
     else:
-        verdict = (
-            f"across {len(tasks)} tasks {args.a} and {args.b} are not detectably different "
-            f"(exact stratified p = {_p(ex.pvalue)}); the common odds ratio B vs A lies "
-            f"between {ex.odds_ratio_lower:.2f} and {ex.odds_ratio_upper:.2f} ({level} CI)"
-        )
-    verdict += f"; {n_diff} of {len(tasks)} tasks differ on their own after Holm"
-    if math.isfinite(cmh.breslow_day_pvalue) and cmh.breslow_day_pvalue < alpha:
-        verdict += (
-            f"; the odds ratio is not the same in every task (Breslow-Day p = "
-            f"{_p(cmh.breslow_day_pvalue)}), so read the tasks one by one"
-        )
+        decide, decide_name = _OneSided(ex, ex_p), "exact stratified"
+    verdict = _verdict(args, tasks, alpha, level, decide, decide_name, n_diff, cmh)
 
     def agg_dict(a):
         return {
@@ -185,8 +317,11 @@ def cmd_compare_by_task(args) -> Report:
         "a": args.a,
         "b": args.b,
         "alpha": alpha,
+        "alternative": alt,
         "confidence": conf,
         "tasks": task_data,
+        "paired": all_paired,
+        "decided_by": decide_name,
         "cmh": {
             "statistic": cmh.statistic,
             "pvalue": cmh.pvalue,
@@ -194,6 +329,7 @@ def cmd_compare_by_task(args) -> Report:
             "odds_ratio": cmh.odds_ratio,
             "odds_ratio_ci": [cmh.odds_ratio_lower, cmh.odds_ratio_upper],
             "informative_tasks": cmh.n_informative,
+            "alternative": "two-sided",
         },
         "breslow_day": {
             "statistic": cmh.breslow_day_statistic,
@@ -202,19 +338,32 @@ def cmd_compare_by_task(args) -> Report:
         "exact_stratified": {
             "statistic": ex.statistic,
             "support": list(ex.support),
-            "pvalue": ex.pvalue,
+            "pvalue": ex_p,
+            "pvalue_two_sided": ex.pvalue,
             "odds_ratio": ex.odds_ratio,
             "odds_ratio_ci": [ex.odds_ratio_lower, ex.odds_ratio_upper],
             "two_sided_rule": "R mantelhaen.test(exact=TRUE): P(S=s) <= P(S=s_obs)(1+1e-7)",
         },
+        "stratified_mcnemar": None
+        if smc is None
+        else {
+            "b_only": smc.statistic,
+            "discordant": smc.n_discordant,
+            "pvalue": smc.pvalue,
+            "odds_ratio": decide.odds_ratio,
+            "odds_ratio_ci": [decide.odds_ratio_lower, decide.odds_ratio_upper],
+            "informative_tasks": smc.n_informative,
+        },
         "aggregates": {args.a: agg_dict(aggs[0]), args.b: agg_dict(aggs[1])},
         "bootstrap_reps": args.bootstrap_reps,
         "bootstrap_seed": args.bootstrap_seed,
+        "plot": args.plot,
         "verdict": verdict,
     }
     rep = Report(data)
+    side = ALT_WORDS[alt]
     rep.table(
-        f"Per task: {args.b} (B) vs {args.a} (A), Wilson {level}",
+        f"Per task: {args.b} (B) vs {args.a} (A), Wilson {level}; p {side}",
         [
             "task",
             "A k/n",
@@ -257,29 +406,40 @@ def cmd_compare_by_task(args) -> Report:
     def or_cell(o, lo, hi):
         return f"{o:.2f} [{lo:.2f}, {hi:.2f}]"
 
-    rep.table(
-        "Across tasks (odds ratio B vs A)",
-        ["test", "p", f"odds ratio [{level}]", "note"],
+    across = []
+    if smc is not None:
+        across.append(
+            [
+                "exact stratified McNemar",
+                _p(smc.pvalue),
+                or_cell(decide.odds_ratio, decide.odds_ratio_lower, decide.odds_ratio_upper),
+                f"paired, decides; {side}; {smc.statistic}:{smc.n_discordant - smc.statistic} "
+                "B-only:A-only pairs over the tasks",
+            ]
+        )
+    across += [
         [
-            [
-                "exact stratified",
-                _p(ex.pvalue),
-                or_cell(ex.odds_ratio, ex.odds_ratio_lower, ex.odds_ratio_upper),
-                "conditional MLE, exact interval",
-            ],
-            [
-                "CMH",
-                _p(cmh.pvalue),
-                or_cell(cmh.odds_ratio, cmh.odds_ratio_lower, cmh.odds_ratio_upper),
-                f"Mantel-Haenszel; corrected p = {_p(cmh.pvalue_corrected)}",
-            ],
-            [
-                "Breslow-Day",
-                _p(cmh.breslow_day_pvalue),
-                "—",
-                "are the odds ratios equal across tasks?",
-            ],
+            "exact stratified",
+            _p(ex_p),
+            or_cell(ex.odds_ratio, ex.odds_ratio_lower, ex.odds_ratio_upper),
+            ("unpaired, secondary" if smc is not None else "decides")
+            + f"; {side}; conditional MLE, exact interval",
         ],
+        [
+            "CMH",
+            _p(cmh.pvalue),
+            or_cell(cmh.odds_ratio, cmh.odds_ratio_lower, cmh.odds_ratio_upper),
+            f"unpaired, secondary; two-sided; corrected p = {_p(cmh.pvalue_corrected)}",
+        ],
+        [
+            "Breslow-Day",
+            _p(cmh.breslow_day_pvalue),
+            "—",
+            "are the odds ratios equal across tasks?",
+        ],
+    ]
+    rep.table(
+        "Across tasks (odds ratio B vs A)", ["test", "p", f"odds ratio [{level}]", "note"], across
     )
     agg_rows = []
     for a in aggs:
@@ -312,6 +472,21 @@ def cmd_compare_by_task(args) -> Report:
         "MOVER: these tasks fixed, from their Wilson intervals; naive: episodes as one sample; "
         "ratio = stratified micro width / naive width (> 1: the naive interval is too narrow)."
     )
+    apply_log_hooks(args, df, rep)  # --order: per-task checks, interleaving, whole session
+    if args.plot:
+        plot_rows = []
+        for t in task_data:
+            for who in ("a", "b"):
+                plot_rows.append(
+                    {
+                        "label": f"{t['task']}: {args.a if who == 'a' else args.b}",
+                        "rate": t[f"rate_{who}"],
+                        "lower": t[f"wilson_{who}"][0],
+                        "upper": t[f"wilson_{who}"][1],
+                    }
+                )
+        plot_rates(plot_rows, args.plot, f"{args.a} vs {args.b}, by task", conf)
+        rep.line(f"figure: {args.plot}")
     rep.line("")
     rep.line(f"verdict: {verdict}")
     return rep

@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from evalsim.cli import _independence, by_task
+from evalsim.cli import _clusters, _independence, by_task
 from evalsim.cli._common import (
     FISHER_MDE_EXACT_MAX_N,
     BadInput,
@@ -141,6 +141,7 @@ ALTERNATIVE_WORDS = {
 def _select(args):
     """The log, the two policies' trials, and the file notes (files without conditions)."""
     order = _independence.order_columns(args)  # --order's column, kept for its log hook
+    order += tuple(c for c in _clusters.cluster_columns(args) if c not in order)  # --cluster
     df = read_trial_logs(args.files, policy=args.policy, extra_columns=order)
     if args.task is not None:
         if "task" not in df.columns:
@@ -421,7 +422,7 @@ def cmd_compare(args) -> Report:
         for name, k, n in ((args.a, k_a, n_a), (args.b, k_b, n_b)):
             w = wilson_interval(k, n, confidence=1 - alpha)
             plot_rows.append({"label": name, "rate": k / n, "lower": w.lower, "upper": w.upper})
-        plot_rates(plot_rows, args.plot, f"{args.b} vs {args.a}", 1 - alpha)
+        plot_rates(plot_rows, args.plot, f"{args.a} vs {args.b}", 1 - alpha)
     rep.line("")
     rep.line(f"verdict: {verdict}")
     return rep

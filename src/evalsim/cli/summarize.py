@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evalsim.cli import _independence
+from evalsim.cli import _clusters, _independence
 from evalsim.cli._common import (
     BadInput,
     MissingLibrary,
@@ -111,6 +111,7 @@ def _by_column(df, column: str) -> dict:
 def cmd_summarize(args) -> Report:
     check_plot_path(args.plot)
     order = _independence.order_columns(args)  # --order's column, kept for its log hook
+    order += tuple(c for c in _clusters.cluster_columns(args) if c not in order)  # --cluster
     df = read_trial_logs(args.files, policy=args.policy, extra_columns=order)
     by = _by_column(df, args.by) if args.by else None
     conf, max_hw = args.confidence, args.max_half_width

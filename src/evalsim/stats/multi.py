@@ -124,7 +124,7 @@ class TaskComparison:
     test : str
         "fisher" or "mcnemar" (exact McNemar on the pairs).
     pvalue : float
-        The raw two-sided p-value of that test.
+        The raw p-value of that test (two-sided unless a one-sided alternative was asked).
     a_only, b_only : int or None
         With McNemar: the discordant pair counts (A-only and B-only successes).
     adjusted : dict
@@ -151,7 +151,9 @@ class TaskComparison:
         return self.k_b / self.n_b
 
 
-def per_task_tests(tasks, k_a, n_a, k_b, n_b, pairs=None, alpha: float = 0.05):
+def per_task_tests(
+    tasks, k_a, n_a, k_b, n_b, pairs=None, alpha: float = 0.05, alternative: str = "two-sided"
+):
     """Each task's exact test of "A and B have the same success rate", with adjusted p.
 
     Parameters
@@ -166,14 +168,23 @@ def per_task_tests(tasks, k_a, n_a, k_b, n_b, pairs=None, alpha: float = 0.05):
         exact test). ``None`` for all tasks: every task unpaired.
     alpha : float
         Passed to ``multipletests``.
+    alternative : {"two-sided", "greater", "less"}
+        ``"greater"``: B's rate is the higher; ``"less"``: the lower (one-sided Fisher,
+        ``evalsim.stats.fisher.fisher_pvalue_one_sided``, or one-sided exact McNemar,
+        ``evalsim.stats.paired.mcnemar_pvalue``, with B as the first arm).
 
     Returns
     -------
     list of TaskComparison
         In the order given; ``adjusted`` holds Holm, Hochberg and BH p-values over the tasks.
     """
-    from evalsim.stats.fisher import fisher_pvalue
-    from evalsim.stats.paired import mcnemar_exact
+    from evalsim.stats.fisher import fisher_pvalue, fisher_pvalue_one_sided
+    from evalsim.stats.paired import mcnemar_exact, mcnemar_pvalue
+
+    if alternative not in ("two-sided", "greater", "less"):
+        raise ValueError(
+            f"alternative must be one of ['two-sided', 'greater', 'less'], got {alternative!r}"
+        )
 
     k_a, n_a, k_b, n_b = _check_strata(k_a, n_a, k_b, n_b)
     tasks = [str(t) for t in tasks]
@@ -185,13 +196,19 @@ def per_task_tests(tasks, k_a, n_a, k_b, n_b, pairs=None, alpha: float = 0.05):
         raise ValueError(f"pairs must have one entry per task, got {len(pairs)}")
     raw, info = [], []
     for i in range(len(tasks)):
+        ka, na, kb, nb = int(k_a[i]), int(n_a[i]), int(k_b[i]), int(n_b[i])
         if pairs[i] is None:
-            raw.append(float(fisher_pvalue(int(k_a[i]), int(n_a[i]), int(k_b[i]), int(n_b[i]))))
+            if alternative == "two-sided":
+                raw.append(float(fisher_pvalue(ka, na, kb, nb)))
+            else:
+                raw.append(float(fisher_pvalue_one_sided(kb, nb, ka, na, alternative)))
             info.append(("fisher", None, None))
         else:
             a_only, b_only = (int(v) for v in pairs[i])
-            res = mcnemar_exact(a_only, b_only)
-            raw.append(float(res.pvalue))
+            if alternative == "two-sided":
+                raw.append(float(mcnemar_exact(a_only, b_only).pvalue))
+            else:
+                raw.append(float(mcnemar_pvalue(b_only, a_only, alternative)))
             info.append(("mcnemar", a_only, b_only))
     adjusted = {m: adjust_pvalues(raw, m, alpha) for m in ADJUST_METHODS}
     return [

@@ -37,6 +37,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from evalsim.stats import _multi_kernels as _k
 from evalsim.stats._validate import check_confidence, check_n
@@ -111,8 +112,10 @@ def outcome_grid(frame, tasks=None, policies=None, outcome: str = "success") -> 
     missing = [c for c in ("task", "policy", outcome) if c not in frame.columns]
     if missing:
         raise ValueError(f"the trial table lacks column(s) {missing}")
-    task_col = frame["task"].astype(str).to_numpy()
-    policy_col = frame["policy"].astype(str).to_numpy()
+    # one factorisation per column: the labels in order of first appearance, and codes
+    t_codes, t_uniq = pd.factorize(frame["task"], sort=False)
+    p_codes, p_uniq = pd.factorize(frame["policy"], sort=False)
+    task_col, policy_col = [str(t) for t in t_uniq], [str(p) for p in p_uniq]
     tasks = tuple(dict.fromkeys(task_col)) if tasks is None else tuple(map(str, tasks))
     policies = tuple(dict.fromkeys(policy_col)) if policies is None else tuple(map(str, policies))
     if not tasks or len(policies) < 1:
@@ -127,8 +130,8 @@ def outcome_grid(frame, tasks=None, policies=None, outcome: str = "success") -> 
     vals = frame[outcome].to_numpy().astype(np.float64)
     t_index = {t: i for i, t in enumerate(tasks)}
     p_index = {p: i for i, p in enumerate(policies)}
-    ti = np.array([t_index.get(t, -1) for t in task_col], dtype=np.int64)
-    pi = np.array([p_index.get(p, -1) for p in policy_col], dtype=np.int64)
+    ti = np.array([t_index.get(t, -1) for t in task_col], dtype=np.int64)[t_codes]
+    pi = np.array([p_index.get(p, -1) for p in policy_col], dtype=np.int64)[p_codes]
     keep = (ti >= 0) & (pi >= 0)
     cell = ti[keep] * len(policies) + pi[keep]
     order = np.argsort(cell, kind="stable")
@@ -252,15 +255,32 @@ def _percentile(x: np.ndarray, confidence: float) -> tuple[np.ndarray, np.ndarra
     return np.percentile(x, tail, axis=0), np.percentile(x, 100.0 - tail, axis=0)
 
 
+#: From this many episodes on, a grid of 0/1 outcomes is bootstrapped from its cells'
+#: counts (a cell's resampled successes are Binomial(size, k / size), the same law as
+#: redrawing its episodes one by one, at O(1) per cell instead of O(size)); below it the
+#: episodes are redrawn (the replicates of every existing product are unchanged).
+COUNT_BOOTSTRAP_MIN_EPISODES = 100_000
+
+
 def bootstrap_replicates(grid: OutcomeGrid, n_reps: int = 2000, seed=0) -> AggregateReplicates:
     """Replicates of micro/macro success per policy (see :func:`aggregate_success`).
 
-    The three bootstraps draw from independent streams spawned from one generator.
+    The three bootstraps draw from independent streams spawned from one generator. A grid
+    of at least :data:`COUNT_BOOTSTRAP_MIN_EPISODES` 0/1 outcomes is resampled from its
+    counts (same law, other random numbers).
     """
     n_reps = check_n(n_reps, "n_reps")
     rng, _ = as_rng(seed)
     streams = rng.spawn(3)
     n_t, n_p = len(grid.tasks), len(grid.policies)
+    if grid.values.size >= COUNT_BOOTSTRAP_MIN_EPISODES and bool(
+        np.all((grid.values == 0.0) | (grid.values == 1.0))
+    ):
+        k, n = grid.k.ravel(), grid.n.ravel()  # [task, policy] = cell order
+        micro, macro = _k.stratified_bootstrap_counts(k, n, n_t, n_p, n_reps, True, streams[0])
+        _, macro_fixed = _k.stratified_bootstrap_counts(k, n, n_t, n_p, n_reps, False, streams[1])
+        naive = _k.count_bootstrap(grid.k.sum(axis=0), grid.n.sum(axis=0), n_reps, streams[2])
+        return AggregateReplicates(micro, macro, macro_fixed, naive)
     micro, macro = _k.stratified_bootstrap(
         grid.values, grid.starts, n_t, n_p, n_reps, True, streams[0]
     )

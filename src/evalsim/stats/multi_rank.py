@@ -263,6 +263,8 @@ class Ranking:
     alpha, confidence : float
     critical_value : float
         The max-|t| critical value of the pairwise simultaneous intervals.
+    tasks : str
+        "sample" or "fixed": what the simultaneous intervals treat the tasks as.
     """
 
     order: tuple
@@ -274,6 +276,7 @@ class Ranking:
     alpha: float
     confidence: float
     critical_value: float
+    tasks: str = "sample"
 
 
 def _run_scores(grid: OutcomeGrid, runs, policy: int) -> np.ndarray | None:
@@ -299,6 +302,7 @@ def rank_policies(
     confidence: float = 0.95,
     n_reps: int = 2000,
     seed=0,
+    tasks: str = "sample",
 ) -> Ranking:
     """Rank two or more policies over the tasks, with letters and joint intervals.
 
@@ -319,11 +323,21 @@ def rank_policies(
     n_reps : int
         Bootstrap replicates.
     seed : int or numpy.random.Generator
+    tasks : {"sample", "fixed"}
+        What the simultaneous intervals (of macro success and of the pairwise differences)
+        treat the tasks as. ``"sample"``: the stratified bootstrap redraws the tasks, then
+        the episodes (the intervals answer "other tasks from the same population");
+        ``"fixed"``: only the episodes are redrawn, these tasks kept -- the meaning of the
+        exact stratified tests behind the letters, which condition on the tasks. With
+        ``"sample"`` the letters and the intervals can disagree (a pair that differs by its
+        test while its interval holds 0), because they answer different questions.
 
     Returns
     -------
     Ranking
     """
+    if tasks not in ("sample", "fixed"):
+        raise ValueError(f"tasks must be 'sample' or 'fixed', got {tasks!r}")
     alpha = check_alpha(alpha)
     confidence = check_confidence(confidence)
     m = len(grid.policies)
@@ -334,7 +348,8 @@ def rank_policies(
     aggs, reps = aggregate_success(grid, n_reps, confidence, streams[0])
     macro = np.array([a.macro for a in aggs])
     order = sorted(range(m), key=lambda p: (-macro[p], -aggs[p].micro, grid.policies[p]))
-    lo, hi, _ = simultaneous_intervals(macro, reps.macro, confidence)
+    macro_reps = reps.macro if tasks == "sample" else reps.macro_fixed
+    lo, hi, _ = simultaneous_intervals(macro, macro_reps, confidence)
     lo, hi = np.clip(lo, 0.0, 1.0), np.clip(hi, 0.0, 1.0)  # rates: the max-|t| band is symmetric
     pairs_idx = list(itertools.combinations(range(m), 2))
     raw, exact = [], []
@@ -346,7 +361,7 @@ def rank_policies(
         exact.append(res)
     holm = adjust_pvalues(raw, "holm", alpha)
     d_est = np.array([macro[j] - macro[i] for i, j in pairs_idx])
-    d_reps = np.stack([reps.macro[:, j] - reps.macro[:, i] for i, j in pairs_idx], axis=1)
+    d_reps = np.stack([macro_reps[:, j] - macro_reps[:, i] for i, j in pairs_idx], axis=1)
     d_lo, d_hi, crit = simultaneous_intervals(d_est, d_reps, confidence)
     d_lo, d_hi = np.clip(d_lo, -1.0, 1.0), np.clip(d_hi, -1.0, 1.0)
     scores = [_run_scores(grid, runs, p) for p in range(m)]
@@ -400,4 +415,5 @@ def rank_policies(
         alpha=alpha,
         confidence=confidence,
         critical_value=crit,
+        tasks=tasks,
     )
