@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import yaml
 
+from evalsim.ledger.models import check_model
 from evalsim.safe_expr import ExpressionError, parse
 
 RULES = ("value", "approx", "at_least", "at_most", "roundoff", "mc", "simulation", "judgement")
@@ -42,6 +43,7 @@ class Claim:
     reason: str = ""
     printed: str = ""
     context: dict = field(default_factory=dict)
+    model: dict = field(default_factory=dict)
 
     @property
     def stated_display(self) -> str:
@@ -105,6 +107,10 @@ def _merge_item(base: dict, item: dict) -> dict:
     for lookup in raw.get("context", {}).values():
         if "where" in item:
             lookup.setdefault("where", {}).update(item["where"])
+    if "model" in item:
+        raw["model"] = {**raw.get("model", {}), **copy.deepcopy(item["model"])}
+    if "args" in item and "model" in raw:
+        raw["model"].setdefault("args", {}).update(item["args"])
     crit = raw.get("criterion", {}).get("se2", {})
     if isinstance(crit.get("n_repro"), dict) and "where" in item:
         crit["n_repro"].setdefault("where", {}).update(item["where"])
@@ -114,7 +120,7 @@ def _merge_item(base: dict, item: dict) -> dict:
 CLAIM_KEYS = {
     "id", "doc", "lines", "quote", "printed", "stated", "stated_value", "scale", "rule",
     "tolerance", "criterion", "n_doc", "sources", "method_stated", "premise_unstated",
-    "reason", "context", "expand",
+    "reason", "context", "expand", "model",
 }  # fmt: skip
 SOURCE_KEYS = {"method", "table", "column", "where", "agg", "expr", "values", "multiply"}
 
@@ -141,6 +147,8 @@ def _claim_from_raw(raw: dict, docs: dict) -> Claim:
                 raise ExpressionError(f"claim {raw['id']!r}: expr {src['expr']!r}: {err}") from None
     if raw["rule"] not in RULES:
         raise ValueError(f"claim {raw['id']!r}: unknown rule {raw['rule']!r}; allowed: {RULES}")
+    if "model" in raw:
+        check_model(str(raw["id"]), raw["model"])
     doc = docs.get(str(raw["doc"]), str(raw["doc"]))
     text, stated, decimals = _parse_stated(raw)
     return Claim(
@@ -162,6 +170,7 @@ def _claim_from_raw(raw: dict, docs: dict) -> Claim:
         reason=str(raw.get("reason", "")),
         printed=str(raw.get("printed", "")),
         context=dict(raw.get("context", {})),
+        model=dict(raw.get("model", {})),
     )
 
 

@@ -55,17 +55,30 @@ BEGIN = "<!-- BEGIN generated:{name} -->"
 END = "<!-- END generated:{name} -->"
 
 
+def headline(df: pd.DataFrame) -> str:
+    """The ledger's headline: document errors counted apart from simulation differences."""
+    c = verdict_counts(df)
+    return (
+        f"{len(df)} claims: {c.get('document error', 0)} document errors, "
+        f"{c.get('simulation differs', 0)} where only our simulation differs, "
+        f"{c.get('document rounding', 0)} document roundings, {c.get('matches', 0)} matches, "
+        f"{c.get('ambiguous', 0)} ambiguous"
+        + (f", {c['missing source']} missing source" if c.get("missing source") else "")
+    )
+
+
 def readme_disagreements(df: pd.DataFrame) -> str:
-    """The README section body: every ledger row whose verdict is not "matches"."""
+    """The README section body: the headline, then every row whose verdict is not "matches"."""
     rows = df[df["verdict"] != "matches"]
-    counts = ", ".join(f"{n} {v}" for v, n in verdict_counts(df).items())
     lines = [
         "A snapshot of `results/claims.csv` after `make reproduce` on the full study "
-        f"(`config/config.yaml`; {len(df)} claims: {counts}), written by "
+        f"(`config/config.yaml`; {headline(df)}), written by "
         "`.venv/bin/python -m evalsim.ledger readme`; every run regenerates the live ledger "
-        '`results/claims.md`. "Depends on the simulation" means consistent with our MuJoCo '
-        'pools under the claim\'s criterion; "differs" on a simulation claim means our pools '
-        "give a different number (the reason shows our pool rates). Rows whose verdict is not "
+        '`results/claims.md`. "Document error": the document\'s number does not follow from '
+        'its own stated inputs; "document rounding": it does, after a coarser rounding than '
+        'its digits claim; "simulation differs": the document is self-consistent and only our '
+        "MuJoCo pools, with their sampling error, give another number. How to read a verdict: "
+        "`docs/START_HERE.md`. Rows whose verdict is not "
         '"matches":',
         "",
     ]

@@ -10,16 +10,21 @@ import numpy as np
 import pandas as pd
 
 from evalsim.ledger.claims import Claim, SourceError
+from evalsim.ledger.models import pool_agreement, self_consistency
 from evalsim.ledger.readings import Tables, _lookup, evaluate_source
 
+# Which party differs: the document (its number does not follow from its own inputs, or
+# only after a coarser rounding than its digits claim) or our simulation (the document is
+# self-consistent, our pools give another number). "ambiguous": readings disagree.
 VERDICTS = (
     "matches",
-    "matches approximately",
-    "depends on the simulation",
-    "differs",
+    "document rounding",
+    "simulation differs",
+    "document error",
     "ambiguous",
     "missing source",
 )
+GOOD = {"matches", "document rounding"}
 COLUMNS = [
     "id",
     "doc",
@@ -88,9 +93,9 @@ def _judge(claim: Claim, tables: Tables, r: np.ndarray) -> tuple[str, str]:
         if claim.tolerance or claim.rule == "approx":
             ok, why = _within_tolerance(claim, r, s)
             if ok:
-                return "matches approximately", why
-            return "differs", why
-        return "differs", f"off by {_fmt(diff.max())}, more than the printed digits allow"
+                return "document rounding", why
+            return "document error", why
+        return "document error", f"off by {_fmt(diff.max())}, more than the printed digits allow"
     if claim.rule in ("at_least", "at_most"):
         slack = float(claim.tolerance.get("abs", 0.0))
         ok = np.all(r >= s - slack) if claim.rule == "at_least" else np.all(r <= s + slack)
@@ -98,11 +103,11 @@ def _judge(claim: Claim, tables: Tables, r: np.ndarray) -> tuple[str, str]:
         why = f"{_fmt(r / claim.scale)} {op if ok else 'not ' + op} {_fmt(s / claim.scale)}"
         if slack:
             why += f" (allowing {slack / claim.scale:g} for rounding)"
-        return ("matches" if ok else "differs"), why
+        return ("matches" if ok else "document error"), why
     if claim.rule == "roundoff":
         bound = float(claim.tolerance.get("abs", 1e-14))
         ok = bool(np.all(np.abs(r) <= bound))
-        return ("matches" if ok else "differs"), (
+        return ("matches" if ok else "document error"), (
             f"reproduced max difference {_fmt(r)} {'<=' if ok else '>'} round-off bound {bound:g}"
         )
     if claim.rule == "mc":
@@ -112,7 +117,7 @@ def _judge(claim: Claim, tables: Tables, r: np.ndarray) -> tuple[str, str]:
         if np.all(diff <= half * 1.000001):
             return "matches", f"exact value rounds to the printed {claim.stated_text}"
         ok = bool(np.all(diff <= half + 2 * se))
-        return ("matches approximately" if ok else "differs"), (
+        return ("matches" if ok else "document error"), (
             f"{z:.1f} SE from the exact value (SE of {claim.n_doc:,} simulated experiments)"
         )
     if claim.rule == "simulation":
@@ -134,7 +139,7 @@ def _judge(claim: Claim, tables: Tables, r: np.ndarray) -> tuple[str, str]:
             bound = float(crit.get("abs", claim.tolerance.get("abs", 0.0)))
             ok = bool(np.all(diff <= bound + 1e-12))
             why = f"|diff| {_fmt(diff.max())} {'<=' if ok else '>'} {bound:g} (criterion)"
-        return ("depends on the simulation" if ok else "differs"), why
+        return ("matches" if ok else "simulation differs"), why
     raise ValueError(f"claim {claim.id!r}: unknown rule {claim.rule!r}")
 
 
@@ -180,7 +185,7 @@ def judge_claim(claim: Claim, tables: Tables) -> dict:
     src, r, desc, verdict, why = chosen
     others = [x for x in found if x is not chosen]
     reason = why
-    good = {"matches", "matches approximately", "depends on the simulation"}
+    good = GOOD
     if (
         claim.premise_unstated
         and others
@@ -198,6 +203,8 @@ def judge_claim(claim: Claim, tables: Tables) -> dict:
         reason += f". Other readings: {alts}"
     if missing and verdict != "missing source":
         reason += f". Not available: {'; '.join(m for _, m in missing)}"
+    if claim.model and verdict != "ambiguous":
+        verdict, reason = _two_questions(claim, tables, reason)
     if claim.context:
         # Values that explain a simulation-dependent number, e.g. our pools' rates.
         shown = []
@@ -216,6 +223,35 @@ def judge_claim(claim: Claim, tables: Tables) -> dict:
         "reason": reason,
         "source": desc,
     }
+
+
+def _two_questions(claim: Claim, tables: Tables, reason: str) -> tuple[str, str]:
+    """Verdict of a claim with a ``model``: (a) the document's own inputs, then (b) the pools.
+
+    (a) fails: "document error"; (a) holds (or the claim has no inputs of its own) and (b)
+    fails: "simulation differs"; both hold: "matches". The resampled reading stays in the
+    reason.
+    """
+    stated = float(claim.stated[0] * claim.scale)
+    half = float(np.nan_to_num(_half_unit(claim))[0])
+    parts = []
+    a = self_consistency(claim.model, stated, half)
+    if a is not None:
+        parts.append(a[1])
+    try:
+        b_ok, b_why, _, _ = pool_agreement(
+            claim.model, lambda spec: _lookup(tables, spec), stated, half, claim.id
+        )
+    except SourceError as err:
+        b_ok, b_why = None, f"(b) not available: {err}"
+    parts.append(b_why)
+    if a is not None and not a[0]:
+        verdict = "document error"
+    elif b_ok is None:
+        verdict = "missing source"
+    else:
+        verdict = "matches" if b_ok else "simulation differs"
+    return verdict, "; ".join(parts) + f". Resampled reading: {reason}"
 
 
 def build_ledger(
