@@ -10,6 +10,7 @@ import pandas as pd
 
 from evalsim.io import write_text_atomic
 from evalsim.ledger.claims import load_claims, load_skipped
+from evalsim.ledger.doccode import documents_dir, write_document_code
 from evalsim.ledger.output import readme_disagreements, replace_section, write_ledger
 from evalsim.ledger.verdicts import build_ledger, verdict_counts
 
@@ -25,6 +26,9 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--root", default=".")
     b.add_argument("--csv", default="results/claims.csv")
     b.add_argument("--md", default="results/claims.md")
+    c = sub.add_parser("code", help="run the documents' Python and check it against evalsim")
+    c.add_argument("--documents", default=None, help="folder of the documents ($EVALSIM_DOCUMENTS)")
+    c.add_argument("--csv", default="results/document_code.csv")
     r = sub.add_parser("readme", help="regenerate README sections from the ledger and captions")
     r.add_argument("--ledger", default="results/claims.csv")
     r.add_argument("--readme", default="README.md")
@@ -41,6 +45,14 @@ def main(argv: list[str] | None = None) -> int:
         write_ledger(df, args.csv, args.md, load_skipped(args.claims))
         for verdict, n in verdict_counts(df).items():
             print(f"{n:4d}  {verdict}")
+        return 0
+    if args.cmd == "code":
+        folder = args.documents or documents_dir(".")
+        df = write_document_code(folder, args.csv)
+        for _, row in df.iterrows():
+            print(
+                f"{row['doc']}  {row['function'] or '-'}  ran: {row['ran']}  right: {row['right']}"
+            )
         return 0
     # Lazy: evalsim.products.report imports the ledger (a cycle at module level).
     from evalsim.products.report import gallery_markdown
