@@ -1238,7 +1238,7 @@ def test_command_line_usage(capsys):
         ledger.main([])
     assert exc.value.code == 2
     err = capsys.readouterr().err
-    assert err.startswith("usage: python -m evalsim.ledger [-h] {build,readme} ...\n")
+    assert err.startswith("usage: python -m evalsim.ledger [-h] {build,code,readme} ...\n")
     assert "the following arguments are required: cmd" in err
     with pytest.raises(SystemExit) as exc:
         ledger.main(["--help"])

@@ -6,21 +6,28 @@ row selector, or a small expression over such values. :func:`build_ledger` reads
 from the pipeline's products (never from the claims file), applies the claim's rule and
 writes one row per claim with a verdict and a one-line reason:
 
-- ``matches``: the reproduced value rounds to the printed digits;
-- ``matches approximately``: within the stated tolerance (or, for a document's Monte Carlo
-  estimate of an exact number, within 2 standard errors of that simulation);
-- ``depends on the simulation``: a number of the document's own MuJoCo pools, consistent with
-  ours under the claim's statistical criterion (within 2 standard errors of the difference of
-  two independent binomial estimates, or an absolute tolerance);
-- ``differs``: none of the above;
+- ``matches``: the reproduced value rounds to the printed digits, lies within the sampling
+  error of the document's own Monte Carlo estimate, or (simulation claims) agrees with our
+  pools under the claim's criterion;
+- ``document rounding``: the document's number follows from its inputs only after a coarser
+  rounding than its digits claim ("about", "roughly", a stated tolerance);
+- ``simulation differs``: the document is self-consistent, but our MuJoCo pools, with their
+  sampling error, give another number;
+- ``document error``: the document's number does not follow from its own stated inputs;
 - ``ambiguous``: the document leaves out a premise and the plausible readings disagree, or the
   claim is not a number a rule can decide.
+
+A simulation claim with a ``model`` answers two questions separately
+(:mod:`evalsim.ledger.models`): (a) the number recomputed exactly from the document's own
+inputs, (b) a parametric bootstrap over our pools' rates. The documents' own Python is run by
+:mod:`evalsim.ledger.doccode`.
 
 A claim whose sources cannot be read yet (the table does not exist, a column or row is
 missing) gets ``missing source`` and names what is missing.
 
 The rules are spelled out at the top of ``config/claims.yaml``. Run as
-``python -m evalsim.ledger build`` (the Snakemake rule does) or
+``python -m evalsim.ledger build`` (the Snakemake rule does), ``python -m evalsim.ledger code``
+(the documents' Python, into ``results/document_code.csv``) or
 ``python -m evalsim.ledger readme`` to regenerate the README's generated sections.
 """
 
