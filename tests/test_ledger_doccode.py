@@ -87,3 +87,12 @@ def test_document_004_clopper_pearson_is_wrong_at_the_edges(repo):
     assert 1 - beta.ppf(0.05, 1, 10) == pytest.approx(0.995, abs=5e-4)
     assert beta.ppf(0.975, 1, 10) == pytest.approx(0.308, abs=5e-4)
     assert row["worst_case"].startswith("0/")
+
+
+def test_without_the_documents_the_table_says_so(tmp_path):
+    from evalsim.ledger.doccode import document_code_table
+
+    df = document_code_table(tmp_path / "absent")
+    assert df["ran"].tolist() == [
+        f"no documents (*.txt) in {str(tmp_path / 'absent')!r}; set EVALSIM_DOCUMENTS"
+    ]

@@ -206,7 +206,10 @@ def document_code_table(folder: str | os.PathLike) -> pd.DataFrame:
     """Every document of ``folder`` (``*.txt``), run: the rows of :func:`run_document`."""
     files = sorted(Path(folder).glob("*.txt"))
     if not files:
-        raise ValueError(f"no documents (*.txt) in {str(folder)!r}; set EVALSIM_DOCUMENTS")
+        # The documents are not part of the repository: without them the table says so and
+        # the claims that read it are "missing source" (the pipeline still runs).
+        missing = f"no documents (*.txt) in {str(folder)!r}; set EVALSIM_DOCUMENTS"
+        return pd.DataFrame([dict.fromkeys(COLUMNS, "") | {"ran": missing}], columns=COLUMNS)
     return pd.DataFrame([r for f in files for r in run_document(f)], columns=COLUMNS)
 
 
