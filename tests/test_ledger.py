@@ -91,33 +91,33 @@ def test_value_rule_matches_then_differs_when_the_result_moves(claims):
     assert row.reproduced == "0.2153"
     t03.loc[:, "P(>=9/10) at p_pool"] = [0.25, 0.6453]
     row = _ledger(claims, "000-02", T03=t03)
-    assert row.verdict == "differs", row.reason
+    assert row.verdict == "document error", row.reason
 
 
 def test_approx_one_in_n(claims):
     t03 = _table(policy=["A", "B"], **{"P(>=9/10) at p_stated": [0.215, 0.645]})
-    assert _ledger(claims, "000-01", T03=t03).verdict == "matches approximately"
+    assert _ledger(claims, "000-01", T03=t03).verdict == "document rounding"
     t03.loc[0, "P(>=9/10) at p_stated"] = 0.30  # one in 3.3, not one in five
-    assert _ledger(claims, "000-01", T03=t03).verdict == "differs"
+    assert _ledger(claims, "000-01", T03=t03).verdict == "document error"
 
 
 def test_simulation_rule_uses_two_standard_errors(claims):
     t07 = _table(policy=["A", "B"], rate=[0.72, 0.88], trials=[300, 300])
     row = _ledger(claims, "000-21", T07=t07)
-    assert row.verdict == "depends on the simulation", row.reason
+    assert row.verdict == "matches", row.reason
     # 0.737 vs 0.60 with n = 300 each: SE ~ 0.037, 3.7 SE apart.
     t07.loc[0, "rate"] = 0.60
     row = _ledger(claims, "000-21", T07=t07)
-    assert row.verdict == "differs"
+    assert row.verdict == "simulation differs"
     assert "SE" in row.reason
 
 
 def test_mc_rule_within_rounding_and_within_2_se(claims):
     f03 = _table(n_looks=[1, 40], exact_false_win_rate=[0.02819, 0.11249])
     assert _ledger(claims, "002-06", F03=f03).verdict == "matches"
-    assert _ledger(claims, "002-07", F03=f03).verdict == "matches approximately"
+    assert _ledger(claims, "002-07", F03=f03).verdict == "matches"
     f03.loc[1, "exact_false_win_rate"] = 0.125
-    assert _ledger(claims, "002-07", F03=f03).verdict == "differs"
+    assert _ledger(claims, "002-07", F03=f03).verdict == "document error"
 
 
 def test_missing_table_column_and_row_are_reported(claims):
@@ -141,7 +141,7 @@ def test_stated_method_decides_and_other_readings_are_reported(claims):
     )
     # 004-01 states its method ("spans"): the full width decides, the half-width is reported.
     row = _ledger(claims, "004-01", T25=t25)
-    assert row.verdict == "differs"
+    assert row.verdict == "document error"
     assert "half-width" in row.reason
 
 
@@ -167,11 +167,11 @@ def test_unstated_premise_gives_ambiguous_when_readings_disagree(claims):
     assert "0.17" in reproduced and "0.16" in reproduced and "0.095" in not_by
     # All readings agree: no ambiguity, the best reading decides.
     row = _ledger(claims, "001-11", T14=_t14(0.170, 0.160, 0.165))
-    assert row.verdict == "matches approximately", row.reason
+    assert row.verdict == "document rounding", row.reason
     assert "Other readings" in row.reason
-    # All readings disagree with the document: "differs", not "ambiguous".
+    # All readings disagree with the document: "document error", not "ambiguous".
     row = _ledger(claims, "001-11", T14=_t14(0.30, 0.25, 0.28))
-    assert row.verdict == "differs", row.reason
+    assert row.verdict == "document error", row.reason
 
 
 def test_order_of_magnitude_rule(claims):
@@ -180,26 +180,30 @@ def test_order_of_magnitude_rule(claims):
         return _table(row=["n at 0.5 (wilson)", "n at 0.7 (wilson)"], n=[n05, n07])
 
     row = _ledger(claims, "001-18", T16=t16(1067, 897))
-    assert row.verdict == "matches approximately" and "same order" in row.reason
+    assert row.verdict == "document rounding" and "same order" in row.reason
     for n05, n07 in [(120, 95), (4000, 3300)]:  # 10**2 and 10**4, not 10**3
         row = _ledger(claims, "001-18", T16=t16(n05, n07))
-        assert row.verdict == "differs", (n05, row.reason)
+        assert row.verdict == "document error", (n05, row.reason)
         assert "different order" in row.reason
 
 
-def test_simulation_rule_with_an_absolute_criterion(claims):
-    # 000-26 "the true gap is 0.14": criterion |b - a - 0.14| <= 0.09.
+def test_gap_claim_answers_both_questions(claims):
+    # 000-26 "The true gap is 0.14": (a) 0.877 - 0.737 from the document's own Table A;
+    # (b) the gap of our pools, with their sampling error (no hand-set tolerance).
     def t07(a, b):
         return _table(policy=["A", "B"], rate=[a, b], trials=[300, 300])
 
     row = _ledger(claims, "000-26", T07=t07(0.737, 0.877))
-    assert row.verdict == "depends on the simulation", row.reason
+    assert row.verdict == "matches", row.reason
+    assert "(a) at the document's own p_a = 0.737, p_b = 0.877: 0.14 (within" in row.reason
     assert float(row.reproduced) == pytest.approx(0.14)
-    assert _ledger(claims, "000-26", T07=t07(0.70, 0.92)).verdict == "depends on the simulation"
     for a, b in [(0.60, 0.90), (0.80, 0.82), (0.88, 0.737)]:  # gaps 0.30, 0.02, -0.143
+        # 2 SE of a 300-trial pool gap is below 0.08: every one of these is far outside.
+        se = math.sqrt(a * (1 - a) / 300 + b * (1 - b) / 300)
+        assert abs(b - a - 0.14) > 2.5 * se
         row = _ledger(claims, "000-26", T07=t07(a, b))
-        assert row.verdict == "differs", (a, b, row.reason)
-        assert "> 0.09" in row.reason
+        assert row.verdict == "simulation differs", (a, b, row.reason)
+        assert "the document's number is outside" in row.reason
 
 
 def test_at_least_and_at_most_rules(claims):
@@ -210,13 +214,13 @@ def test_at_least_and_at_most_rules(claims):
     assert _ledger(claims, "001-22", T17=t17(44.3)).verdict == "matches"
     assert _ledger(claims, "001-22", T17=t17(15.0)).verdict == "matches"
     row = _ledger(claims, "001-22", T17=t17(12.0))
-    assert row.verdict == "differs" and "not >=" in row.reason
+    assert row.verdict == "document error" and "not >=" in row.reason
     # 000-46 at_most 0.80: power at 100 trials each must stay below 0.80.
     t06 = _table(n=[50, 100], power=[0.3, 0.55], power_pool_rates=[0.35, 0.6])
     assert _ledger(claims, "000-46", T06=t06).verdict == "matches"
     t06.loc[1, "power"] = 0.85
     row = _ledger(claims, "000-46", T06=t06)
-    assert row.verdict == "differs" and "not <=" in row.reason
+    assert row.verdict == "document error" and "not <=" in row.reason
 
 
 def test_at_least_slack_allows_rounding(claims):
@@ -231,7 +235,7 @@ def test_at_least_slack_allows_rounding(claims):
 
     row = _ledger(claims, "001-20", T17=t17(39.6))
     assert row.verdict == "matches" and "allowing 0.5" in row.reason
-    assert _ledger(claims, "001-20", T17=t17(39.4)).verdict == "differs"
+    assert _ledger(claims, "001-20", T17=t17(39.4)).verdict == "document error"
 
 
 def test_roundoff_rule(claims):
@@ -244,7 +248,7 @@ def test_roundoff_rule(claims):
     )
     assert _ledger(claims, "000-07", T01=t01).verdict == "matches"
     t01.loc[0, "max_abs_diff_vs_scipy"] = 1e-6
-    assert _ledger(claims, "000-07", T01=t01).verdict == "differs"
+    assert _ledger(claims, "000-07", T01=t01).verdict == "document error"
 
 
 def test_markdown_and_readme_section(claims):
@@ -576,31 +580,31 @@ def test_rule_reasons_state_the_numbers(tmp_path):
     t = {"T99": pd.DataFrame({"v": [0.52]})}
     row = _judge_one(tmp_path, _one(stated="0.50"), **t)
     assert (row.verdict, row.reason) == (
-        "differs",
+        "document error",
         "off by 0.02, more than the printed digits allow",
     )
     assert _judge_one(tmp_path, _one(stated="0.5"), **t).verdict == "matches"  # half of 0.1
     row = _judge_one(tmp_path, _one(stated="0.52"), **t)
     assert (row.verdict, row.reason) == ("matches", "rounds to the printed 0.52")
     row = _judge_one(tmp_path, _one(stated="0.50", tolerance={"abs": 0.02}), **t)
-    assert (row.verdict, row.reason) == ("matches approximately", "|diff| 0.02 <= 0.02")
+    assert (row.verdict, row.reason) == ("document rounding", "|diff| 0.02 <= 0.02")
     row = _judge_one(tmp_path, _one(stated="0.50", tolerance={"abs": 0.01}), **t)
-    assert (row.verdict, row.reason) == ("differs", "|diff| 0.02 > 0.01")
+    assert (row.verdict, row.reason) == ("document error", "|diff| 0.02 > 0.01")
     row = _judge_one(tmp_path, _one(stated="0.5", rule="approx"), **t)
-    assert row.reason == "relative diff 4.0% <= 10%" and row.verdict == "matches approximately"
+    assert row.reason == "relative diff 4.0% <= 10%" and row.verdict == "document rounding"
     row = _judge_one(tmp_path, _one(stated="0.45", rule="approx", tolerance={"rel": 0.1}), **t)
-    assert row.reason == "relative diff 15.6% > 10%" and row.verdict == "differs"
+    assert row.reason == "relative diff 15.6% > 10%" and row.verdict == "document error"
     row = _judge_one(tmp_path, _one(stated="0.2", rule="approx", tolerance={"one_in": 2}), **t)
-    assert (row.verdict, row.reason) == ("matches approximately", "1/r = 1.92308, nearest to 2")
+    assert (row.verdict, row.reason) == ("document rounding", "1/r = 1.92308, nearest to 2")
     row = _judge_one(tmp_path, _one(stated="0.2", rule="approx", tolerance={"one_in": 3}), **t)
-    assert (row.verdict, row.reason) == ("differs", "1/r = 1.92308, not nearest to 3")
+    assert (row.verdict, row.reason) == ("document error", "1/r = 1.92308, not nearest to 3")
     row = _judge_one(tmp_path, _one(stated="0.6", rule="approx", tolerance={"order_of": True}), **t)
-    assert (row.verdict, row.reason) == ("matches approximately", "same order of magnitude")
+    assert (row.verdict, row.reason) == ("document rounding", "same order of magnitude")
     row = _judge_one(tmp_path, _one(stated="0.3", rule="approx", tolerance={"order_of": True}), **t)
-    assert (row.verdict, row.reason) == ("differs", "different order of magnitude")
+    assert (row.verdict, row.reason) == ("document error", "different order of magnitude")
     # printed to the unit: half a unit is 0.5, so 0.52 "rounds to" 1 but not to 2
     assert _judge_one(tmp_path, _one(stated="1"), **t).verdict == "matches"
-    assert _judge_one(tmp_path, _one(stated="2"), **t).verdict == "differs"
+    assert _judge_one(tmp_path, _one(stated="2"), **t).verdict == "document error"
     row = _judge_one(tmp_path, _one(stated="1", scale=0.5), **t)  # 1 x 0.5 = 0.5: 0.02 < 0.25
     assert row.verdict == "matches" and row.reproduced == "1.04"
 
@@ -610,7 +614,7 @@ def test_bound_and_roundoff_and_judgement_reasons(tmp_path):
     row = _judge_one(tmp_path, _one(stated="50", scale=0.01, rule="at_least"), **t)
     assert (row.verdict, row.reason) == ("matches", "52 >= 50")
     row = _judge_one(tmp_path, _one(stated="52.4", scale=0.01, rule="at_least"), **t)
-    assert (row.verdict, row.reason) == ("differs", "52 not >= 52.4")
+    assert (row.verdict, row.reason) == ("document error", "52 not >= 52.4")
     row = _judge_one(
         tmp_path, _one(stated="52.4", scale=0.01, rule="at_least", tolerance={"abs": 0.005}), **t
     )
@@ -618,7 +622,7 @@ def test_bound_and_roundoff_and_judgement_reasons(tmp_path):
     row = _judge_one(tmp_path, _one(stated="60", scale=0.01, rule="at_most"), **t)
     assert (row.verdict, row.reason) == ("matches", "52 <= 60")
     row = _judge_one(tmp_path, _one(stated="51.6", scale=0.01, rule="at_most"), **t)
-    assert (row.verdict, row.reason) == ("differs", "52 not <= 51.6")
+    assert (row.verdict, row.reason) == ("document error", "52 not <= 51.6")
     row = _judge_one(
         tmp_path, _one(stated="51.6", scale=0.01, rule="at_most", tolerance={"abs": 0.005}), **t
     )
@@ -629,7 +633,7 @@ def test_bound_and_roundoff_and_judgement_reasons(tmp_path):
     assert row.reason == "reproduced max difference 3e-15 <= round-off bound 1e-14"
     row = _judge_one(tmp_path, _one(stated="0", rule="roundoff", tolerance={"abs": 1e-15}), **small)
     assert row.reason == "reproduced max difference 3e-15 > round-off bound 1e-15"
-    assert row.verdict == "differs"
+    assert row.verdict == "document error"
     row = _judge_one(tmp_path, _one(rule="judgement", reason="vague"), **t)
     assert (row.verdict, row.reason, row.reproduced) == ("ambiguous", "vague", "0.52")
     row = _judge_one(tmp_path, _one(rule="judgement"), **t)
@@ -643,45 +647,47 @@ def test_mc_and_simulation_rules(tmp_path):
     t = {"T99": pd.DataFrame({"v": [0.3], "n": [100]})}
     # mc: the exact 0.3 vs a document's 0.31 from 400 runs: SE = sqrt(0.21 / 400) = 0.0229
     row = _judge_one(tmp_path, _one(stated="0.31", rule="mc", n_doc=400), **t)
-    assert row.verdict == "matches approximately"
+    assert row.verdict == "matches"
     assert row.reason == "0.4 SE from the exact value (SE of 400 simulated experiments)"
     row = _judge_one(tmp_path, _one(stated="0.36", rule="mc", n_doc=400), **t)
-    assert row.verdict == "differs" and row.reason.startswith("2.6 SE from")
+    assert row.verdict == "document error" and row.reason.startswith("2.6 SE from")
     row = _judge_one(tmp_path, _one(stated="0.3", rule="mc", n_doc=400), **t)
     assert (row.verdict, row.reason) == ("matches", "exact value rounds to the printed 0.3")
     # 0.3 +- rounding 0.0005 + 2 SE (0.04583): 0.346 is inside, 0.347 outside
     assert _judge_one(tmp_path, _one(stated="0.346", rule="mc", n_doc=400), **t).verdict == (
-        "matches approximately"
+        "matches"
     )
     assert _judge_one(tmp_path, _one(stated="0.347", rule="mc", n_doc=400), **t).verdict == (
-        "differs"
+        "document error"
     )
     zero = {"T99": pd.DataFrame({"v": [0.0]})}
     row = _judge_one(tmp_path, _one(stated="0.01", rule="mc", n_doc=400), **zero)
-    assert row.verdict == "differs" and row.reason.startswith("inf SE")  # zero SE, nonzero gap
+    assert row.verdict == "document error" and row.reason.startswith(
+        "inf SE"
+    )  # zero SE, nonzero gap
     row = _judge_one(tmp_path, _one(stated="0.00", rule="mc", n_doc=400), **zero)
     assert row.verdict == "matches" and row.reason == "exact value rounds to the printed 0.00"
     # simulation, se2: SE of the difference with n_repro read from a table
     se2 = {"se2": {"n_doc": 300, "n_repro": {"table": "T99", "column": "n"}}}
     row = _judge_one(tmp_path, _one(stated="0.38", rule="simulation", criterion=se2), **t)
     se = math.sqrt(0.3 * 0.7 / 100 + 0.38 * 0.62 / 300)
-    assert row.verdict == "depends on the simulation"
+    assert row.verdict == "matches"
     assert row.reason == (
         f"{0.08 / se:.1f} SE apart (two independent estimates, n = 300 document, 100 ours); "
         "criterion 2 SE"
     )
     row = _judge_one(tmp_path, _one(stated="0.42", rule="simulation", criterion=se2), **t)
-    assert row.verdict == "differs"
+    assert row.verdict == "simulation differs"
     fixed = {"se2": {"n_doc": 300, "n_repro": 1000}}
     row = _judge_one(tmp_path, _one(stated="0.38", rule="simulation", criterion=fixed), **t)
-    assert row.verdict == "differs" and "1000 ours" in row.reason
+    assert row.verdict == "simulation differs" and "1000 ours" in row.reason
     row = _judge_one(tmp_path, _one(stated="0.35", rule="simulation", criterion={"abs": 0.05}), **t)
     assert (row.verdict, row.reason) == (
-        "depends on the simulation",
+        "matches",
         "|diff| 0.05 <= 0.05 (criterion)",
     )
     row = _judge_one(tmp_path, _one(stated="0.36", rule="simulation", tolerance={"abs": 0.05}), **t)
-    assert (row.verdict, row.reason) == ("differs", "|diff| 0.06 > 0.05 (criterion)")
+    assert (row.verdict, row.reason) == ("simulation differs", "|diff| 0.06 > 0.05 (criterion)")
     lost = {"se2": {"n_doc": 300, "n_repro": {"table": "T98", "column": "n"}}}
     row = _judge_one(tmp_path, _one(stated="0.38", rule="simulation", criterion=lost), **t)
     assert row.verdict == "missing source" and "T98" in row.reason
@@ -702,11 +708,11 @@ def test_judge_claim_combines_sources(tmp_path):
     assert (row.verdict, row.method, row.reproduced) == ("matches", "second", "0.5")
     assert row.source == "T99: v [g=a]"
     assert row.reason == (
-        "rounds to the printed 0.5. Other readings: first = 0.7 (differs). "
+        "rounds to the printed 0.5. Other readings: first = 0.7 (document error). "
         "Not available: no table results/tables/T98_*.csv [ours: mine = 0.6]"
     )
     row = _judge_one(tmp_path, _one(sources=src, method_stated=True), **t)
-    assert (row.verdict, row.method) == ("differs", "first")
+    assert (row.verdict, row.method) == ("document error", "first")
     row = _judge_one(tmp_path, _one(sources=src[::-1], method_stated=True), **t)
     assert (row.verdict, row.method, row.reproduced) == ("missing source", "gone", "")
     assert row.reason == "no table results/tables/T98_*.csv" and row.source == ""
@@ -762,17 +768,17 @@ def test_build_command_writes_csv_and_markdown(tmp_path, capsys):
     csv, md = tmp_path / "out" / "c.csv", tmp_path / "out" / "c.md"
     args = ["build", "--claims", str(claims), "--root", str(tmp_path)]
     assert main([*args, "--csv", str(csv), "--md", str(md)]) == 0
-    assert capsys.readouterr().out == "   1  matches\n   1  differs\n"
+    assert capsys.readouterr().out == "   1  matches\n   1  document error\n"
     df = pd.read_csv(csv)
     assert df.columns.tolist() == [
         "id", "doc", "lines", "quote", "stated", "reproduced", "method", "verdict", "reason",
         "source",
     ]  # fmt: skip
-    assert df["verdict"].tolist() == ["matches", "differs"]
+    assert df["verdict"].tolist() == ["matches", "document error"]
     text = md.read_text()
     assert text.startswith("# Claims ledger: the documents' numbers, stated vs reproduced\n")
-    assert "| matches | 1 |\n| differs | 1 |\n| total | 2 |" in text
-    assert "## doc9.txt" in text and "| 9-02 |  | q | 0.7 | 0.5 | differs |" in text
+    assert "| matches | 1 |\n| document error | 1 |\n| total | 2 |" in text
+    assert "## doc9.txt" in text and "| 9-02 |  | q | 0.7 | 0.5 | document error |" in text
     assert "| 9 | a \\| b | not a number |" in text
 
 
@@ -783,9 +789,12 @@ def test_readme_section_lists_the_rows_that_do_not_match(claims):
     )
     df = build_ledger(_by_id(claims, "000-01") + _by_id(claims, "000-02"), "/x", {"T03": t03})
     body = readme_disagreements(df)
-    assert "(`config/config.yaml`; 2 claims: 1 matches approximately, 1 differs)" in body
+    assert (
+        "2 claims: 1 document errors, 0 where only our simulation differs, 1 document roundings,"
+        in body
+    )
     assert "| id | stated | reproduced | verdict | reason |" in body
-    assert "| 000-02 | 0.215 | 0.216 | differs | off by 0.001, more than the printed" in body
+    assert "| 000-02 | 0.215 | 0.216 | document error | off by 0.001, more than the printed" in body
     assert 'Rows whose verdict is not "matches":\n\n| id |' in body
     assert "| 000-01 | one time in five (= 1/5) |" in body
     assert section("x\n<!-- BEGIN generated:s -->\n\nbody\n\n<!-- END generated:s -->", "s") == (
@@ -797,11 +806,12 @@ MD_EXPECTED = (
     "# Claims ledger\n\nGenerated by `python -m evalsim.ledger build` from `config/claims.yaml` "
     "and the pipeline's result tables. Rules and tolerances: the header of "
     "`config/claims.yaml`.\n\n| verdict | claims |\n|---|---|\n| matches | 1 |\n"
-    "| differs | 1 |\n| total | 2 |\n\n## doc8.txt\n\n"
+    "| document error | 1 |\n| total | 2 |\n\n## doc8.txt\n\n"
     "| id | lines | quote | stated | reproduced | verdict | reason | method |\n"
     "|---|---|---|---|---|---|---|---|\n| 8-01 |  | q1 | 0.5 | 0.5 | matches | r1 | m |\n\n"
     "## doc9.txt\n\n| id | lines | quote | stated | reproduced | verdict | reason | method |\n"
-    "|---|---|---|---|---|---|---|---|\n| 9-02 | 4 | q2 | 0.7 | 0.5 | differs | r\\|2 | m |\n\n"
+    "|---|---|---|---|---|---|---|---|\n"
+    "| 9-02 | 4 | q2 | 0.7 | 0.5 | document error | r\\|2 | m |\n\n"
     "## Statements not checked\n\n| document | statement | why not |\n|---|---|---|\n"
     "| 9 | a \\| b | not a number |\n"
 )
@@ -811,7 +821,7 @@ def test_ledger_markdown_layout_exactly():
     from evalsim.ledger import COLUMNS, ledger_markdown
 
     rows = [
-        ["9-02", "doc9.txt", "4", "q2", "0.7", "0.5", "m", "differs", "r|2", "T99: v"],
+        ["9-02", "doc9.txt", "4", "q2", "0.7", "0.5", "m", "document error", "r|2", "T99: v"],
         ["8-01", "doc8.txt", "", "q1", "0.5", "0.5", "m", "matches", "r1", "T99: v"],
     ]
     df = pd.DataFrame(rows, columns=COLUMNS)  # documents out of order: sorted in the output
@@ -851,7 +861,7 @@ def test_simulation_reason_with_zero_difference_and_zero_se(tmp_path):
     t = {"T99": pd.DataFrame({"v": [0.0]})}
     crit = {"se2": {"n_doc": 100, "n_repro": 100}}
     row = _judge_one(tmp_path, _one(stated="0", rule="simulation", criterion=crit), **t)
-    assert row.verdict == "depends on the simulation" and row.reason.startswith("0.0 SE apart")
+    assert row.verdict == "matches" and row.reason.startswith("0.0 SE apart")
 
 
 def test_section_keeps_the_body_as_written():
@@ -870,7 +880,7 @@ def test_value_and_mc_rules_include_the_half_unit_exactly(tmp_path):
     assert (row.verdict, row.reason) == ("matches", "rounds to the printed 0")
     above = np.nextafter(edge, 1.0)
     row = _judge_one(tmp_path, _one(stated="0"), T99=pd.DataFrame({"v": [above]}))
-    assert row.verdict == "differs"
+    assert row.verdict == "document error"
     row = _judge_one(
         tmp_path, _one(stated="0", rule="mc", n_doc=4), T99=pd.DataFrame({"v": [edge]})
     )
@@ -882,11 +892,11 @@ def test_value_and_mc_rules_include_the_half_unit_exactly(tmp_path):
     mc = _one(stated="2", scale=0.5, rule="mc", n_doc=16)
     row = _judge_one(tmp_path, mc, T99=pd.DataFrame({"v": [0.5]}))
     assert (row.verdict, row.reason) == (
-        "matches approximately",
+        "matches",
         "4.0 SE from the exact value (SE of 16 simulated experiments)",
     )
     row = _judge_one(tmp_path, dict(mc, n_doc=17), T99=pd.DataFrame({"v": [0.5]}))
-    assert row.verdict == "differs"  # a smaller SE: the same difference is outside
+    assert row.verdict == "document error"  # a smaller SE: the same difference is outside
 
 
 def test_rates_rounded_past_one_have_zero_variance(tmp_path):
@@ -896,13 +906,13 @@ def test_rates_rounded_past_one_have_zero_variance(tmp_path):
     row = _judge_one(
         tmp_path, _one(stated="0.9", rule="mc", n_doc=100), T99=pd.DataFrame({"v": [r]})
     )
-    assert row.verdict == "differs" and row.reason.startswith("inf SE from the exact value")
+    assert row.verdict == "document error" and row.reason.startswith("inf SE from the exact value")
     # simulation: the document's 1 has no variance either, the difference is one ulp
     crit = {"se2": {"n_doc": 100, "n_repro": 100}}
     row = _judge_one(
         tmp_path, _one(stated="1", rule="simulation", criterion=crit), T99=pd.DataFrame({"v": [r]})
     )
-    assert row.verdict == "depends on the simulation" and row.reason.startswith("inf SE apart")
+    assert row.verdict == "matches" and row.reason.startswith("inf SE apart")
 
 
 def test_bounds_include_their_edge(tmp_path):
@@ -920,32 +930,35 @@ def test_bounds_include_their_edge(tmp_path):
     )
     assert judge(
         np.nextafter(0.25, 1), stated="0", rule="roundoff", tolerance={"abs": 0.25}
-    ).verdict == ("differs")
+    ).verdict == ("document error")
     # the tolerances allow 1e-12 beyond the bound for round-off in the tables
     row = judge(0.25 + 1e-12, stated="0", rule="approx", tolerance={"abs": 0.25})
-    assert (row.verdict, row.reason) == ("matches approximately", "|diff| 0.25 <= 0.25")
+    assert (row.verdict, row.reason) == ("document rounding", "|diff| 0.25 <= 0.25")
     assert judge(
         np.nextafter(0.25 + 1e-12, 1), stated="0", rule="approx", tolerance={"abs": 0.25}
-    ).verdict == ("differs")
+    ).verdict == ("document error")
     row = judge(0.25 + 1e-12, stated="0", rule="simulation", criterion={"abs": 0.25})
     assert (row.verdict, row.reason) == (
-        "depends on the simulation",
+        "matches",
         "|diff| 0.25 <= 0.25 (criterion)",
     )
     # rel: 0.75 vs 0.5 is exactly 50% of 0.5
     row = judge(0.75, stated="0.5", rule="approx", tolerance={"rel": 0.5})
-    assert (row.verdict, row.reason) == ("matches approximately", "relative diff 50.0% <= 50%")
-    assert judge(0.75, stated="0.5", rule="approx", tolerance={"rel": 0.25}).verdict == "differs"
+    assert (row.verdict, row.reason) == ("document rounding", "relative diff 50.0% <= 50%")
+    assert (
+        judge(0.75, stated="0.5", rule="approx", tolerance={"rel": 0.25}).verdict
+        == "document error"
+    )
     # a stated 0 has bound 0: exactly 1e-12 away passes, the relative diff is shown against 1
     row = judge(1e-12, stated="0", rule="approx")
-    assert row.verdict == "matches approximately"
+    assert row.verdict == "document rounding"
     row = judge(0.25, stated="0", rule="approx")
-    assert (row.verdict, row.reason) == ("differs", "relative diff 25.0% > 10%")
+    assert (row.verdict, row.reason) == ("document error", "relative diff 25.0% > 10%")
     # simulation without any abs criterion: the bound is 0
     row = judge(0.5, stated="0.25", rule="simulation")
-    assert (row.verdict, row.reason) == ("differs", "|diff| 0.25 > 0 (criterion)")
+    assert (row.verdict, row.reason) == ("simulation differs", "|diff| 0.25 > 0 (criterion)")
     row = judge(0.25, stated="0.25", rule="simulation")
-    assert (row.verdict, row.reason) == ("depends on the simulation", "|diff| 0 <= 0 (criterion)")
+    assert (row.verdict, row.reason) == ("matches", "|diff| 0 <= 0 (criterion)")
 
 
 def test_one_in_needs_a_positive_rate(tmp_path):
@@ -958,7 +971,7 @@ def test_one_in_needs_a_positive_rate(tmp_path):
             _one(stated="1", rule="approx", tolerance={"one_in": 1}),
             T99=pd.DataFrame({"v": [0.0]}),
         )
-    assert (row.verdict, row.reason) == ("differs", "1/r = inf, not nearest to 1")
+    assert (row.verdict, row.reason) == ("document error", "1/r = inf, not nearest to 1")
 
 
 # ----------------------------------------------------------------------------- helpers' output
@@ -1067,7 +1080,8 @@ def test_judge_claim_lists_every_reading(tmp_path):
         tmp_path, _one(sources=[src("a", "a"), src("b", "b"), src("d", "d")], context=ctx), **t
     )
     assert row.reason == (
-        "rounds to the printed 0.5. Other readings: b = 0.7 (differs); d = 0.9 (differs) "
+        "rounds to the printed 0.5. Other readings: b = 0.7 (document error); "
+        "d = 0.9 (document error) "
         "[ours: x = 0.6, y = 0.25]"
     )
     # premise unstated: two readings reproduce it, two do not
@@ -1078,7 +1092,7 @@ def test_judge_claim_lists_every_reading(tmp_path):
         "the document leaves out a premise; reproduced by: a = 0.5; c = 0.5; "
         "not by: b = 0.7; d = 0.9",
     )
-    # "depends on the simulation" counts as reproduced
+    # "matches" counts as reproduced
     sim = _one(stated="0.5", rule="simulation", criterion={"abs": 0.1}, premise_unstated=True)
     row = _judge_one(tmp_path, dict(sim, sources=[src("d", "d"), src("a", "a")]), **t)
     assert (row.verdict, row.reason) == (
@@ -1116,14 +1130,17 @@ def test_build_ledger_defaults_and_empty(tmp_path, monkeypatch):
 
 DISAGREEMENTS_EXPECTED = (
     "A snapshot of `results/claims.csv` after `make reproduce` on the full study "
-    "(`config/config.yaml`; 3 claims: 1 matches, 1 differs, 1 missing source), written by "
+    "(`config/config.yaml`; 3 claims: 1 document errors, 0 where only our simulation differs, "
+    "0 document roundings, 1 matches, 0 ambiguous, 1 missing source), written by "
     "`.venv/bin/python -m evalsim.ledger readme`; every run regenerates the live ledger "
-    '`results/claims.md`. "Depends on the simulation" means consistent with our MuJoCo '
-    'pools under the claim\'s criterion; "differs" on a simulation claim means our pools '
-    "give a different number (the reason shows our pool rates). Rows whose verdict is not "
+    '`results/claims.md`. "Document error": the document\'s number does not follow from '
+    'its own stated inputs; "document rounding": it does, after a coarser rounding than '
+    'its digits claim; "simulation differs": the document is self-consistent and only our '
+    "MuJoCo pools, with their sampling error, give another number. How to read a verdict: "
+    "`docs/START_HERE.md`. Rows whose verdict is not "
     '"matches":\n\n'
     "| id | stated | reproduced | verdict | reason |\n|---|---|---|---|---|\n"
-    "| 9-02 | 0.70 | 0.5 | differs | off by 0.2, more than the printed digits allow |\n"
+    "| 9-02 | 0.70 | 0.5 | document error | off by 0.2, more than the printed digits allow |\n"
     "| 9-03 | 0.5 |  | missing source | no table results/tables/T98_*.csv |"
 )
 
@@ -1142,7 +1159,7 @@ def _three_claims(tmp_path):
 
 def test_readme_section_text_exactly(tmp_path):
     df = build_ledger(load_claims(_three_claims(tmp_path)), tmp_path)
-    assert df["verdict"].tolist() == ["matches", "differs", "missing source"]
+    assert df["verdict"].tolist() == ["matches", "document error", "missing source"]
     assert readme_disagreements(df) == DISAGREEMENTS_EXPECTED
 
 
@@ -1161,7 +1178,7 @@ def test_commands_with_their_default_paths(tmp_path, monkeypatch, capsys):
     _three_claims(tmp_path).rename(tmp_path / "config" / "claims.yaml")
     monkeypatch.chdir(tmp_path)
     assert main(["build"]) == 0
-    assert capsys.readouterr().out == "   1  matches\n   1  differs\n   1  missing source\n"
+    assert capsys.readouterr().out == "   1  matches\n   1  document error\n   1  missing source\n"
     want = build_ledger(load_claims(tmp_path / "config" / "claims.yaml"), tmp_path)
     ref = tmp_path / "ref"
     write_ledger(
@@ -1221,7 +1238,7 @@ def test_command_line_usage(capsys):
         ledger.main([])
     assert exc.value.code == 2
     err = capsys.readouterr().err
-    assert err.startswith("usage: python -m evalsim.ledger [-h] {build,readme} ...\n")
+    assert err.startswith("usage: python -m evalsim.ledger [-h] {build,code,readme} ...\n")
     assert "the following arguments are required: cmd" in err
     with pytest.raises(SystemExit) as exc:
         ledger.main(["--help"])

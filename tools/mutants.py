@@ -51,7 +51,14 @@ MUTMUT = str(Path(sys.executable).parent / "mutmut")
 # group -> modules (paths under src/) to mutate, the tests that may kill them, extra env.
 GROUPS: dict[str, dict] = {
     "ledger": {
-        "modules": ["evalsim/ledger.py", "evalsim/safe_expr.py"],
+        "modules": [
+            "evalsim/ledger/claims.py",
+            "evalsim/ledger/readings.py",
+            "evalsim/ledger/verdicts.py",
+            "evalsim/ledger/output.py",
+            "evalsim/ledger/cli.py",
+            "evalsim/safe_expr.py",
+        ],
         "tests": ["tests/test_ledger.py"],
     },
     "resample": {

@@ -19,6 +19,7 @@ REPORT_STAGE_TABLES = sorted(
 
 REPORT_TARGETS = [
     *figure("F02_protocol").values(),
+    "results/document_code.csv",
     "results/claims.csv",
     "results/claims.md",
 ]
@@ -45,10 +46,28 @@ rule report_f02_protocol:
         "../scripts/make_figure.py"
 
 
+# The documents' own Python, run in a subprocess (timeout, no network) and checked against
+# evalsim's exact intervals; the documents are read from $EVALSIM_DOCUMENTS at run time.
+rule report_document_code:
+    output:
+        "results/document_code.csv",
+    log:
+        "logs/report/document_code.log",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
+    params:
+        python=sys.executable,
+    shell:
+        "{params.python} -m evalsim.ledger code --csv {output} > {log} 2>&1"
+
+
 rule report_claims_ledger:
     input:
         claims=config["report"]["claims"],
         tables=REPORT_STAGE_TABLES,
+        code="results/document_code.csv",
     output:
         csv=report(
             "results/claims.csv",
@@ -74,4 +93,5 @@ rule report_claims_ledger:
 # the rules above without a benchmark: are cheap (seconds, mostly imports).
 localrules:
     report_f02_protocol,
+    report_document_code,
     report_claims_ledger,

@@ -1,0 +1,5 @@
+"""``python -m evalsim.ledger``."""
+
+from evalsim.ledger.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,125 @@
+"""An independent review of the ledger's verdicts: claims across the four documents.
+
+Each entry holds the verdict a reader checking the document by hand expects and why, with
+the document's sentence quoted in a comment. Verdicts of kind (a) (the document against its
+own inputs) do not depend on the pools; where a verdict depends on the pools, the expectation
+is computed here from the pool counts (T07), and asserted only when the pools are clearly on
+one side (away from the boundary of the bootstrap criterion).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from evalsim.ledger import build_ledger, load_claims
+
+# (claim id, expected verdict, reason)
+REVIEW = [
+    # 000 l.36: "for policy A (p = 0.737), P(>= 9/10) = 0.215 (binomial)"
+    ("000-02", "matches", "binomial sf at the printed 0.737 rounds to 0.215"),
+    # 000 l.161: "policy B (p = 0.877): P(>= 9/10) = 0.645"
+    ("000-03", "matches", "binomial sf at 0.877 rounds to 0.645"),
+    # 000 l.74: "At 10/10 it reports [1.000, 1.000]"
+    ("000-04.wald.10of10", "matches", "Wald at p-hat = 1 has zero width"),
+    # 000 l.30: "wilson(9, 10) (0.596, 0.982)"
+    ("000-05.wilson.9of10", "matches", "Wilson formula at z = 1.96"),
+    # 000 l.132: "with that z, max difference over k = 0..20 of n = 20: 2.2e-16"
+    ("000-07", "matches", "the same formula as SciPy agrees to round-off"),
+    # 000 l.190: "P(B scores <= A)" 0.301 at n = 10
+    ("000-16.n10", "matches", "exact binomial sum at the document's rates"),
+    # 000 l.192: "with 1000 pairs the standard error of a rate near 0.66 is about 0.015"
+    ("000-17", "matches", "sqrt(0.66 * 0.34 / 1000) = 0.0150"),
+    # 000 l.260: "'Exact' is the same coverage computed from the binomial distribution at p = 0.737"
+    ("000-30.n10", "matches", "exact Wilson/Wald coverage at n = 10 is 0.975/0.927"),
+    # 000 l.262: "Wilson stays within about one point of 95% (0.942-0.987 ...)"
+    ("000-32", "document error", "its own Table B has 0.987, 3.7 points from 95%"),
+    # 000 l.270: "B fails to produce one in about a third of evaluations"
+    ("000-35", "document rounding", "1 - 0.645 = 0.355, 'about a third'"),
+    # 000 l.288: "With 20 trials each, the better policy scores the same or worse 17% of the time"
+    ("000-39", "matches", "exact P(B <= A) at n = 20 is 0.173"),
+    # 001: "a 70% score carries a 95% interval of roughly +-0.8 points" (MMLU, 14,000)
+    ("001-01", "document rounding", "1.96 sqrt(0.21/14042) = 0.76 points, 'roughly 0.8'"),
+    # 001: "the scores differ by 20 or more points about one time in six"
+    ("001-11", "ambiguous", "normal approximation gives 1/6, the exact binomial does not"),
+    # 001: "the +-3-point precision ... takes on the order of a thousand trials"
+    ("001-18", "document rounding", "about 900-1,100 trials: 'on the order of a thousand'"),
+    # 001: "250 trials per method, enough for coarse aggregate claims of roughly 10 points"
+    ("001-21", "document error", "the worst-case MDE at 250 per arm is 12.5 points"),
+    # 002 l.31/71: "around two hundred trials per policy" (90% vs 80% at 80% power)
+    ("002-05", "document rounding", "199 per policy at 80% power: 'around two hundred'"),
+    # 002: "stopping at the first significant result declares one 11.0% of the time"
+    ("002-07", "matches", "within 2 SE of its 100,000 simulated experiments"),
+    # 004: "at 90% success rate, its 95% confidence interval spans approximately 19 pp"
+    ("004-01", "document error", "the Wilson interval at 9/10 spans 38.6 points"),
+    # 004: "Even expanding to 100 roll-outs, the interval width still sits near six pp"
+    ("004-02", "document error", "the width at 90/100 is 11.9 points"),
+    # 004 l.19: "To reliably resolve a true difference of +-2 pp ... requires thousands"
+    ("004-05", "matches", "the detection reading needs 3,213 per arm"),
+    # 004 l.34: "The corresponding Wilson interval reads 82.77% - 95.07%" (63/70)
+    ("004-07", "document error", "Wilson at 63/70 is 80.77-95.07: the lower bound is off by 2"),
+    # 004: "near 90% to +-2 pp 95% confidence requires roughly 1 000 roll-outs"
+    ("004-08", "document error", "864 roll-outs; 'roughly 1 000' is 16% high"),
+    # 004: "detect a true 2 pp difference ... needs about 3 200 total roll-outs"
+    ("004-09", "document error", "3,213 per arm is 6,426 in total, not 3,200"),
+    # 004 l.40-47: "def clopper_pearson(k, n, alpha=0.05)" (its k = 0 and k = n branches)
+    ("004-11", "document error", "at 0/10 it returns (0, 0.995); the interval is (0, 0.308)"),
+]
+# Simulation claims: (a) from the document's own inputs must hold, whatever the pools.
+SELF_CONSISTENT = [
+    # 000 l.253-258, Table B: "Wilson covers p" 0.971 at n = 10 (2000 evaluations)
+    "000-28.n10",
+    # Table B: "Wald covers p" 0.764 at n = 5
+    "000-29.n5",
+    # 000 l.267, Table C: "drawn from the pool" 0.208 for A
+    "000-34.A",
+    # Table C: 0.634 for B
+    "000-34.B",
+    # 000 l.284, Table E: "Fisher p < 0.05" 0.037 at n = 10 (one claim for the number)
+    "000-36.n10",
+    # Table E: "B scores <= A" 0.170 at n = 20
+    "000-38.n20",
+]
+
+
+@pytest.fixture(scope="module")
+def ledger(repo):
+    if not list((repo / "results" / "tables").glob("T07_*.csv")):
+        pytest.skip("no results/tables (run the pipeline first)")
+    return build_ledger(load_claims(repo / "config" / "claims.yaml"), repo).set_index("id")
+
+
+def test_thirty_claims_across_the_four_documents():
+    ids = [i for i, _, _ in REVIEW] + SELF_CONSISTENT + ["000-26"]
+    assert len(ids) == len(set(ids)) >= 30 + 1
+    assert {i[:3] for i in ids} == {"000", "001", "002", "004"}
+
+
+@pytest.mark.parametrize(("cid", "verdict", "why"), REVIEW, ids=[r[0] for r in REVIEW])
+def test_reviewed_verdict(ledger, cid, verdict, why):
+    row = ledger.loc[cid]
+    assert row.verdict == verdict, f"{cid}: expected {verdict} ({why}); ledger: {row.reason}"
+
+
+@pytest.mark.parametrize("cid", SELF_CONSISTENT)
+def test_table_b_c_e_are_self_consistent(ledger, cid):
+    row = ledger.loc[cid]
+    assert row.verdict in ("matches", "simulation differs"), row.reason
+    assert "(a) at the document's own" in row.reason and "(within rounding" in row.reason
+
+
+def test_the_true_gap_against_the_pool_counts(ledger, repo):
+    # 000 l.280: "The true gap is 0.14" (0.877 - 0.737). Expectation from T07's counts.
+    (path,) = (repo / "results" / "tables").glob("T07_*.csv")
+    t07 = pd.read_csv(path).set_index("policy")
+    a, b = t07.loc["A"], t07.loc["B"]
+    se = math.sqrt(a.rate * (1 - a.rate) / a.trials + b.rate * (1 - b.rate) / b.trials)
+    z = abs(b.rate - a.rate - 0.14) / se
+    row = ledger.loc["000-26"]
+    assert "(a) at the document's own p_a = 0.737, p_b = 0.877: 0.14 (within" in row.reason
+    if z > 2.6:
+        assert row.verdict == "simulation differs", row.reason
+    elif z < 1.4:
+        assert row.verdict == "matches", row.reason
