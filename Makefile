@@ -7,7 +7,7 @@ CORES ?= 8
 export NUMBA_CACHE_DIR := $(CURDIR)/.cache/numba
 export MPLBACKEND := Agg
 
-.PHONY: reproduce test test-slurm sysdeps lint bench clean venv mutants
+.PHONY: reproduce test test-slurm sysdeps lint bench clean venv mutants docs
 
 venv: $(VENV)/.installed
 
@@ -67,3 +67,8 @@ bench: venv
 
 clean:
 	rm -rf results figures .snakemake .cache .mutmut
+
+# The docs site (mkdocs-material + mkdocstrings): regenerate the reference pages, build strictly.
+docs: venv
+	$(BIN)/python tools/gen_docs.py
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict

@@ -1,0 +1,96 @@
+"""The docs site: generated reference pages are fresh and complete, and the site builds strictly."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from evalsim.cli import build_parser
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import gen_docs  # noqa: E402  (tools/ is not a package)
+
+
+def test_generated_pages_are_fresh():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "gen_docs.py"), "--check"],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _schema_paths(node, prefix=""):
+    for name, child in node.get("properties", {}).items():
+        path = f"{prefix}.{name}" if prefix else name
+        yield path
+        yield from _schema_paths(child, path)
+        items = child.get("items")
+        if isinstance(items, dict):
+            yield from _schema_paths(items, f"{path}[]")
+
+
+def test_config_page_has_every_schema_key_once():
+    schema = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())
+    page = gen_docs.config_page()
+    paths = list(_schema_paths(schema))
+    assert len(paths) > 50
+    for path in paths:
+        assert page.count(f"| `{path}` |") == 1, path
+
+
+def test_cli_page_has_every_subcommand_and_option():
+    page = gen_docs.cli_page()
+    parser = build_parser()
+    for action in parser._actions:
+        for name, sub in getattr(action, "choices", None) and action.choices.items() or []:
+            assert f"## `evalsim {name}`" in page, name
+            for opt in sub._actions:
+                for flag in opt.option_strings:
+                    assert flag in page, (name, flag)
+
+
+def test_products_page_lists_every_caption_with_its_text():
+    page = gen_docs.products_page()
+    captions = sorted((ROOT / "workflow/report").glob("*.rst"))
+    for path in captions:
+        if path.stem in gen_docs.NOT_PRODUCTS:
+            continue
+        first_words = " ".join(path.read_text().split()[:6]).replace("``", "`")
+        assert f"## `{path.stem}`" in page
+        assert first_words in page, path.stem
+
+
+def test_api_page_lists_public_modules_only():
+    names = gen_docs.public_modules()
+    assert "evalsim.stats.intervals" in names
+    assert not any("._" in n for n in names)
+    page = gen_docs.api_page()
+    for name in names:
+        assert f"::: {name}\n" in page
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("mkdocs") is None and shutil.which("mkdocs") is None,
+    reason="mkdocs is a dev dependency (requirements-dev.txt); not installed here",
+)
+def test_site_builds_strictly(tmp_path):
+    env = dict(os.environ, NO_MKDOCS_2_WARNING="1", PYTHONPATH=str(ROOT / "src"))
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    api = (tmp_path / "site" / "reference" / "api" / "index.html").read_text()
+    assert "wilson_interval" in api
