@@ -41,3 +41,12 @@ def test_compare_default_stays_fisher_and_bad_test(tmp_path, capsys):
     assert out["test"] == "Fisher's exact" and out["test_certificate"] is None
     rc, so, err = run(capsys, "compare", path, "--a", "base", "--b", "new", "--test", "x")
     assert rc == 2 and so == "" and err.count("\n") == 1
+
+
+def test_plan_test_option(capsys):
+    from evalsim.stats.unconditional_power import n_for_power
+
+    out = run_json(capsys, "plan", "--p1", "0.737", "--p2", "0.877", "--test", "boschloo")
+    assert out["n_per_arm_exact"] == n_for_power("boschloo", 0.737, 0.877).n
+    fisher = run_json(capsys, "plan", "--p1", "0.737", "--p2", "0.877")
+    assert fisher["n_per_arm_exact"] > out["n_per_arm_exact"]

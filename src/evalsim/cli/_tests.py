@@ -7,10 +7,20 @@ p-value with its certified upper bound, which the JSON carries.
 
 from __future__ import annotations
 
+from evalsim.stats.power import n_for_fisher_power
 from evalsim.stats.unconditional import unconditional_pvalue
-from evalsim.stats.unconditional_power import POWER_TESTS
+from evalsim.stats.unconditional_power import POWER_TESTS, n_for_power
 
 NAMES = {"fisher": "Fisher's exact", "boschloo": "Boschloo's exact", "barnard": "Barnard's exact"}
+
+SHORT = {"fisher": "Fisher", "boschloo": "Boschloo", "barnard": "Barnard"}
+
+
+def plan_n(test: str, p1: float, p2: float, power: float, alpha: float):
+    """n per arm for exact two-sided power (saw-tooth rule of ``n_for_fisher_power``)."""
+    if test == "fisher":
+        return n_for_fisher_power(p1, p2, power=power, alpha=alpha)
+    return n_for_power(test, p1, p2, power=power, alpha=alpha)
 
 
 def add_test_option(p) -> None:
