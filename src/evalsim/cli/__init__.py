@@ -39,11 +39,10 @@ from evalsim.cli._common import (
     _Parser,
     output_format,
 )
-from evalsim.cli.compare import BOSCHLOO_MAX_TOTAL_N
 from evalsim.cli.summarize import PRECISION_HALF_WIDTH
 from evalsim.trial_logs import TrialLogError
 
-__all__ = ["main", "build_parser", "SUBCOMMANDS", "BOSCHLOO_MAX_TOTAL_N", "PRECISION_HALF_WIDTH"]
+__all__ = ["main", "build_parser", "SUBCOMMANDS", "PRECISION_HALF_WIDTH"]
 
 #: The subcommands, in the order ``evalsim --help`` lists them. A new subcommand is a module
 #: of this package with ``register(subparsers)`` (which sets ``run`` on its parser), added here.

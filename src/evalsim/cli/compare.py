@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import argparse
 import math
-import time
 
 import numpy as np
 import pandas as pd
 
-from evalsim.cli import _clusters, _independence, by_task
+from evalsim.cli import _clusters, _independence, _tests, by_task
 from evalsim.cli._common import (
     FISHER_MDE_EXACT_MAX_N,
     BadInput,
@@ -28,25 +27,9 @@ from evalsim.cli._common import (
 )
 from evalsim.trial_logs import pairing_key, read_trial_logs
 
-#: Boschloo's test (SciPy, a numerical supremum over the nuisance parameter) runs only when
-#: n_a + n_b is at most this. Measured on the build machine: 0.02 s at 45 + 45, 0.2 s at
-#: 200 + 200, 0.6 s at 300 + 300, 1.2 s at 400 + 400, growing about as (n_a * n_b).
-BOSCHLOO_MAX_TOTAL_N = 600
-
 
 def _boschloo(k_a: int, n_a: int, k_b: int, n_b: int) -> tuple[float | None, str]:
-    if n_a + n_b > BOSCHLOO_MAX_TOTAL_N:
-        return None, f"skipped: n_a + n_b = {n_a + n_b} > {BOSCHLOO_MAX_TOTAL_N} (slow)"
-    from scipy.stats import boschloo_exact
-
-    t0 = time.perf_counter()
-    res = boschloo_exact([[k_a, k_b], [n_a - k_a, n_b - k_b]], alternative="two-sided")
-    p = float(res.pvalue)
-    # a guard against a NaN p-value: the pinned SciPy returns 1.0 for the degenerate tables
-    # (both arms all-success or all-fail; checked up to 6 trials per arm), never NaN
-    if not math.isfinite(p):
-        p = 1.0
-    return p, f"{time.perf_counter() - t0:.2f} s"
+    return _tests.boschloo_secondary(k_a, n_a, k_b, n_b)  # evalsim.stats.unconditional, no cap
 
 
 def _key_codes(a, b, keys: list[str]):
@@ -232,6 +215,7 @@ def cmd_compare(args) -> Report:
     k_a_all, n_a_all = int(a["success"].sum()), len(a)
     k_b_all, n_b_all = int(b["success"].sum()), len(b)
 
+    certificate = None  # the unconditional test's certified p-value (``--test``)
     merged, pair_note = _pairing(args, df, a, b)
     paired = merged is not None
     notes = list(df.attrs.get("warnings", []))
@@ -262,6 +246,9 @@ def cmd_compare(args) -> Report:
             _lib("paired", "diff_interval")(k_b, n_b, k_a, n_a, method="newcombe", confidence=conf)
         )
         method_label = "Newcombe hybrid score (independent)"
+        if args.test != "fisher":
+            certificate = _tests.unconditional(args.test, k_b, n_b, k_a, n_a, alternative)
+            test_name, p = _tests.NAMES[args.test], certificate["pvalue"]
     fisher_p = float(_lib("fisher", "fisher_pvalue")(k_a_all, n_a_all, k_b_all, n_b_all))
     boschloo_p, boschloo_note = _boschloo(k_a_all, n_a_all, k_b_all, n_b_all)
     rate_a, rate_b = k_a / n_a, k_b / n_b
@@ -328,6 +315,7 @@ def cmd_compare(args) -> Report:
         "rule": rule,
         "fisher_p": fisher_p,
         "boschloo_p": boschloo_p,
+        "test_certificate": certificate,
         "paired": paired,
         "mcnemar_p": pa["pvalue"] if paired else None,
         "mcnemar_midp": pa["midp_two_sided"] if paired else None,
@@ -524,6 +512,7 @@ def register(sub) -> None:
         help="what the test asks: two-sided (default), greater (B > A) or less (B < A)",
     )
     p.add_argument("--unpaired", action="store_true", help="ignore condition ids")
+    _tests.add_test_option(p)
     p.add_argument("--policy", help=argparse.SUPPRESS)
     add_format_flags(p)
     add_log_hook_flags(p)

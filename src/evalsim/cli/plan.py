@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from statistics import NormalDist
 
+from evalsim.cli import _tests
 from evalsim.cli._common import (
     FISHER_MDE_EXACT_MAX_N,
     BadInput,
@@ -83,11 +84,13 @@ def cmd_plan(args) -> Report:
         exact_label = "exact McNemar (first n reaching target)"
         normal_label = "Connor (1987) normal approx."
     else:
-        res = _lib("power", "n_for_fisher_power")(p1, p2, power=power, alpha=alpha)
+        res = _tests.plan_n(args.test, p1, p2, power, alpha)
         n_exact, n_first = int(res.n), int(res.n_first)
         n_normal = int(_lib("design", "n_per_arm_normal")(p1, p2, alpha=alpha, power=power).n)
         unit = "trials per arm"
-        exact_label = f"exact Fisher (power stays >= target up to n + {res.window})"
+        exact_label = (
+            f"exact {_tests.SHORT[args.test]} (power stays >= target up to n + {res.window})"
+        )
         normal_label = "normal approx. (Fleiss, no c.c.)"
         if n_first != n_exact:
             notes.append(
@@ -207,6 +210,7 @@ def register(sub) -> None:
     p.add_argument("--alpha", type=_open_unit, default=0.05, help="default 0.05")
     p.add_argument("--power", type=_open_unit, default=0.8, help="default 0.8")
     p.add_argument("--paired", action="store_true", help="both policies run each condition")
+    _tests.add_test_option(p)
     p.add_argument(
         "--discordance",
         type=_probability,

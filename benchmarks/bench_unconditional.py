@@ -1,0 +1,85 @@
+"""Time evalsim's exact unconditional tests against SciPy, in one run (issue 28).
+
+Keys of ``--json``:
+
+- ``boschloo_pvalue_n200_speedup_vs_scipy``, ``barnard_pvalue_n200_speedup_vs_scipy``:
+  ``scipy.stats.boschloo_exact`` / ``barnard_exact`` (default ``n=32``) on the table 147/200
+  vs 175/200 (the lesson's rates), divided by ``unconditional_pvalue`` on it (best of
+  ``--repeat`` after JIT warm-up). Target >= 100. Also the seconds of each.
+- ``boschloo_all_tables_n200_seconds``: ``unconditional_pvalue_table("boschloo", 200, 200)``.
+  Target <= 10.
+- ``boschloo_power_n200_seconds``: ``exact_power("boschloo", 0.737, 200, 0.877, 200)``.
+  Target <= 10.
+- ``boschloo_n_for_power_seconds`` and ``boschloo_n_for_power``: ``n_for_power("boschloo",
+  0.737, 0.877)`` at 80%. Target <= 30.
+- ``peak_rss_mb_n500``: peak resident memory (ru_maxrss) after a p-value, the power and the
+  rejection region at 500 per arm. Target <= 2048.
+
+Usage: python benchmarks/bench_unconditional.py [--json] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import time
+import warnings
+
+from scipy.stats import barnard_exact, boschloo_exact
+
+from evalsim.stats.unconditional import unconditional_pvalue, unconditional_pvalue_table
+from evalsim.stats.unconditional_power import exact_power, n_for_power
+
+
+def _best(fn, repeat: int) -> float:
+    out = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        out = min(out, time.perf_counter() - t)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    k1, n1, k2, n2 = 147, 200, 175, 200
+    table = [[k1, k2], [n1 - k1, n2 - k2]]
+    unconditional_pvalue("boschloo", 3, 5, 4, 6)  # JIT warm-up
+    unconditional_pvalue("barnard", 3, 5, 4, 6)
+    unconditional_pvalue_table("boschloo", 5, 6)
+    exact_power("boschloo", 0.3, 5, 0.6, 6)
+    res: dict = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for test, fn in (("boschloo", boschloo_exact), ("barnard", barnard_exact)):
+            s = _best(lambda fn=fn: fn(table), args.repeat)
+            e = _best(lambda test=test: unconditional_pvalue(test, k1, n1, k2, n2), args.repeat)
+            res[f"{test}_pvalue_n200_scipy_seconds"] = s
+            res[f"{test}_pvalue_n200_seconds"] = e
+            res[f"{test}_pvalue_n200_speedup_vs_scipy"] = s / e
+    t = time.perf_counter()
+    unconditional_pvalue_table("boschloo", 200, 200)
+    res["boschloo_all_tables_n200_seconds"] = time.perf_counter() - t
+    res["boschloo_power_n200_seconds"] = _best(
+        lambda: exact_power("boschloo", 0.737, 200, 0.877, 200), 1
+    )
+    t = time.perf_counter()
+    r = n_for_power("boschloo", 0.737, 0.877, 0.8)
+    res["boschloo_n_for_power_seconds"] = time.perf_counter() - t
+    res["boschloo_n_for_power"] = r.n
+    unconditional_pvalue("boschloo", 368, 500, 438, 500)
+    exact_power("boschloo", 0.737, 500, 0.877, 500)
+    res["peak_rss_mb_n500"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    if args.json:
+        print(json.dumps(res))
+    else:
+        for k, v in res.items():
+            print(f"{k}: {v}")
+
+
+if __name__ == "__main__":
+    main()

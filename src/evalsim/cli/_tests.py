@@ -1,0 +1,44 @@
+"""``--test fisher|boschloo|barnard`` of ``evalsim compare`` and ``evalsim plan``.
+
+Fisher's exact test stays the default (the documents' test). Boschloo's and Barnard's exact
+unconditional tests come from :mod:`evalsim.stats.unconditional` at any n (no cap), each
+p-value with its certified upper bound, which the JSON carries.
+"""
+
+from __future__ import annotations
+
+from evalsim.stats.power import n_for_fisher_power
+from evalsim.stats.unconditional import unconditional_pvalue
+from evalsim.stats.unconditional_power import POWER_TESTS, n_for_power
+
+NAMES = {"fisher": "Fisher's exact", "boschloo": "Boschloo's exact", "barnard": "Barnard's exact"}
+
+SHORT = {"fisher": "Fisher", "boschloo": "Boschloo", "barnard": "Barnard"}
+
+
+def plan_n(test: str, p1: float, p2: float, power: float, alpha: float):
+    """n per arm for exact two-sided power (saw-tooth rule of ``n_for_fisher_power``)."""
+    if test == "fisher":
+        return n_for_fisher_power(p1, p2, power=power, alpha=alpha)
+    return n_for_power(test, p1, p2, power=power, alpha=alpha)
+
+
+def add_test_option(p) -> None:
+    """Add ``--test`` (default fisher) to a subcommand parser."""
+    p.add_argument(
+        "--test",
+        choices=POWER_TESTS,
+        default="fisher",
+        help="unpaired test: fisher (default, the documents' test), boschloo or barnard",
+    )
+
+
+def unconditional(test: str, k1: int, n1: int, k2: int, n2: int, alternative: str) -> dict:
+    """Certified p-value of arm 1 (k1/n1) against arm 2; the JSON record of the test."""
+    return unconditional_pvalue(test, k1, n1, k2, n2, alternative=alternative).as_dict()
+
+
+def boschloo_secondary(k_a: int, n_a: int, k_b: int, n_b: int) -> tuple[float, str]:
+    """Two-sided Boschloo p-value for the secondary row of ``compare`` (any n)."""
+    r = unconditional_pvalue("boschloo", k_a, n_a, k_b, n_b)
+    return r.pvalue, f"certified <= {r.upper:.6g}"

@@ -1,0 +1,392 @@
+"""Exact unconditional tests of two binomial proportions: Boschloo, Barnard, Berger-Boos.
+
+Arm 1 has ``k1`` successes of ``n1`` trials, arm 2 ``k2`` of ``n2``; in SciPy's layout the
+table is ``[[k1, k2], [n1 - k1, n2 - k2]]`` (columns are the arms). Under the null both arms
+share a rate ``pi`` (the nuisance parameter). A test orders the tables by a statistic; the
+p-value of an observed table is the largest probability, over ``pi``, of the tables at least as
+extreme [1]_:
+
+    p = sup_{pi in [0, 1]} sum_{(x1, x2) at least as extreme} b(x1; n1, pi) b(x2; n2, pi).
+
+Definitions (those of ``scipy.stats.boschloo_exact`` and ``barnard_exact``, SciPy 1.17.1):
+
+* **Boschloo** [2]_. The statistic is Fisher's one-sided p-value: for
+  ``alternative="less"`` (arm 1's rate below arm 2's) ``P(X <= k1)``, for ``"greater"``
+  ``P(X >= k1)``, ``X`` hypergeometric given the margin ``k1 + k2``. A table is at least as
+  extreme when its statistic is ``<= observed * (1 + 1e-13)`` (SciPy's tolerance).
+  ``"two-sided"`` is twice the smaller of the two one-sided p-values, capped at 1.
+* **Barnard** [3]_, pooled score statistic ``z = (k1/n1 - k2/n2) / sqrt(p (1 - p) (1/n1 +
+  1/n2))``, ``p = (k1 + k2) / (n1 + n2)``, ``z = 0`` where ``k1/n1 == k2/n2``. At least as
+  extreme: ``z <= z_obs`` ("less"), ``z >= z_obs`` ("greater"), ``|z| >= |z_obs|``
+  ("two-sided"), compared exactly as SciPy does.
+* **Berger-Boos** [4]_ (``gamma`` given, in (0, 0.5)): the supremum runs over the
+  Clopper-Pearson ``1 - gamma`` interval for ``pi`` of the pooled ``k1 + k2`` of ``n1 + n2``
+  (as R's ``Exact`` package), and ``gamma`` is added: ``p = min(1, sup_C + gamma)``; for
+  two-sided Boschloo ``min(1, 2 min(sup_C less, sup_C greater) + gamma)``. SciPy has no
+  Berger-Boos option.
+
+The supremum is certified, not searched. The tail probability is a polynomial of degree
+``n1 + n2`` in ``pi`` (Bernstein form, coefficients in [0, 1]); branch and bound over ``pi``
+with a certified bound on each interval (the polynomial's curvature bounded from its
+Bernstein coefficients, :mod:`evalsim.stats._unconditional_kernels`) returns each p-value
+with an upper bound: the true p-value lies in ``[pvalue, upper]``. SciPy maximises with
+``shgo`` from 32 Sobol points and can miss the supremum; evalsim's p-value is then the larger
+one, and ``upper`` shows it is the supremum (``tests/test_unconditional.py``).
+
+Zero margins. An arm with no trials (a zero column of SciPy's table) is refused with a
+ValueError; SciPy returns ``p = 1`` (Barnard) or NaN (Boschloo) there. A zero success or
+failure margin (``k1 + k2 = 0`` or ``= n1 + n2``) is a valid table and gets SciPy's value.
+
+References
+----------
+.. [1] G. A. Barnard, "Significance tests for 2 x 2 tables", Biometrika 34 (1947) 123-138.
+.. [2] R. D. Boschloo, "Raised conditional level of significance for the 2 x 2-table when
+   testing the equality of two probabilities", Statistica Neerlandica 24 (1970) 1-9.
+.. [3] SciPy ``scipy.stats.barnard_exact`` (pooled=True) and ``boschloo_exact``, 1.17.1.
+.. [4] R. L. Berger, D. D. Boos, "P values maximised over a confidence set for the nuisance
+   parameter", JASA 89 (1994) 1012-1016.
+.. [5] S. Lydersen, M. W. Fagerland, P. Laake, "Recommended tests for association in 2 x 2
+   tables", Statistics in Medicine 28 (2009) 1159-1175.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import betaincinv
+
+from evalsim.stats import _unconditional_kernels as _k
+from evalsim.stats._validate import check_counts, check_n
+
+__all__ = [
+    "ALTERNATIVES",
+    "BYTES_PER_TABLE",
+    "DEFAULT_GAMMA",
+    "MEMORY_BUDGET_BYTES",
+    "TESTS",
+    "UnconditionalResult",
+    "berger_boos_interval",
+    "unconditional_pvalue",
+    "unconditional_pvalue_table",
+]
+
+#: Unconditional tests this module implements.
+TESTS = ("boschloo", "barnard")
+#: Alternatives, with SciPy's meaning (arm 1 against arm 2).
+ALTERNATIVES = ("two-sided", "less", "greater")
+#: Berger-Boos gamma used when a caller asks for the restriction without a value.
+DEFAULT_GAMMA = 0.001
+#: SciPy's relative tolerance for ties of Boschloo's statistic (boschloo_exact, 1.17.1).
+BOSCHLOO_TIE_RTOL = 1e-13
+#: Working memory per table of the (n1 + 1)(n2 + 1) sample space (arrays of 8 bytes).
+BYTES_PER_TABLE = 80
+#: Largest working memory a call may take; larger sample spaces raise ValueError.
+MEMORY_BUDGET_BYTES = 2 * 1024**3
+#: Initial grid of the branch and bound, and its relative tolerances.
+_N_INIT = 32
+_RTOL_ONE = 1e-6
+_RTOL_ALL = 1e-6
+_N_SCAN = 32
+_STRIDE = 512
+_MAX_INTERVALS = 200_000
+
+
+@dataclass(frozen=True)
+class UnconditionalResult:
+    """One table's exact unconditional p-value with its certificate.
+
+    Attributes
+    ----------
+    test, alternative : str
+    statistic : float
+        Fisher's one-sided p (Boschloo) or the pooled z (Barnard), of the side used.
+    pvalue : float
+        The p-value: a tail probability attained at ``nuisance`` (plus ``gamma``).
+    upper : float
+        Certified upper bound of the p-value; the exact value lies in ``[pvalue, upper]``.
+    nuisance : float
+        The rate ``pi`` at which ``pvalue`` is attained.
+    interval : tuple of float
+        The range of ``pi`` searched: (0, 1), or the Berger-Boos interval.
+    gamma : float or None
+        Berger-Boos gamma (None: the plain test).
+    certified : bool
+        True when ``upper <= pvalue (1 + 1e-6)`` up to rounding (the search converged).
+    intervals : int
+        Intervals the branch and bound visited.
+    """
+
+    test: str
+    alternative: str
+    statistic: float
+    pvalue: float
+    upper: float
+    nuisance: float
+    interval: tuple
+    gamma: float | None
+    certified: bool
+    intervals: int
+
+    def as_dict(self) -> dict:
+        """JSON-ready fields."""
+        return {
+            "test": self.test,
+            "alternative": self.alternative,
+            "statistic": self.statistic,
+            "pvalue": self.pvalue,
+            "pvalue_upper_bound": self.upper,
+            "nuisance_at_sup": self.nuisance,
+            "nuisance_interval": list(self.interval),
+            "berger_boos_gamma": self.gamma,
+            "certified": self.certified,
+        }
+
+
+def _check_test(test, alternative, gamma):
+    if test not in TESTS:
+        raise ValueError(f"test must be one of {TESTS}, got {test!r}")
+    if alternative not in ALTERNATIVES:
+        raise ValueError(f"alternative must be one of {ALTERNATIVES}, got {alternative!r}")
+    if gamma is None:
+        return None
+    if isinstance(gamma, bool | np.bool_) or not isinstance(gamma, numbers.Real):
+        raise ValueError(f"gamma must be a number in (0, 0.5) or None, got {gamma!r}")
+    g = float(gamma)
+    if not 0.0 < g < 0.5:
+        raise ValueError(f"gamma must be in (0, 0.5) (Berger-Boos), got {gamma!r}")
+    return g
+
+
+def _check_memory(n1: int, n2: int) -> None:
+    need = (n1 + 1) * (n2 + 1) * BYTES_PER_TABLE
+    if need > MEMORY_BUDGET_BYTES:
+        raise ValueError(
+            f"n1={n1!r}, n2={n2!r} need about {need / 1024**3:.1f} GiB for the "
+            f"{(n1 + 1) * (n2 + 1)} tables, above the {MEMORY_BUDGET_BYTES / 1024**3:.0f} GiB "
+            "budget (MEMORY_BUDGET_BYTES); use fewer trials per arm"
+        )
+
+
+def _check_ns(n1, n2):
+    n1 = check_n(n1, "n1")
+    n2 = check_n(n2, "n2")
+    if not isinstance(n1, int) or not isinstance(n2, int):
+        raise ValueError(f"n1 and n2 must be single integers, got n1={n1!r}, n2={n2!r}")
+    _check_memory(n1, n2)
+    return n1, n2
+
+
+def berger_boos_interval(k, n, gamma):
+    """Clopper-Pearson ``1 - gamma`` interval for the pooled rate: ``k`` successes of ``n``.
+
+    Lower ``Beta(gamma/2; k, n - k + 1)`` quantile (0 when k = 0), upper
+    ``Beta(1 - gamma/2; k + 1, n - k)`` quantile (1 when k = n). ``k`` may be an array.
+    """
+    k = np.asarray(k, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        lo = np.where(k > 0, betaincinv(k, n - k + 1.0, gamma / 2.0), 0.0)
+        hi = np.where(k < n, betaincinv(k + 1.0, n - k, 1.0 - gamma / 2.0), 1.0)
+    return lo, hi
+
+
+class _Space:
+    """Sample space of (n1, n2): hypergeometric weights and each test's scores."""
+
+    def __init__(self, n1: int, n2: int):
+        m = (n1 + 1) * (n2 + 1)
+        self.n1, self.n2, self.m = n1, n2, m
+        self.hyp = np.empty(m, dtype=np.float64)
+        self.f_less = np.empty(m, dtype=np.float64)
+        self.f_greater = np.empty(m, dtype=np.float64)
+        _k.hyper_all(n1, n2, self.hyp, self.f_less, self.f_greater)
+        self._z = None
+
+    @property
+    def z(self) -> np.ndarray:
+        if self._z is None:
+            self._z = np.empty(self.m, dtype=np.float64)
+            _k.barnard_all(self.n1, self.n2, self._z)
+        return self._z
+
+    def margins(self) -> np.ndarray:
+        x1, x2 = np.divmod(np.arange(self.m, dtype=np.int64), self.n2 + 1)
+        return x1 + x2
+
+    def sides(self, test: str, alternative: str):
+        """[(side, score, tie rtol)]: regions ``score <= score_obs (1 + rtol)``, per side."""
+        if test == "boschloo":
+            less = ("less", self.f_less, BOSCHLOO_TIE_RTOL)
+            greater = ("greater", self.f_greater, BOSCHLOO_TIE_RTOL)
+            return {"less": [less], "greater": [greater], "two-sided": [less, greater]}[alternative]
+        z = self.z
+        score = {"less": z, "greater": -z, "two-sided": -np.abs(z)}[alternative]
+        return [(alternative, score, 0.0)]
+
+    def statistic(self, test: str, side: str, t: int) -> float:
+        if test == "boschloo":
+            return float((self.f_less if side == "less" else self.f_greater)[t])
+        return float(self.z[t])
+
+
+def _combine(test, alternative, parts, gamma):
+    """(p, upper) of the test from its one-sided parts [(p, upper), ...] and gamma."""
+    if test == "boschloo" and alternative == "two-sided":
+        p = min(1.0, 2.0 * min(parts[0][0], parts[1][0]))
+        up = min(1.0, 2.0 * min(parts[0][1], parts[1][1]))
+    else:
+        p, up = parts[0]
+    if gamma is not None:
+        p, up = min(1.0, p + gamma), min(1.0, up + gamma)
+    return min(p, 1.0), min(up, 1.0)
+
+
+def _sup(space, score, thr, lo, hi, rtol):
+    beta = np.empty(space.n1 + space.n2 + 1, dtype=np.float64)
+    _k.region_beta(space.n1, space.n2, score, thr, space.hyp, beta)
+    return _k.certified_sup(beta, float(lo), float(hi), _N_INIT, rtol, _MAX_INTERVALS)
+
+
+def unconditional_pvalue(
+    test, k1, n1, k2, n2, alternative="two-sided", gamma=None
+) -> UnconditionalResult:
+    """Exact unconditional p-value of one table, with its certified upper bound.
+
+    Parameters
+    ----------
+    test : {"boschloo", "barnard"}
+        Boschloo's test (Fisher's one-sided p as the statistic) or Barnard's (pooled z).
+    k1, n1, k2, n2 : int
+        Successes and trials of arm 1 and arm 2 (``n >= 1``, ``0 <= k <= n``).
+    alternative : {"two-sided", "less", "greater"}
+        "less": arm 1's rate is below arm 2's; definitions in the module docstring.
+    gamma : float or None
+        None for the plain test; a value in (0, 0.5) for the Berger-Boos restriction
+        (:data:`DEFAULT_GAMMA` = 0.001 is the usual choice).
+
+    Returns
+    -------
+    UnconditionalResult
+        ``pvalue`` equals ``scipy.stats.boschloo_exact`` / ``barnard_exact`` (plain test)
+        to about 1e-12 relative wherever SciPy's optimiser finds the supremum.
+
+    Raises
+    ------
+    ValueError
+        For bad counts (n = 0 included: an arm with no trials), an unknown test or
+        alternative, gamma outside (0, 0.5), or a sample space above the memory budget.
+
+    Examples
+    --------
+    >>> r = unconditional_pvalue("boschloo", 14, 20, 18, 20)
+    >>> round(r.pvalue, 4), r.certified
+    (0.1539, True)
+    """
+    gamma = _check_test(test, alternative, gamma)
+    k1, n1 = check_counts(k1, n1)
+    k2, n2 = check_counts(k2, n2)
+    if not all(isinstance(v, int) for v in (k1, n1, k2, n2)):
+        raise ValueError("unconditional_pvalue takes single counts; use the table form")
+    _check_memory(n1, n2)
+    space = _Space(n1, n2)
+    t = k1 * (n2 + 1) + k2
+    lo, hi = 0.0, 1.0
+    if gamma is not None:
+        lo_a, hi_a = berger_boos_interval(k1 + k2, n1 + n2, gamma)
+        lo, hi = float(lo_a), float(hi_a)
+    parts, stats, nus, n_int, conv = [], [], [], 0, True
+    for side, score, rtol in space.sides(test, alternative):
+        res = _sup(space, score, score[t] * (1.0 + rtol), lo, hi, _RTOL_ONE)
+        parts.append((min(res[0], 1.0), min(res[1], 1.0)))
+        stats.append(space.statistic(test, side, t))
+        nus.append(res[2])
+        n_int += res[3]
+        conv = conv and bool(res[4])
+    use = int(np.argmin([p for p, _ in parts])) if len(parts) == 2 else 0
+    if len(parts) == 2 and parts[0][0] == parts[1][0]:
+        use = 1  # SciPy keeps the "greater" result on a tie (``less < greater`` is false)
+    p, up = _combine(test, alternative, parts, gamma)
+    return UnconditionalResult(
+        test=test,
+        alternative=alternative,
+        statistic=stats[use],
+        pvalue=p,
+        upper=max(up, p),
+        nuisance=float(nus[use]),
+        interval=(lo, hi),
+        gamma=gamma,
+        certified=conv,
+        intervals=int(n_int),
+    )
+
+
+def unconditional_pvalue_table(
+    test, n1, n2, alternative="two-sided", gamma=None, rtol=_RTOL_ALL
+) -> tuple[np.ndarray, np.ndarray]:
+    """p-values of every table with ``n1``, ``n2`` trials, and their certified upper bounds.
+
+    The tables are sorted once by the statistic; each table's region is a prefix of that
+    order, so its tail polynomial is the previous table's plus one term. Each region's
+    p-value is the best of an arcsine-even scan and the previous maximiser, Newton-polished
+    (attained). The upper bound: a region is certified (to ``rtol``) whenever its p-value
+    has doubled since the last certified region, every 512 regions and at the end; nested
+    regions make every region's supremum at most the next certified upper bound. The table's
+    ``upper`` is therefore valid but loose (up to a few times ``p``); the one-table form
+    :func:`unconditional_pvalue` certifies to 1e-6 relative. With ``gamma`` every table is
+    certified on its own Berger-Boos interval (slower: seconds at n = 30 per arm).
+
+    Parameters
+    ----------
+    test, alternative, gamma
+        As :func:`unconditional_pvalue`.
+    n1, n2 : int
+        Trials per arm.
+    rtol : float
+        Relative tolerance of each certificate, in [1e-13, 0.1].
+
+    Notes
+    -----
+    One-table certificates (:func:`unconditional_pvalue`) use a relative tolerance of 1e-6;
+    the reported ``pvalue`` is Newton-polished to machine precision (it matches SciPy to
+    1e-10 wherever SciPy finds the supremum).
+
+    Returns
+    -------
+    (pvalue, upper) : two numpy.ndarray of shape (n1 + 1, n2 + 1)
+        Entry ``[k1, k2]`` is the table's p-value and its certified upper bound.
+    """
+    gamma = _check_test(test, alternative, gamma)
+    n1, n2 = _check_ns(n1, n2)
+    if isinstance(rtol, bool | np.bool_) or not isinstance(rtol, numbers.Real):
+        raise ValueError(f"rtol must be a number in [1e-13, 0.1], got {rtol!r}")
+    if not 1e-13 <= float(rtol) <= 0.1:
+        raise ValueError(f"rtol must be in [1e-13, 0.1], got {rtol!r}")
+    space = _Space(n1, n2)
+    nn = n1 + n2
+    parts = []
+    for _side, score, tie in space.sides(test, alternative):
+        order = np.argsort(score, kind="stable").astype(np.int64)
+        p = np.empty(space.m)
+        up = np.empty(space.m)
+        if gamma is None:
+            _k.all_tables_sup(
+                n1, n2, order, score, tie, space.hyp, _N_SCAN, _STRIDE, float(rtol),
+                _MAX_INTERVALS, p, up,
+            )  # fmt: skip
+        else:
+            lo_k, hi_k = berger_boos_interval(np.arange(nn + 1), nn, gamma)
+            _k.all_tables_sup_bb(
+                n1, n2, order, score, tie, space.hyp, np.ascontiguousarray(lo_k),
+                np.ascontiguousarray(hi_k), float(rtol), _MAX_INTERVALS, p, up,
+            )  # fmt: skip
+        parts.append((p, up))
+    if test == "boschloo" and alternative == "two-sided":
+        p = np.minimum(1.0, 2.0 * np.minimum(parts[0][0], parts[1][0]))
+        up = np.minimum(1.0, 2.0 * np.minimum(parts[0][1], parts[1][1]))
+    else:
+        p, up = parts[0]
+    if gamma is not None:
+        p, up = np.minimum(1.0, p + gamma), np.minimum(1.0, up + gamma)
+    up = np.maximum(up, p)
+    return p.reshape(n1 + 1, n2 + 1), up.reshape(n1 + 1, n2 + 1)

@@ -1,0 +1,323 @@
+"""Exact power and n per arm of Fisher's, Boschloo's and Barnard's tests (equal rule for all).
+
+The exact power of a test is the probability of its rejection region under independent
+binomial arms [1]_: ``power = sum over tables with p < alpha of b(k1; n1, p1) b(k2; n2, p2)``
+(rejection rule of :mod:`evalsim.stats.decision`).
+
+Rejection regions of the unconditional tests. Without the Berger-Boos restriction a table's
+p-value is the supremum of its region's tail polynomial, and regions are nested along the
+statistic's order, so the p-values are non-decreasing along that order and the rejection
+region is a prefix of it (for two-sided Boschloo, the union of the two one-sided prefixes at
+``alpha / 2``). The prefix is found by bisection, each step deciding ``sup < alpha`` with a
+certified supremum (:func:`evalsim.stats._unconditional_kernels.certified_sup`): the decision
+is certain when the certified interval ``[p, upper]`` lies on one side of alpha; otherwise it
+is recomputed at a relative tolerance of 1e-12 and, if still undecided, taken from the
+attained ``p`` and counted in ``undecided``. With ``gamma`` (Berger-Boos) the p-values of
+every table come from :func:`evalsim.stats.unconditional.unconditional_pvalue_table`.
+
+n per arm: :func:`n_for_power` uses the rule of :func:`evalsim.stats.power.n_for_fisher_power`
+(power is a saw-tooth in n): ``n`` is the smallest n from which the power stays at or above
+the target for ``window`` more n, ``n_first`` the first n that reaches it.
+
+References
+----------
+.. [1] R. F. Casagrande, M. C. Pike, P. G. Smith, Applied Statistics 27 (1978) 176-180.
+.. [2] C. R. Mehta, P. Senchaudhuri, "Conditional versus unconditional exact tests for
+   comparing two binomials", Cytel Software Corporation (2003).
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from evalsim.stats import _unconditional_kernels as _k
+from evalsim.stats import unconditional as _u
+from evalsim.stats._binom_kernels import binom_pmf_vector
+from evalsim.stats._validate import check_alpha, check_n, check_probability
+from evalsim.stats.decision import alpha_threshold
+from evalsim.stats.power import N_DEFINITION, _normal_n, _power
+
+__all__ = ["POWER_TESTS", "TestPowerN", "exact_power", "n_for_power"]
+
+#: Tests with an exact power here (Fisher: two-sided, :func:`evalsim.stats.power.fisher_power`).
+POWER_TESTS = ("fisher", "boschloo", "barnard")
+
+
+def _prefix_region(space, score, tie, thr):
+    """Boolean mask of the tables whose p-value (supremum over [0, 1]) is below ``thr``.
+
+    Returns ``(mask, undecided)``.
+    """
+    order = np.argsort(score, kind="stable")
+    s_sorted = score[order]
+    ends = np.searchsorted(s_sorted, s_sorted * (1.0 + tie), side="right")
+    cands = np.unique(ends)  # prefix lengths of the distinct regions, increasing
+    kidx = space.margins()[order]
+    hyp = space.hyp[order]
+    nn = space.n1 + space.n2
+    undecided = 0
+
+    def below(length: int) -> bool:
+        nonlocal undecided
+        beta = np.minimum(np.bincount(kidx[:length], hyp[:length], minlength=nn + 1), 1.0)
+        p, up = _k.certified_sup(beta, 0.0, 1.0, 32, 1e-6, 200_000)[:2]
+        if up < thr:
+            return True
+        if p >= thr:
+            return False
+        p, up = _k.certified_sup(beta, 0.0, 1.0, 64, 1e-12, 2_000_000)[:2]
+        if up >= thr > p:
+            undecided += 1
+        return p < thr
+
+    lo, hi = -1, len(cands)  # below(cands[lo]) true (lo = -1: none), below(cands[hi]) false
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if below(int(cands[mid])):
+            lo = mid
+        else:
+            hi = mid
+    mask = np.zeros(space.m, dtype=bool)
+    if lo >= 0:
+        mask[order[: int(cands[lo])]] = True
+    return mask, undecided
+
+
+def rejection_region(test, n1, n2, alpha=0.05, alternative="two-sided", gamma=None):
+    """Rejection region ``p < alpha`` of an unconditional test: bool ``(n1 + 1, n2 + 1)``.
+
+    Returns ``(region, undecided)``; ``undecided`` counts the regions whose certified
+    p-value interval still contained alpha at a relative tolerance of 1e-12 (0 in every
+    case tested).
+    """
+    gamma = _u._check_test(test, alternative, gamma)
+    n1, n2 = _u._check_ns(n1, n2)
+    alpha = check_alpha(alpha)
+    thr = alpha_threshold(alpha)
+    if gamma is not None:
+        p, up = _u.unconditional_pvalue_table(test, n1, n2, alternative, gamma)
+        return p < thr, int(np.count_nonzero((p < thr) & (up >= thr)))
+    space = _u._Space(n1, n2)
+    sides = space.sides(test, alternative)
+    if test == "boschloo" and alternative == "two-sided":
+        thr = thr / 2.0  # 2 min(p_less, p_greater) < alpha
+    mask = np.zeros(space.m, dtype=bool)
+    undecided = 0
+    for _side, score, tie in sides:
+        m, u = _prefix_region(space, score, tie, thr)
+        mask |= m
+        undecided += u
+    return mask.reshape(n1 + 1, n2 + 1), undecided
+
+
+def _check_scalar_rates(p1, p2):
+    p1 = check_probability(p1, "p1")
+    p2 = check_probability(p2, "p2")
+    if not np.isscalar(p1) or not np.isscalar(p2):
+        raise ValueError(f"p1 and p2 must be single values, got p1={p1!r}, p2={p2!r}")
+    return p1, p2
+
+
+def _power_of(test, p1, n1, p2, n2, alpha, alternative, gamma) -> float:
+    if test == "fisher":
+        return _power(p1, n1, p2, n2, alpha)
+    region, _ = rejection_region(test, n1, n2, alpha, alternative, gamma)
+    b1 = binom_pmf_vector(n1, p1)
+    b2 = binom_pmf_vector(n2, p2)
+    return float(min(b1 @ region.astype(np.float64) @ b2, 1.0))
+
+
+def _check_power_test(test, alternative, gamma):
+    if test not in POWER_TESTS:
+        raise ValueError(f"test must be one of {POWER_TESTS}, got {test!r}")
+    if test == "fisher":
+        if alternative != "two-sided" or gamma is not None:
+            raise ValueError(
+                "the Fisher power is two-sided without gamma; got "
+                f"alternative={alternative!r}, gamma={gamma!r}"
+            )
+        return None
+    return _u._check_test(test, alternative, gamma)
+
+
+def exact_power(test, p1, n1, p2, n2, alpha=0.05, alternative="two-sided", gamma=None) -> float:
+    """Exact power of ``test`` at rates ``p1``, ``p2`` with ``n1``, ``n2`` trials.
+
+    Parameters
+    ----------
+    test : {"fisher", "boschloo", "barnard"}
+    p1, p2 : float
+        True rates of arm 1 and arm 2, in [0, 1]. With ``p1 == p2`` the result is the
+        test's exact size at that common rate.
+    n1, n2 : int
+        Trials per arm.
+    alpha : float
+        Level; the test rejects when ``p < alpha`` (:mod:`evalsim.stats.decision`).
+    alternative, gamma
+        As :func:`evalsim.stats.unconditional.unconditional_pvalue` (Fisher: two-sided).
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> round(exact_power("boschloo", 0.737, 20, 0.877, 20), 3)
+    0.184
+    """
+    gamma = _check_power_test(test, alternative, gamma)
+    p1, p2 = _check_scalar_rates(p1, p2)
+    n1 = check_n(n1, "n1")
+    n2 = check_n(n2, "n2")
+    if not isinstance(n1, int) or not isinstance(n2, int):
+        raise ValueError(f"n1 and n2 must be single integers, got n1={n1!r}, n2={n2!r}")
+    _u._check_memory(n1, n2)
+    alpha = check_alpha(alpha)
+    return _power_of(test, p1, n1, p2, n2, alpha, alternative, gamma)
+
+
+@dataclass(frozen=True)
+class TestPowerN:
+    """Trials per arm for a target exact power (see :data:`evalsim.stats.power.N_DEFINITION`).
+
+    Attributes
+    ----------
+    test : str
+    n, n_first : int
+        Stable n (power >= target for ``window`` more n) and first n reaching the target.
+    power, power_first : float
+        Exact power at ``n`` and ``n_first``.
+    target, alpha, p1, p2 : float
+    window, n_normal, evaluations : int
+    definition : str
+    """
+
+    __test__ = False  # not a pytest class
+
+    test: str
+    n: int
+    n_first: int
+    power: float
+    power_first: float
+    target: float
+    alpha: float
+    p1: float
+    p2: float
+    window: int
+    n_normal: int
+    evaluations: int
+    definition: str = N_DEFINITION
+
+
+def n_for_power(
+    test,
+    p1,
+    p2,
+    power=0.8,
+    alpha=0.05,
+    alternative="two-sided",
+    gamma=None,
+    window: int = 20,
+    n_max: int = 5000,
+) -> TestPowerN:
+    """Equal n per arm for exact power ``>= power`` of ``test`` (saw-tooth rule of Fisher's).
+
+    Search as :func:`evalsim.stats.power.n_for_fisher_power`: bracket from the normal
+    approximation, bisect to a crossing, scan down for the first n reaching the target until
+    ``window`` consecutive misses, then up for ``window + 1`` consecutive successes.
+
+    Raises
+    ------
+    ValueError
+        For bad rates (``p1 == p2`` included), power outside (0, 1), a bad test, or when the
+        target is not reached (and held) up to ``n_max``.
+    """
+    gamma = _check_power_test(test, alternative, gamma)
+    p1, p2 = _check_scalar_rates(p1, p2)
+    if p1 == p2:
+        raise ValueError(f"p1 and p2 must differ, got p1 = p2 = {p1!r}")
+    alpha = check_alpha(alpha)
+    if (
+        isinstance(power, bool | np.bool_)
+        or not isinstance(power, numbers.Real)
+        or not 0.0 < power < 1.0
+    ):
+        raise ValueError(f"power must be a number in (0, 1), got {power!r}")
+    window = check_n(window, "window")
+    n_max = check_n(n_max, "n_max")
+    _u._check_memory(n_max, n_max)
+    target = float(power)
+    cache: dict[int, float] = {}
+
+    def pw(n: int) -> float:
+        if n not in cache:
+            cache[n] = _power_of(test, p1, n, p2, n, alpha, alternative, gamma)
+        return cache[n]
+
+    def ok(n: int) -> bool:
+        return pw(n) >= target
+
+    n0 = min(_normal_n(p1, p2, alpha, target), n_max)
+    if ok(n0):
+        hi, lo, step = n0, n0, max(1, n0 // 8)
+        while lo > 1 and ok(lo):
+            hi = lo
+            lo = max(1, lo - step)
+            step *= 2
+        if ok(lo):
+            hi = lo
+    else:
+        lo, hi, step = n0, n0, max(1, n0 // 8)
+        while not ok(hi):
+            lo = hi
+            if hi >= n_max:
+                raise ValueError(
+                    f"power {power!r} not reached for p1={p1!r}, p2={p2!r} up to n_max={n_max!r}"
+                )
+            hi = min(n_max, hi + step)
+            step *= 2
+    while hi - lo > 1 and not ok(lo):
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    n_first, fails, m = hi, 0, hi - 1
+    while m >= 1 and fails < window:
+        if ok(m):
+            n_first, fails = m, 0
+        else:
+            fails += 1
+        m -= 1
+    run, m = 0, n_first
+    while True:
+        if m > n_max:
+            raise ValueError(
+                f"power {power!r} not held for {window!r} + 1 consecutive n up to "
+                f"n_max={n_max!r} (p1={p1!r}, p2={p2!r})"
+            )
+        if ok(m):
+            run += 1
+            if run == window + 1:
+                n_stable = m - window
+                break
+        else:
+            run = 0
+        m += 1
+    return TestPowerN(
+        test=test,
+        n=n_stable,
+        n_first=n_first,
+        power=pw(n_stable),
+        power_first=pw(n_first),
+        target=target,
+        alpha=alpha,
+        p1=p1,
+        p2=p2,
+        window=window,
+        n_normal=n0,
+        evaluations=len(cache),
+    )

@@ -1,0 +1,164 @@
+"""Boschloo, Barnard, Berger-Boos: SciPy, a brute-force grid supremum, and the certificate."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+from naive_unconditional import grid_sup, region
+from naive_unconditional import power as naive_power
+from naive_unconditional import pvalue as naive_pvalue
+from scipy.stats import barnard_exact, binom, boschloo_exact
+
+from evalsim.stats.power import fisher_power, n_for_fisher_power
+from evalsim.stats.unconditional import (
+    MEMORY_BUDGET_BYTES,
+    berger_boos_interval,
+    unconditional_pvalue,
+    unconditional_pvalue_table,
+)
+from evalsim.stats.unconditional_power import exact_power, n_for_power, rejection_region
+
+SCIPY = {"boschloo": boschloo_exact, "barnard": barnard_exact}
+ALTS = ("two-sided", "less", "greater")
+
+
+def scipy_p(test, k1, n1, k2, n2, alternative, n=200):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return SCIPY[test]([[k1, k2], [n1 - k1, n2 - k2]], alternative=alternative, n=n).pvalue
+
+
+TABLES = [(14, 20, 18, 20), (7, 19, 8, 11), (3, 10, 9, 12), (0, 5, 5, 5), (37, 50, 44, 50),
+          (5, 5, 0, 7), (0, 8, 0, 9), (147, 200, 175, 200)]  # fmt: skip
+
+
+@pytest.mark.parametrize("test", ["boschloo", "barnard"])
+@pytest.mark.parametrize("alternative", ALTS)
+@pytest.mark.parametrize("table", TABLES)
+def test_pvalue_vs_scipy(test, alternative, table):
+    r = unconditional_pvalue(test, *table, alternative=alternative)
+    s = scipy_p(test, *table, alternative)
+    assert r.pvalue == pytest.approx(s, rel=1e-10, abs=1e-300)
+    assert r.pvalue <= r.upper <= r.pvalue * (1 + 1e-6) + 1e-300
+    assert r.certified
+
+
+@pytest.mark.parametrize("test", ["boschloo", "barnard"])
+@pytest.mark.parametrize("alternative", ALTS)
+@pytest.mark.parametrize("table", [(2, 6, 5, 7), (4, 9, 1, 6), (0, 4, 3, 3), (6, 8, 6, 8)])
+def test_pvalue_vs_brute_force_grid(test, alternative, table):
+    r = unconditional_pvalue(test, *table, alternative=alternative)
+    g = naive_pvalue(test, *table, alternative=alternative, grid=4000)
+    # the grid value is attained, so it is at most the supremum, and close to it
+    assert g <= r.upper * (1 + 1e-12)
+    assert r.pvalue == pytest.approx(g, rel=1e-5)
+
+
+def test_scipy_optimiser_misses_the_supremum():
+    # SciPy's shgo (default n = 32) stops below the supremum on this table; evalsim is higher,
+    # its certificate brackets the supremum, and a plain grid confirms a value above SciPy's.
+    k1, n1, k2, n2 = 1, 60, 45, 60
+    s = scipy_p("barnard", k1, n1, k2, n2, "two-sided", n=32)
+    r = unconditional_pvalue("barnard", k1, n1, k2, n2)
+    assert r.pvalue > s * (1 + 1e-4)
+    assert r.certified and r.upper <= r.pvalue * (1 + 1e-6)
+    tables = region("barnard", k1, n1, k2, n2, "two-sided")
+    g, at = grid_sup(tables, n1, n2, lo=r.nuisance - 0.01, hi=r.nuisance + 0.01, grid=400)
+    assert g > s * (1 + 1e-4)
+    assert g <= r.upper * (1 + 1e-12)
+    assert g == pytest.approx(r.pvalue, rel=1e-6)
+
+
+@pytest.mark.parametrize("test", ["boschloo", "barnard"])
+@pytest.mark.parametrize("alternative", ["two-sided", "less"])
+def test_table_form_equals_one_table_form(test, alternative):
+    n1, n2 = 13, 9
+    p, up = unconditional_pvalue_table(test, n1, n2, alternative)
+    for k1 in range(n1 + 1):
+        for k2 in range(n2 + 1):
+            r = unconditional_pvalue(test, k1, n1, k2, n2, alternative)
+            assert p[k1, k2] == pytest.approx(r.pvalue, rel=1e-9)
+            assert up[k1, k2] >= r.pvalue * (1 - 1e-12)
+
+
+def test_berger_boos_definition_and_table_form():
+    k1, n1, k2, n2, gamma = 3, 12, 9, 11, 0.001
+    lo, hi = berger_boos_interval(k1 + k2, n1 + n2, gamma)
+    # Clopper-Pearson: the ends put gamma / 2 in each binomial tail
+    assert binom.sf(k1 + k2 - 1, n1 + n2, lo) == pytest.approx(gamma / 2, rel=1e-9)
+    assert binom.cdf(k1 + k2, n1 + n2, hi) == pytest.approx(gamma / 2, rel=1e-9)
+    r = unconditional_pvalue("barnard", k1, n1, k2, n2, gamma=gamma)
+    g, _ = grid_sup(region("barnard", k1, n1, k2, n2, "two-sided"), n1, n2, lo, hi, 4000)
+    assert r.pvalue == pytest.approx(min(1.0, g + gamma), rel=1e-6)
+    assert r.interval == (pytest.approx(lo), pytest.approx(hi))
+    plain = unconditional_pvalue("barnard", k1, n1, k2, n2)
+    assert r.pvalue <= plain.pvalue + gamma + 1e-15
+    p, up = unconditional_pvalue_table("barnard", n1, n2, gamma=gamma)
+    assert p[k1, k2] == pytest.approx(r.pvalue, rel=1e-9)
+
+
+def test_boschloo_never_above_fisher_one_sided():
+    # Boschloo's p-value is at most Fisher's (the supremum includes Fisher's conditional size)
+    from scipy.stats import fisher_exact
+
+    for k1, n1, k2, n2 in [(3, 10, 9, 12), (14, 20, 18, 20), (7, 19, 8, 11)]:
+        f = fisher_exact([[k1, k2], [n1 - k1, n2 - k2]], alternative="less").pvalue
+        b = unconditional_pvalue("boschloo", k1, n1, k2, n2, "less").pvalue
+        assert b <= f * (1 + 1e-12)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"test": "boschloo", "k1": 1, "n1": 0, "k2": 1, "n2": 3}, "n must be"),
+        ({"test": "fisher", "k1": 1, "n1": 3, "k2": 1, "n2": 3}, "test must be one of"),
+        (
+            {"test": "barnard", "k1": 1, "n1": 3, "k2": 1, "n2": 3, "alternative": "up"},
+            "alternative",
+        ),
+        ({"test": "barnard", "k1": 1, "n1": 3, "k2": 1, "n2": 3, "gamma": 0.5}, r"\(0, 0.5\)"),
+        ({"test": "barnard", "k1": 1, "n1": 3, "k2": 1, "n2": 3, "gamma": 0.0}, r"\(0, 0.5\)"),
+        ({"test": "barnard", "k1": 4, "n1": 3, "k2": 1, "n2": 3}, "k must be <= n"),
+        ({"test": "barnard", "k1": 1, "n1": 40000, "k2": 1, "n2": 40000}, "GiB"),
+    ],
+)
+def test_bad_input(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        unconditional_pvalue(**kwargs)
+    assert MEMORY_BUDGET_BYTES == 2 * 1024**3
+
+
+@pytest.mark.parametrize("test", ["boschloo", "barnard"])
+@pytest.mark.parametrize("alternative", ["two-sided", "less"])
+def test_power_vs_brute_force(test, alternative):
+    n1, n2 = 7, 6
+    got = exact_power(test, 0.3, n1, 0.8, n2, 0.1, alternative)
+    assert got == pytest.approx(naive_power(test, 0.3, n1, 0.8, n2, 0.1, alternative), rel=1e-9)
+    # the region equals "table p-value < alpha" from the one-table form
+    region_, undecided = rejection_region(test, 20, 17, 0.05, alternative)
+    p, _ = unconditional_pvalue_table(test, 20, 17, alternative)
+    assert undecided == 0
+    assert (region_ == (p < 0.05 * (1 - 1e-9))).all()
+
+
+def test_size_at_null_at_most_alpha_and_boschloo_beats_fisher():
+    for pi in (0.1, 0.5, 0.877):
+        for test in ("boschloo", "barnard"):
+            assert exact_power(test, pi, 30, pi, 30, 0.05) <= 0.05 + 1e-12
+    for n in (20, 50, 80):
+        assert exact_power("boschloo", 0.737, n, 0.877, n) >= fisher_power(0.737, n, 0.877, n)
+
+
+def test_n_for_power_fisher_matches_and_saw_tooth_rule():
+    f = n_for_power("fisher", 0.737, 0.877)
+    ref = n_for_fisher_power(0.737, 0.877)
+    assert (f.n, f.n_first) == (ref.n, ref.n_first)
+    b = n_for_power("boschloo", 0.737, 0.877, window=5)
+    for n in range(b.n, b.n + 6):
+        assert exact_power("boschloo", 0.737, n, 0.877, n) >= 0.8
+    assert exact_power("boschloo", 0.737, b.n_first - 1, 0.877, b.n_first - 1) < 0.8
+    with pytest.raises(ValueError, match="must differ"):
+        n_for_power("barnard", 0.5, 0.5)
+    with pytest.raises(ValueError, match="two-sided"):
+        n_for_power("fisher", 0.5, 0.6, alternative="less")

@@ -1,0 +1,31 @@
+"""T38 and F12 builders: values against the library, computed here, and the figure's curves."""
+
+from __future__ import annotations
+
+import pytest
+from naive_fisher import power as naive_fisher_power
+
+from evalsim.products.unconditional import unconditional_power_figure, unconditional_power_table
+from evalsim.stats.unconditional_power import exact_power, n_for_power
+
+
+def test_t38_rows_and_sizing():
+    df = unconditional_power_table([[0.3, 0.8]], [5, 9], alpha=0.05, power_window=3)
+    assert list(df.n_per_arm) == [5, 9]
+    for _, row in df.iterrows():
+        n = int(row.n_per_arm)
+        assert row.power_fisher == pytest.approx(naive_fisher_power(0.3, n, 0.8, n), rel=1e-9)
+        assert row.power_boschloo == pytest.approx(exact_power("boschloo", 0.3, n, 0.8, n))
+        assert row.power_boschloo >= row.power_fisher - 1e-12
+    want = {t: n_for_power(t, 0.3, 0.8, window=3).n for t in ("fisher", "boschloo", "barnard")}
+    assert {t: int(df[f"n_{t}"].iloc[0]) for t in want} == want
+    saved = want["fisher"] - want["boschloo"]
+    assert f"Boschloo saves {saved} trials per arm" in df.attrs["note"]
+
+
+def test_f12_curves():
+    fig = unconditional_power_figure(0.3, 0.8, [5, 9], size_n=6, size_rates=[0.2, 0.5])
+    ax, bx = fig.axes
+    assert len(ax.lines) == 4 and len(bx.lines) == 4  # three tests and the reference line
+    y = bx.lines[1].get_ydata()  # Boschloo's size
+    assert y[1] == pytest.approx(exact_power("boschloo", 0.5, 6, 0.5, 6))
