@@ -17,12 +17,12 @@ import re
 import shutil
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 import yaml
 from conftest import SNAKEMAKE, copy_workflow, snakemake
+from waiting import wait_for
 
 from evalsim.config import load_config
 from evalsim.sim.jobs import chunk_config, pools_config, sigma_label, sweep_config
@@ -147,14 +147,14 @@ def test_kill9_mid_simulation_then_unlock_and_rerun_incomplete(smoke_run, repo, 
         [SNAKEMAKE, *args], cwd=work, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
     )
     chunks = work / "results" / "pools" / "chunks"
-    deadline = time.monotonic() + 600
     try:
         # kill once some chunks are written and others are still running
-        while time.monotonic() < deadline and proc.poll() is None:
-            if len(list(chunks.glob("*/*.parquet"))) >= 2:
-                break
-            time.sleep(0.2)
-        assert proc.poll() is None, "the run ended before it could be killed"
+        wait_for(
+            lambda: len(list(chunks.glob("*/*.parquet"))) >= 2,
+            "2 chunk files written before the kill",
+            proc=proc,
+            poll_s=0.2,
+        )
     finally:
         _kill_group(proc)
         log.close()
