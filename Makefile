@@ -1,20 +1,27 @@
 # Two commands: `make reproduce` runs the whole study, `make test` runs the tests.
-# Both build .venv from the pinned requirements first.
+# `make reproduce` builds .venv from the pinned requirements.txt (the study and the command);
+# `make test` adds requirements-dev.txt (test, lint and mutation tools).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-CORES ?= 8
+# The machine's cores by default; `make reproduce CORES=1` to leave the machine to others.
+CORES ?= $(shell nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
 export NUMBA_CACHE_DIR := $(CURDIR)/.cache/numba
 export MPLBACKEND := Agg
 
-.PHONY: reproduce test test-slurm sysdeps lint bench clean venv mutants docs
+.PHONY: reproduce test test-slurm sysdeps lint bench clean venv venv-dev mutants docs
 
 venv: $(VENV)/.installed
+venv-dev: $(VENV)/.installed-dev
 
 $(VENV)/.installed: requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.txt
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e .
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
+	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	touch $@
 
 # One live progress line (tools/progress.py); Snakemake's per-job blocks go to logs/snakemake/.
@@ -24,11 +31,11 @@ reproduce: venv
 	$(BIN)/snakemake --report results/report.html
 	$(BIN)/python -m evalsim.ledger readme
 
-test: venv sysdeps
+test: venv-dev sysdeps
 	$(BIN)/pytest -n 2 --dist loadgroup
 
 # Only the tests that run the workflow on a one-node SLURM cluster (tests/test_slurm.py).
-test-slurm: venv sysdeps
+test-slurm: venv-dev sysdeps
 	$(BIN)/pytest -m slurm -rs
 
 # System packages some tests need: a one-node SLURM cluster (slurm-wlm, munge), headless
@@ -48,7 +55,7 @@ sysdeps:
 	  apt-get install -y -qq --no-install-recommends $$missing ) >/tmp/evalsim-sysdeps.log 2>&1 || \
 		echo "sysdeps: apt-get failed (see /tmp/evalsim-sysdeps.log); tests that need them skip"
 
-lint: venv
+lint: venv-dev
 	$(BIN)/ruff check src tests benchmarks workflow/scripts tools
 	$(BIN)/ruff format --check src tests benchmarks workflow/scripts tools
 	$(BIN)/snakefmt --check Snakefile workflow/rules
@@ -59,16 +66,16 @@ lint: venv
 # GROUPS=ledger,kernels runs some groups (tools/mutants.py --list).
 GROUPS ?=
 comma := ,
-mutants: venv
+mutants: venv-dev
 	nice -n 10 $(BIN)/python tools/mutants.py $(subst $(comma), ,$(GROUPS))
 
-bench: venv
+bench: venv-dev
 	for b in benchmarks/bench_*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
 	rm -rf results figures .snakemake .cache .mutmut
 
 # The docs site (mkdocs-material + mkdocstrings): regenerate the reference pages, build strictly.
-docs: venv
+docs: venv-dev
 	$(BIN)/python tools/gen_docs.py
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict

@@ -23,11 +23,11 @@ import re
 import shutil
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 from conftest import REPO, SNAKEMAKE, copy_workflow, snakemake
+from waiting import wait_exit, wait_for
 
 pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.xdist_group("pipeline")]
 
@@ -137,22 +137,26 @@ def test_scancelled_job_is_retried_and_a_second_run_resumes(smoke_run, slurm_clu
         )
         try:
             # 1. cancel the first job that runs: Snakemake must resubmit it (retries:)
-            deadline = time.monotonic() + 300
-            while not (running := _our_jobs("RUNNING")) and time.monotonic() < deadline:
-                assert proc.poll() is None, log_path.read_text()[-3000:]
-                time.sleep(0.5)
-            assert running, "no SLURM job started within 5 minutes"
+            running = wait_for(
+                lambda: _our_jobs("RUNNING"), "a SLURM job RUNNING", proc=proc, log=log_path
+            )
             subprocess.run(["scancel", running[0]], check=True, timeout=30)
-            while "Trying to restart job" not in log_path.read_text():
-                assert proc.poll() is None, log_path.read_text()[-3000:]
-                assert time.monotonic() < deadline + 300, "the cancelled job was not resubmitted"
-                time.sleep(1)
+            wait_for(
+                lambda: "Trying to restart job" in log_path.read_text(),
+                "Snakemake resubmitting the cancelled job ('Trying to restart job' in its log)",
+                proc=proc,
+                log=log_path,
+                poll_s=1.0,
+            )
             # 2. interrupt the run once a few chunks are done (SIGINT also cancels its jobs)
-            while len(list(chunks.glob("*/*.parquet"))) < 3:
-                assert proc.poll() is None, "the run ended before it could be interrupted"
-                time.sleep(0.5)
+            wait_for(
+                lambda: len(list(chunks.glob("*/*.parquet"))) >= 3,
+                "3 chunk files written before the interrupt",
+                proc=proc,
+                log=log_path,
+            )
             proc.send_signal(signal.SIGINT)
-            proc.wait(timeout=120)
+            wait_exit(proc, "Snakemake exiting after SIGINT (cancelling its jobs)", log=log_path)
         finally:
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)

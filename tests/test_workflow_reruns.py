@@ -17,12 +17,12 @@ import re
 import shutil
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 import yaml
 from conftest import SNAKEMAKE, copy_workflow, snakemake
+from waiting import wait_for
 
 from evalsim.config import load_config
 from evalsim.sim.jobs import chunk_config, pools_config, sigma_label, sweep_config
@@ -147,14 +147,14 @@ def test_kill9_mid_simulation_then_unlock_and_rerun_incomplete(smoke_run, repo, 
         [SNAKEMAKE, *args], cwd=work, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
     )
     chunks = work / "results" / "pools" / "chunks"
-    deadline = time.monotonic() + 600
     try:
         # kill once some chunks are written and others are still running
-        while time.monotonic() < deadline and proc.poll() is None:
-            if len(list(chunks.glob("*/*.parquet"))) >= 2:
-                break
-            time.sleep(0.2)
-        assert proc.poll() is None, "the run ended before it could be killed"
+        wait_for(
+            lambda: len(list(chunks.glob("*/*.parquet"))) >= 2,
+            "2 chunk files written before the kill",
+            proc=proc,
+            poll_s=0.2,
+        )
     finally:
         _kill_group(proc)
         log.close()
@@ -173,3 +173,41 @@ def test_kill9_mid_simulation_then_unlock_and_rerun_incomplete(smoke_run, repo, 
     assert n_chunk_jobs <= n_total - done_before + 2  # + the (at most 2) killed mid-write
     for rel in SIM_TARGETS:
         assert (work / rel).read_bytes() == (smoke_run.work / rel).read_bytes(), rel
+
+
+def _reversed_keys(obj):
+    """``obj`` with every dict's keys in reverse order (same values): a reordered config."""
+    if isinstance(obj, dict):
+        return {k: _reversed_keys(obj[k]) for k in reversed(list(obj))}
+    if isinstance(obj, list):
+        return [_reversed_keys(v) for v in obj]
+    return obj
+
+
+def test_job_params_do_not_depend_on_the_config_key_order(repo):
+    # Snakemake compares params by repr, and a dict's repr follows its key order (issue 26).
+    cfg = load_config(repo / "config" / "config.yaml")
+    rev = _reversed_keys(cfg)
+    assert list(rev) != list(cfg)  # the reordering is real
+    task, policy = cfg["tasks"][0]["name"], cfg["policies"][0]["name"]
+    assert repr(chunk_config(rev, task, policy)) == repr(chunk_config(cfg, task, policy))
+    assert repr(pools_config(rev)) == repr(pools_config(cfg))
+    assert repr(sweep_config(rev)) == repr(sweep_config(cfg))
+    assert repr(sweep_config(rev, merged=True)) == repr(sweep_config(cfg, merged=True))
+    # the values are unchanged
+    assert chunk_config(rev, task, policy) == chunk_config(cfg, task, policy)
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("pipeline")
+def test_sorted_key_config_reruns_no_simulation(smoke_run, tmp_path):
+    assert smoke_run.result.returncode == 0, smoke_run.result.stderr[-3000:]
+    work = tmp_path / "work"
+    shutil.copytree(smoke_run.work, work, symlinks=True)  # copy2: keeps the mtimes
+    smoke = yaml.safe_load((work / "config" / "smoke.yaml").read_text())
+    (work / "config" / "sorted.yaml").write_text(yaml.safe_dump(smoke, sort_keys=True))
+    jobs = dry_run_jobs(work, "--configfile", "config/sorted.yaml")
+    # the simulation: no chunk, sweep chunk or merge reruns (the issue's 27 + 12 chunks)
+    sim = {"simulate_chunk", "simulate_sweep_chunk", "simulate_merge_seed"}
+    sim |= {"simulate_merge_pools", "simulate_merge_sweep"}
+    assert not [j for j in jobs if j[0] in sim], jobs

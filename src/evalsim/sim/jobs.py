@@ -19,6 +19,21 @@ import copy
 COUNT_KEYS = ("n_seeds", "trials_per_seed", "trials_per_chunk", "sweep", "document")
 
 
+def canonical(obj):
+    """``obj`` with every dict's keys in sorted order, recursively (lists keep their order).
+
+    Snakemake compares a job's params by their ``repr``, and a dict's repr follows its key
+    order: without this, reordering or reformatting ``config.yaml`` would rerun every chunk
+    (issue 26). The values are unchanged, and the Parquet metadata hashes sorted-key JSON
+    (:func:`evalsim.config.config_hash`), so the chunks' bytes are too.
+    """
+    if isinstance(obj, dict):
+        return {k: canonical(obj[k]) for k in sorted(obj)}
+    if isinstance(obj, list | tuple):
+        return type(obj)(canonical(v) for v in obj)
+    return obj
+
+
 def _named(items: list[dict], name: str, key: str) -> dict:
     for item in items:
         if item["name"] == name:
@@ -48,25 +63,29 @@ def chunk_config(config: dict, task: str, policy: str) -> dict:
         A config with the same layout as the study's, holding only ``study_seed``,
         ``scene``, the one task, the one policy and the trial-level simulation keys.
     """
-    return {
-        "study_seed": config["study_seed"],
-        "scene": copy.deepcopy(config.get("scene", {})),
-        "tasks": [copy.deepcopy(_named(config["tasks"], task, "task"))],
-        "policies": [copy.deepcopy(_named(config["policies"], policy, "policy"))],
-        "simulation": _trial_keys(config),
-    }
+    return canonical(
+        {
+            "study_seed": config["study_seed"],
+            "scene": copy.deepcopy(config.get("scene", {})),
+            "tasks": [copy.deepcopy(_named(config["tasks"], task, "task"))],
+            "policies": [copy.deepcopy(_named(config["policies"], policy, "policy"))],
+            "simulation": _trial_keys(config),
+        }
+    )
 
 
 def pools_config(config: dict) -> dict:
     """The job config of the merged pools: every task and policy, without the sweep."""
     sim = {k: copy.deepcopy(v) for k, v in config["simulation"].items() if k != "sweep"}
-    return {
-        "study_seed": config["study_seed"],
-        "scene": copy.deepcopy(config.get("scene", {})),
-        "tasks": copy.deepcopy(config["tasks"]),
-        "policies": copy.deepcopy(config["policies"]),
-        "simulation": sim,
-    }
+    return canonical(
+        {
+            "study_seed": config["study_seed"],
+            "scene": copy.deepcopy(config.get("scene", {})),
+            "tasks": copy.deepcopy(config["tasks"]),
+            "policies": copy.deepcopy(config["policies"]),
+            "simulation": sim,
+        }
+    )
 
 
 def sweep_config(config: dict, merged: bool = False) -> dict:
@@ -82,13 +101,15 @@ def sweep_config(config: dict, merged: bool = False) -> dict:
     sim["sweep"] = {"task": sweep_task}
     if merged:
         sim["sweep"].update(sigma_mm=list(sweep["sigma_mm"]), trials=sweep["trials"])
-    return {
-        "study_seed": config["study_seed"],
-        "scene": copy.deepcopy(config.get("scene", {})),
-        "tasks": [copy.deepcopy(_named(config["tasks"], sweep_task, "task"))],
-        "policies": [],
-        "simulation": sim,
-    }
+    return canonical(
+        {
+            "study_seed": config["study_seed"],
+            "scene": copy.deepcopy(config.get("scene", {})),
+            "tasks": [copy.deepcopy(_named(config["tasks"], sweep_task, "task"))],
+            "policies": [],
+            "simulation": sim,
+        }
+    )
 
 
 def sigma_label(sigma_mm: float) -> str:
