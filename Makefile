@@ -32,7 +32,7 @@ reproduce: venv
 	$(BIN)/python -m evalsim.ledger readme
 
 test: venv-dev sysdeps
-	$(BIN)/pytest -n 2 --dist loadgroup
+	$(BIN)/pytest -n 2 --dist loadgroup --durations=25
 
 # Only the tests that run the workflow on a one-node SLURM cluster (tests/test_slurm.py).
 test-slurm: venv-dev sysdeps
