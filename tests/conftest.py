@@ -20,6 +20,11 @@ REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
 
 os.environ.setdefault("MPLBACKEND", "Agg")
+# The documents stay outside the repository; the pipeline runs of the tests (smoke copies in
+# tmp folders, SLURM jobs) find them through $EVALSIM_DOCUMENTS, as a checkout finds them beside it.
+DOCUMENTS = REPO.parent / "shared" / "seeds"
+if DOCUMENTS.is_dir():
+    os.environ.setdefault("EVALSIM_DOCUMENTS", str(DOCUMENTS))
 
 
 @pytest.fixture(scope="session")

@@ -208,7 +208,8 @@ def document_code_table(folder: str | os.PathLike) -> pd.DataFrame:
     if not files:
         # The documents are not part of the repository: without them the table says so and
         # the claims that read it are "missing source" (the pipeline still runs).
-        missing = f"no documents (*.txt) in {str(folder)!r}; set EVALSIM_DOCUMENTS"
+        # no path in the row: the table must be the same bytes wherever the run happens
+        missing = "no documents (*.txt) found; set EVALSIM_DOCUMENTS"
         return pd.DataFrame([dict.fromkeys(COLUMNS, "") | {"ran": missing}], columns=COLUMNS)
     return pd.DataFrame([r for f in files for r in run_document(f)], columns=COLUMNS)
 
