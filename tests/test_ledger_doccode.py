@@ -93,6 +93,5 @@ def test_without_the_documents_the_table_says_so(tmp_path):
     from evalsim.ledger.doccode import document_code_table
 
     df = document_code_table(tmp_path / "absent")
-    assert df["ran"].tolist() == [
-        f"no documents (*.txt) in {str(tmp_path / 'absent')!r}; set EVALSIM_DOCUMENTS"
-    ]
+    # the same bytes wherever it runs: the row names no folder
+    assert df["ran"].tolist() == ["no documents (*.txt) found; set EVALSIM_DOCUMENTS"]
