@@ -278,6 +278,30 @@ def n_for_fisher_power(
         return pw(n) >= power
 
     n0 = min(_normal_n(p1, p2, alpha, power), n_max)
+    n_first, n_stable = saw_tooth_n(ok, n0, n_max, window, power, p1, p2)
+    return FisherPowerN(
+        n=n_stable,
+        n_first=n_first,
+        power=pw(n_stable),
+        power_first=pw(n_first),
+        target=power,
+        alpha=alpha,
+        p1=p1,
+        p2=p2,
+        window=window,
+        n_normal=n0,
+        evaluations=len(cache),
+    )
+
+
+def saw_tooth_n(ok, n0: int, n_max: int, window: int, power, p1, p2) -> tuple[int, int]:
+    """The first n with ``ok(n)`` and the first n from which ``ok`` holds ``window`` more n.
+
+    Exact power is a saw-tooth in n, so the search brackets from the normal-approximation
+    ``n0``, bisects to a crossing, scans down for the first n reaching the target until
+    ``window`` consecutive misses, then up for ``window + 1`` consecutive successes. ``power``,
+    ``p1`` and ``p2`` only name the problem in the error messages. Returns (n_first, n_stable).
+    """
     # (1) bracket
     if ok(n0):
         hi, lo, step = n0, n0, max(1, n0 // 8)
@@ -327,21 +351,7 @@ def n_for_fisher_power(
         if ok(m):
             run += 1
             if run == window + 1:
-                n_stable = m - window
-                break
+                return n_first, m - window
         else:
             run = 0
         m += 1
-    return FisherPowerN(
-        n=n_stable,
-        n_first=n_first,
-        power=pw(n_stable),
-        power_first=pw(n_first),
-        target=power,
-        alpha=alpha,
-        p1=p1,
-        p2=p2,
-        window=window,
-        n_normal=n0,
-        evaluations=len(cache),
-    )

@@ -38,7 +38,7 @@ from evalsim.stats import unconditional as _u
 from evalsim.stats._binom_kernels import binom_pmf_vector
 from evalsim.stats._validate import check_alpha, check_n, check_probability
 from evalsim.stats.decision import alpha_threshold
-from evalsim.stats.power import N_DEFINITION, _normal_n, _power
+from evalsim.stats.power import N_DEFINITION, _normal_n, _power, saw_tooth_n
 
 __all__ = ["POWER_TESTS", "TestPowerN", "exact_power", "n_for_power"]
 
@@ -261,52 +261,7 @@ def n_for_power(
         return pw(n) >= target
 
     n0 = min(_normal_n(p1, p2, alpha, target), n_max)
-    if ok(n0):
-        hi, lo, step = n0, n0, max(1, n0 // 8)
-        while lo > 1 and ok(lo):
-            hi = lo
-            lo = max(1, lo - step)
-            step *= 2
-        if ok(lo):
-            hi = lo
-    else:
-        lo, hi, step = n0, n0, max(1, n0 // 8)
-        while not ok(hi):
-            lo = hi
-            if hi >= n_max:
-                raise ValueError(
-                    f"power {power!r} not reached for p1={p1!r}, p2={p2!r} up to n_max={n_max!r}"
-                )
-            hi = min(n_max, hi + step)
-            step *= 2
-    while hi - lo > 1 and not ok(lo):
-        mid = (lo + hi) // 2
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid
-    n_first, fails, m = hi, 0, hi - 1
-    while m >= 1 and fails < window:
-        if ok(m):
-            n_first, fails = m, 0
-        else:
-            fails += 1
-        m -= 1
-    run, m = 0, n_first
-    while True:
-        if m > n_max:
-            raise ValueError(
-                f"power {power!r} not held for {window!r} + 1 consecutive n up to "
-                f"n_max={n_max!r} (p1={p1!r}, p2={p2!r})"
-            )
-        if ok(m):
-            run += 1
-            if run == window + 1:
-                n_stable = m - window
-                break
-        else:
-            run = 0
-        m += 1
+    n_first, n_stable = saw_tooth_n(ok, n0, n_max, window, power, p1, p2)
     return TestPowerN(
         test=test,
         n=n_stable,
