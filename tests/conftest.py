@@ -1,20 +1,27 @@
 """Shared fixtures. Tests are fast; none needs the full pipeline.
 
-The one pipeline run (the smoke config, in a scratch copy of the workflow) is a session
-fixture: tests that use it carry ``@pytest.mark.xdist_group("pipeline")`` so that under
-``pytest -n 2 --dist loadgroup`` they share one worker and one run.
+The one pipeline run (the smoke config, in a scratch copy of the workflow) is shared by every
+worker of a ``pytest -n 2`` session: the first worker that needs it runs it under a file lock
+in the session's common temporary folder, the others wait on the lock and read its outcome.
+So its tests spread over the workers instead of queueing on one (issue 26). Tests treat the
+run as read-only: a test that changes files works on its own copy (:func:`copy_smoke`).
 """
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from waiting import wait_exit, wait_for
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
@@ -53,21 +60,129 @@ class SmokeRun:
     result: subprocess.CompletedProcess
 
 
-@pytest.fixture(scope="session")
-def smoke_run(tmp_path_factory) -> SmokeRun:
-    """The whole workflow on config/smoke.yaml, run once per test session."""
-    work = copy_workflow(tmp_path_factory.mktemp("smoke") / "work")
-    res = snakemake(work, "--cores", "2", "--configfile", "config/smoke.yaml")
-    return SmokeRun(work, res)
+def shared_dir(tmp_path_factory, worker_id: str) -> Path:
+    """A folder every xdist worker of this session sees (the basetemp's parent under xdist)."""
+    base = tmp_path_factory.getbasetemp()
+    return base if worker_id == "master" else base.parent
+
+
+@contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``path`` (blocks while another worker holds it)."""
+    with path.open("w") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def run_once(root: Path, name: str, make) -> dict:
+    """``make()`` once per session across workers; its JSON outcome is kept in ``root``.
+
+    ``make`` returns a JSON-able dict; the first caller runs it under ``root/name.lock`` and
+    writes ``root/name.json`` (atomically), later callers read that file.
+    """
+    done = root / f"{name}.json"
+    with locked(root / f"{name}.lock"):
+        if not done.is_file():
+            tmp = done.with_suffix(".part")
+            tmp.write_text(json.dumps(make()))
+            tmp.replace(done)
+    return json.loads(done.read_text())
+
+
+def _completed(outcome: dict) -> subprocess.CompletedProcess:
+    return subprocess.CompletedProcess(
+        outcome["args"], outcome["returncode"], outcome["stdout"], outcome["stderr"]
+    )
+
+
+def _outcome(res: subprocess.CompletedProcess) -> dict:
+    return {
+        "args": res.args,
+        "returncode": res.returncode,
+        "stdout": res.stdout,
+        "stderr": res.stderr,
+    }
+
+
+# The smoke run's runner: a detached process that runs Snakemake and writes its outcome as JSON,
+# atomically, so that any worker can wait for the file.
+_RUNNER = """
+import json, os, subprocess, sys
+work, out, *cmd = sys.argv[1:]
+try:
+    res = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=3000)
+    outcome = {"returncode": res.returncode, "stdout": res.stdout, "stderr": res.stderr}
+except Exception as exc:  # a timeout or a failed start: the waiters see it as a failed run
+    outcome = {"returncode": -1, "stdout": "", "stderr": f"smoke run not completed: {exc!r}"}
+with open(out + ".part", "w") as fh:
+    json.dump({"args": cmd, **outcome}, fh)
+os.replace(out + ".part", out)
+"""
+
+
+def start_smoke_run(root: Path) -> subprocess.Popen | None:
+    """Start the smoke run in the background unless a worker of this session already did.
+
+    Returns the process to the worker that started it (None to the others)."""
+    try:  # O_EXCL: exactly one worker claims the start
+        os.close(os.open(root / "smoke.started", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return None
+    work = copy_workflow(root / "smoke" / "work")
+    cmd = [SNAKEMAKE, "--cores", "2", "--configfile", "config/smoke.yaml"]
+    return subprocess.Popen(
+        [sys.executable, "-c", _RUNNER, str(work), str(root / "smoke_run.json"), *cmd],
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def smoke_run_started_early(request, tmp_path_factory, worker_id):
+    """Start the smoke run at the session's start when a selected test needs it, so that it
+    runs beside the unit tests instead of after them.
+
+    The worker that started it waits for it at its own end, since another worker may still
+    need it. (An interrupted session leaves it to finish on its own, in the session's tmp.)"""
+    if not any("smoke_run" in item.fixturenames for item in request.session.items):
+        yield
+        return
+    proc = start_smoke_run(shared_dir(tmp_path_factory, worker_id))
+    yield
+    if proc is not None:
+        wait_exit(proc, "the smoke pipeline run to finish", limit_s=3600)
 
 
 @pytest.fixture(scope="session")
-def smoke_report(smoke_run) -> Path:
+def smoke_run(tmp_path_factory, worker_id) -> SmokeRun:
+    """The whole workflow on config/smoke.yaml, run once per test session (all workers)."""
+    root = shared_dir(tmp_path_factory, worker_id)
+    start_smoke_run(root)  # a no-op when the session already started it
+    done = root / "smoke_run.json"
+    wait_for(done.is_file, "the smoke pipeline run to finish", limit_s=3600, poll_s=2.0)
+    return SmokeRun(root / "smoke" / "work", _completed(json.loads(done.read_text())))
+
+
+def copy_smoke(smoke_run: SmokeRun, dest: Path) -> Path:
+    """A private copy of the smoke run's folder (mtimes kept, so nothing looks out of date)."""
+    shutil.copytree(smoke_run.work, dest, symlinks=True)
+    return dest
+
+
+@pytest.fixture(scope="session")
+def smoke_report(smoke_run, tmp_path_factory, worker_id) -> Path:
     """``results/report.html`` of the smoke run (``snakemake --report``), built once."""
     assert smoke_run.result.returncode == 0, smoke_run.result.stderr[-4000:]
     report = smoke_run.work / "results" / "report.html"
-    res = snakemake(
-        smoke_run.work, "--configfile", "config/smoke.yaml", "--report", str(report), timeout=600
-    )
+
+    def make() -> dict:
+        args = ("--configfile", "config/smoke.yaml", "--report", str(report))
+        return _outcome(snakemake(smoke_run.work, *args, timeout=600))
+
+    res = _completed(run_once(shared_dir(tmp_path_factory, worker_id), "smoke_report", make))
     assert res.returncode == 0, res.stderr[-4000:]
     return report

@@ -7,8 +7,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 BIN = Path(sys.executable).parent
 PY_DIRS = ["src", "tests", "benchmarks", "workflow/scripts", "examples"]
 
@@ -42,7 +40,6 @@ def test_snakefmt(repo):
 ACCEPTED_LINTS = {"Specify a conda environment or container for each rule."}
 
 
-@pytest.mark.xdist_group("pipeline")
 def test_snakemake_lint(repo):
     res = _run(repo, str(BIN / "snakemake"), "--lint")
     out = res.stdout + res.stderr

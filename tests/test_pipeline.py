@@ -9,7 +9,7 @@ import naive_fisher
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import copy_workflow, snakemake
+from conftest import copy_smoke, copy_workflow, snakemake
 from scipy.stats import binom, fisher_exact
 
 from evalsim.ledger import VERDICTS, load_claims, section
@@ -42,7 +42,6 @@ def test_unknown_key_lists_allowed_keys(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("pipeline")
 def test_smoke_pipeline_runs_and_is_complete(smoke_run):
     assert smoke_run.result.returncode == 0, smoke_run.result.stderr[-4000:]
     work = smoke_run.work
@@ -94,7 +93,6 @@ def _readme_verdicts(repo) -> dict[str, str]:
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("pipeline")
 def test_smoke_products_hold_the_right_values(smoke_run, repo):
     """Values, not existence: verdicts, T05's flags, resampled vs exact, a figure per stage."""
     assert smoke_run.result.returncode == 0, smoke_run.result.stderr[-4000:]
@@ -150,7 +148,6 @@ def test_smoke_products_hold_the_right_values(smoke_run, repo):
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("pipeline")
 def test_same_config_same_bytes_whatever_cores(smoke_run, tmp_path):
     """One core and a different job order give byte-identical pools and tables."""
     assert smoke_run.result.returncode == 0
@@ -169,11 +166,10 @@ def test_same_config_same_bytes_whatever_cores(smoke_run, tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("pipeline")
-def test_lost_product_reruns_only_its_job(smoke_run):
+def test_lost_product_reruns_only_its_job(smoke_run, tmp_path):
     """An interrupted or damaged run resumes: only what is missing (and downstream) reruns."""
     assert smoke_run.result.returncode == 0
-    work = smoke_run.work
+    work = copy_smoke(smoke_run, tmp_path / "work")  # the shared run stays untouched
     lost = work / "results" / "tables" / "T03_prob_at_least_9_of_10.csv"
     lost.unlink()
     dry = snakemake(work, "-n", "--configfile", "config/smoke.yaml", "--quiet", "rules")

@@ -147,7 +147,6 @@ def test_readme_disagreements_rows_are_ledger_claims(repo):
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("pipeline")
 def test_smoke_run_resolves_every_claim_and_reports_every_product(
     products, smoke_run, smoke_report
 ):

@@ -105,7 +105,6 @@ def first_words(text: str, n: int = 8) -> str:
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("pipeline")
 def test_every_product_renders_in_chromium_with_its_caption_and_note(smoke_report, repo, tmp_path):
     browser = find_browser()
     if browser is None:
@@ -149,7 +148,6 @@ def test_every_product_renders_in_chromium_with_its_caption_and_note(smoke_repor
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("pipeline")
 def test_report_screenshot_is_drawn(smoke_report, tmp_path):
     """The report's first screen paints (a PNG of the requested size, not blank)."""
     browser = find_browser()

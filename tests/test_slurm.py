@@ -5,13 +5,14 @@ stops them again whatever happens (finalizer). The fixture holds an exclusive lo
 (:data:`LOCK`) from start to stop: one cluster user at a time on this machine (another xdist
 worker, another checkout's test run, ``benchmarks/bench_scale.py``), so that a second
 ``start`` never fails against the first user's cluster, and no clean-up stops a cluster it
-did not start. The tests run the workflow with
-``--profile profiles/slurm`` and compare its products byte for byte with the local
-``--cores 2`` run of the same config (the session's ``smoke_run``). They are skipped, with
-the reason, where no cluster can be started: not root, Slurm or munge not installed
-(``make sysdeps`` installs them as root), or the executor plugin missing.
+did not start. One test runs the smoke study with ``--profile profiles/slurm``: it cancels a
+job and interrupts the run, resumes it, and compares every product byte for byte with the
+local ``--cores 2`` run of the same config (the session's ``smoke_run``). One cluster run
+covers retry, resume and identity, so the simulation runs on the cluster once (issue 26).
+It is skipped, with the reason, where no cluster can be started: not root, Slurm or munge
+not installed (``make sysdeps`` installs them as root), or the executor plugin missing.
 
-Run just these: ``make test-slurm`` (or ``pytest -m slurm``).
+Run just this: ``make test-slurm`` (or ``pytest -m slurm``).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import pytest
 from conftest import REPO, SNAKEMAKE, copy_workflow, snakemake
 from waiting import wait_exit, wait_for
 
-pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.xdist_group("pipeline")]
+pytestmark = [pytest.mark.slurm, pytest.mark.slow, pytest.mark.xdist_group("slurm")]
 
 CLUSTER = REPO / "tools" / "slurm_cluster.sh"
 SIM_TARGETS = ["results/pools/pools.parquet", "results/pools/sigma_sweep.parquet"]
@@ -100,20 +101,6 @@ def products(root: Path) -> dict[str, bytes]:
     return out
 
 
-def test_smoke_through_slurm_is_byte_identical_to_local(smoke_run, slurm_cluster, tmp_path):
-    assert smoke_run.result.returncode == 0, smoke_run.result.stderr[-3000:]
-    work = slurm_workdir(tmp_path / "work")
-    res = snakemake(work, "--profile", "profiles/slurm", "--configfile", "config/smoke.yaml")
-    assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
-    # the simulation chunks really ran as cluster jobs (one SLURM log each)
-    logs = list((work / "logs" / "slurm").rglob("*.log"))
-    assert any("simulate_chunk" in str(p) for p in logs), logs[:5]
-    local, cluster = products(smoke_run.work), products(work)
-    assert sorted(cluster) == sorted(local)
-    differ = [rel for rel in local if local[rel] != cluster[rel]]
-    assert differ == []
-
-
 def _our_jobs(state: str) -> list[str]:
     out = subprocess.run(
         ["squeue", "-h", "-t", state, "-o", "%i"], capture_output=True, text=True, timeout=30
@@ -121,11 +108,9 @@ def _our_jobs(state: str) -> list[str]:
     return out.split()
 
 
-def test_scancelled_job_is_retried_and_a_second_run_resumes(smoke_run, slurm_cluster, tmp_path):
-    assert smoke_run.result.returncode == 0, smoke_run.result.stderr[-3000:]
-    work = slurm_workdir(tmp_path / "work")
-    args = [*SIM_TARGETS, "--profile", "profiles/slurm", "--configfile", "config/smoke.yaml"]
-    log_path = tmp_path / "first.log"
+def _interrupted_simulation(work: Path, args: list[str], log_path: Path) -> None:
+    """Start the simulation on the cluster, scancel its first running job (Snakemake must
+    resubmit it), then SIGINT the run once 3 chunks are written (it cancels its jobs)."""
     chunks = work / "results" / "pools" / "chunks"
     with log_path.open("w") as log:
         proc = subprocess.Popen(
@@ -136,7 +121,6 @@ def test_scancelled_job_is_retried_and_a_second_run_resumes(smoke_run, slurm_clu
             start_new_session=True,
         )
         try:
-            # 1. cancel the first job that runs: Snakemake must resubmit it (retries:)
             running = wait_for(
                 lambda: _our_jobs("RUNNING"), "a SLURM job RUNNING", proc=proc, log=log_path
             )
@@ -148,7 +132,6 @@ def test_scancelled_job_is_retried_and_a_second_run_resumes(smoke_run, slurm_clu
                 log=log_path,
                 poll_s=1.0,
             )
-            # 2. interrupt the run once a few chunks are done (SIGINT also cancels its jobs)
             wait_for(
                 lambda: len(list(chunks.glob("*/*.parquet"))) >= 3,
                 "3 chunk files written before the interrupt",
@@ -161,17 +144,42 @@ def test_scancelled_job_is_retried_and_a_second_run_resumes(smoke_run, slurm_clu
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=60)
+
+
+def test_cancelled_and_interrupted_study_resumes_and_matches_local(
+    smoke_run, slurm_cluster, tmp_path
+):
+    """One cluster run of the smoke study, the smallest that exercises retry and resume
+    (issue 26): a scancelled job is retried, an interrupted run resumes with exactly the
+    chunks it left, and the finished study is byte-identical to the local ``--cores 2`` run."""
+    assert smoke_run.result.returncode == 0, smoke_run.result.stderr[-3000:]
+    work = slurm_workdir(tmp_path / "work")
+    study = ["--profile", "profiles/slurm", "--configfile", "config/smoke.yaml"]
+    sim = [*SIM_TARGETS, *study]
+    _interrupted_simulation(work, sim, tmp_path / "first.log")
+
     # what the interrupted run left to do: some chunks, not all of them
-    todo = _chunks_to_run(work, "-n", *args)
+    todo = _chunks_to_run(work, "-n", *sim)
     n_chunks = len(list((smoke_run.work / "results" / "pools" / "chunks").glob("*/*.parquet")))
     assert 0 < len(todo) < n_chunks, sorted(todo)
 
-    # 3. the second invocation resumes: it runs exactly the chunks left to do
-    res = snakemake(work, *args)
+    # the second invocation resumes: it runs exactly the chunks left to do
+    res = snakemake(work, *sim)
     assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
     assert _chunk_outputs(res.stdout + res.stderr) == todo
     for rel in SIM_TARGETS:
         assert (work / rel).read_bytes() == (smoke_run.work / rel).read_bytes(), rel
+
+    # the rest of the study, on the cluster too: every product as the local run made it
+    res = snakemake(work, *study)
+    assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
+    logs = [p.as_posix() for p in (work / "logs" / "slurm").rglob("*.log")]
+    assert any("simulate_chunk" in p for p in logs), logs[:5]  # chunks ran as cluster jobs
+    assert any("sequential_design" in p for p in logs), logs[:5]  # so did a table stage
+    local, cluster = products(smoke_run.work), products(work)
+    assert sorted(cluster) == sorted(local)
+    differ = [rel for rel in local if local[rel] != cluster[rel]]
+    assert differ == []
 
 
 def _chunk_outputs(text: str) -> set[str]:
