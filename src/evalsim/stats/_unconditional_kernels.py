@@ -426,7 +426,7 @@ def _curv_lower(d, jlo, jhi, a, b, ra, rb, peak):
         if dj > 0.0:
             sp += dj * min(ra[j], rb[j])
         elif dj < 0.0:
-            c = j / m
+            c = j / m if m > 0 else 0.5
             if a < c < b:
                 v = peak[j]
                 if v < 0.0:
