@@ -354,11 +354,12 @@ def _tail_d(beta, klo, khi, pi, up, dn, row):
 
 
 @njit(cache=True)
-def _polish(beta, klo, khi, a, b, x0, up, dn, row):
+def _polish(beta, klo, khi, a, b, x0, up, dn, row, x_seen):
     """Newton on f' = 0 inside [a, b] from x0, kept in a shrinking bracket; returns (x, f(x)).
 
     Stops once a step or the bracket is below 1e-10 relative (the value is then within
-    about 1e-20 relative of the local maximum's).
+    about 1e-20 relative of the local maximum's), or when a step lands within 1e-8 relative
+    of ``x_seen``, a local maximum polished already (< 0: none): Newton would end there.
     """
     x = min(max(x0, a), b)
     fx, d1, d2 = _tail_d(beta, klo, khi, x, up, dn, row)
@@ -375,7 +376,7 @@ def _polish(beta, klo, khi, a, b, x0, up, dn, row):
             xn = 0.5 * (a + b)
         if not (a < xn < b):
             xn = 0.5 * (a + b)
-        if xn == x:
+        if xn == x or abs(xn - x_seen) <= 1e-8 * x_seen:
             break
         small = abs(xn - x) <= 1e-10 * x or b - a <= 1e-10 * x
         x = xn
@@ -631,7 +632,9 @@ def certified_sup_stop(beta, lo, hi, n_init, rtol, max_intervals, stop):
     b0 = xs[min(ib + 1, n_init)]
     x0 = min(max(best_pi, a0 + 0.25 * (b0 - a0)), b0 - 0.25 * (b0 - a0))
     if max(a0, 1e-12) < min(b0, 1.0 - 1e-12):
-        xp, fp = _polish(beta, klo, khi, max(a0, 1e-12), min(b0, 1.0 - 1e-12), x0, up_r, dn_r, row)
+        xp, fp = _polish(
+            beta, klo, khi, max(a0, 1e-12), min(b0, 1.0 - 1e-12), x0, up_r, dn_r, row, -1.0
+        )
         if fp > best:
             best = fp
             best_pi = xp
@@ -708,7 +711,7 @@ def certified_sup_stop(beta, lo, hi, n_init, rtol, max_intervals, stop):
     if max(lo, best_pi - w, 1e-12) < min(hi, best_pi + w, 1.0 - 1e-12):
         xp, fp = _polish(
             beta, klo, khi, max(lo, best_pi - w, 1e-12), min(hi, best_pi + w, 1.0 - 1e-12),
-            best_pi, up_r, dn_r, row,
+            best_pi, up_r, dn_r, row, -1.0,
         )  # fmt: skip
         if fp > best:
             best = fp
@@ -719,11 +722,11 @@ def certified_sup_stop(beta, lo, hi, n_init, rtol, max_intervals, stop):
 
 @njit(cache=True)
 def _scan_polish(beta, fs, xs, x_prev, up, dn, row):
-    """Best of a scan held in ``fs`` (values at ``xs``, even in arcsine scale): every local
-    maximum of the scan within a factor 4 of its best, and the previous maximiser,
-    Newton-polished; every value returned is computed afresh at its point (attained).
+    """Best of a scan held in ``fs`` (values at ``xs``, even in arcsine scale), attained.
 
-    Returns ``(value, maximiser)``.
+    The previous maximiser is Newton-polished first, then every local maximum of the scan
+    within a factor 4 of its best; a polish heading into the first one's point stops there.
+    Every value returned is computed afresh at its point. Returns ``(value, maximiser)``.
     """
     nn = beta.shape[0] - 1
     n_scan = xs.shape[0] - 1
@@ -740,8 +743,9 @@ def _scan_polish(beta, fs, xs, x_prev, up, dn, row):
     best_x = xs[0]
     th_lo = 0.0
     dth = 0.5 * math.pi / n_scan
-    for c in range(n_scan + 2):
-        if c <= n_scan:
+    x_star = -1.0  # the previous maximiser, polished first; the scan's peaks after it
+    for c in range(-1, n_scan + 1):
+        if c >= 0:
             left = fs[c - 1] if c > 0 else -1.0
             right = fs[c + 1] if c < n_scan else -1.0
             if not (fs[c] >= left and fs[c] >= right and fs[c] >= 0.25 * top):
@@ -753,10 +757,12 @@ def _scan_polish(beta, fs, xs, x_prev, up, dn, row):
         a = max(math.sin(max(th - dth, th_lo)) ** 2, 1e-12)
         b = min(math.sin(min(th + dth, 0.5 * math.pi)) ** 2, 1.0 - 1e-12)
         if a < b:
-            xp, fp = _polish(beta, klo, khi, a, b, x0, up, dn, row)
+            xp, fp = _polish(beta, klo, khi, a, b, x0, up, dn, row, x_star)
         else:
             xp = x0
             fp = _tail_at(beta, klo, khi, x0, row)
+        if c < 0:
+            x_star = xp
         if fp > best:
             best = fp
             best_x = xp

@@ -27,11 +27,20 @@ Definitions (those of ``scipy.stats.boschloo_exact`` and ``barnard_exact``, SciP
 
 The supremum is certified, not searched. The tail probability is a polynomial of degree
 ``n1 + n2`` in ``pi`` (Bernstein form, coefficients in [0, 1]); branch and bound over ``pi``
-with a certified bound on each interval (the polynomial's curvature bounded from its
-Bernstein coefficients, :mod:`evalsim.stats._unconditional_kernels`) returns each p-value
-with an upper bound: the true p-value lies in ``[pvalue, upper]``. SciPy maximises with
-``shgo`` from 32 Sobol points and can miss the supremum; evalsim's p-value is then the larger
-one, and ``upper`` shows it is the supremum (``tests/test_unconditional.py``).
+with a certified bound on each interval (the polynomial's second derivative bounded below
+term by term, in its Bernstein coefficients and in their second differences, and the chord
+bound that is exact for a quadratic; :func:`evalsim.stats._unconditional_kernels.certified_sup`)
+returns each p-value with an upper bound: the true p-value lies in ``[pvalue, upper]``, and a
+certified one-table result has ``upper <= pvalue (1 + 1e-6)`` up to an allowance of ``8 (N +
+2)`` ulp for rounding. SciPy maximises with ``shgo`` from 32 Sobol points and can miss the
+supremum; evalsim's p-value is then the larger one, and ``upper`` shows it is the supremum
+(``tests/test_unconditional.py``).
+
+One table costs ``O(n1 n2)`` to build its tail polynomial (per margin, the hypergeometric
+weights and the region's cut: Boschloo's statistic and Barnard's ``z`` are monotone in ``x1``
+within a margin) and ``O(n1 + n2)`` per nuisance point. Two-sided Boschloo certifies the side
+with the smaller observed statistic first; the other side is searched only until a value at
+least the first side's upper bound is attained (then it cannot be the smaller one).
 
 Zero margins. An arm with no trials (a zero column of SciPy's table) is refused with a
 ValueError; SciPy returns ``p = 1`` (Barnard) or NaN (Boschloo) there. A zero success or
