@@ -194,3 +194,20 @@ def test_table_form_upper_bounds_the_brute_force(test):
             g, _ = grid_sup(region(test, k1, n1, k2, n2, "less"), n1, n2, grid=2000)
             assert min(g, 1.0) <= up[k1, k2] * (1 + 1e-12)
             assert p[k1, k2] == pytest.approx(min(g, 1.0), rel=1e-5)
+
+
+@pytest.mark.parametrize(("n1", "n2"), [(30, 25), (12, 40)])
+def test_two_sided_table_form_stops_the_second_side_early(n1, n2):
+    # the "greater" walk stops once its p reaches the "less" p of every table left; the
+    # result is still 2 min(less, greater) of the one-sided table forms, computed in full
+    p, up = unconditional_pvalue_table("boschloo", n1, n2)
+    p_less, up_less = unconditional_pvalue_table("boschloo", n1, n2, "less")
+    p_greater, up_greater = unconditional_pvalue_table("boschloo", n1, n2, "greater")
+    np.testing.assert_allclose(p, np.minimum(1.0, 2 * np.minimum(p_less, p_greater)), rtol=1e-14)
+    assert np.all(up >= p)
+    # the bound is that of the side taken (or the smaller one where both were walked)
+    side_up = np.where(p_less <= p_greater, up_less, up_greater)
+    assert np.all(up <= np.minimum(1.0, 2 * np.maximum(up_less, side_up)) * (1 + 1e-15))
+    r = unconditional_pvalue("boschloo", n1 // 3, n1, n2 // 2, n2)
+    assert p[n1 // 3, n2 // 2] == pytest.approx(r.pvalue, rel=1e-9)
+    assert up[n1 // 3, n2 // 2] >= r.pvalue * (1 - 1e-12)

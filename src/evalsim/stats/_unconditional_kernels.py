@@ -770,7 +770,9 @@ def _scan_polish(beta, fs, xs, x_prev, up, dn, row):
 
 
 @njit(cache=True)
-def all_tables_sup(n1, n2, order, score, rtol_tie, hyp, n_scan, stride, rtol, max_int, p, up):
+def all_tables_sup(
+    n1, n2, order, score, rtol_tie, hyp, n_scan, stride, rtol, max_int, other, p, up
+):
     """Supremum over [0, 1] of every table's tail polynomial, in one walk of the sorted tables.
 
     The region of table ``t`` is ``{u: score[u] <= score[t] (1 + rtol_tie)}``, a prefix of
@@ -781,6 +783,11 @@ def all_tables_sup(n1, n2, order, score, rtol_tie, hyp, n_scan, stride, rtol, ma
     A region gets a certified supremum when its ``p`` doubled since the last certified one,
     after ``stride`` regions, and at the end; regions are nested, so a region's supremum is
     at most the next certified one's upper bound (``up``, within a factor of about 2).
+
+    ``other``: per table, a value below which this side does not matter (two-sided Boschloo:
+    the other side's ``p``; ``inf`` everywhere for none). The walk stops once the attained
+    ``p`` of a region is at least ``other`` of every table left (their supremum here is at
+    least that), certifying the last region; the tables left get ``p = up = inf``.
     """
     m = order.shape[0]
     m2 = n2 + 1
@@ -811,8 +818,22 @@ def all_tables_sup(n1, n2, order, score, rtol_tie, hyp, n_scan, stride, rtol, ma
     x_prev = 0.5
     since = 0
     last_cert = 0.0
+    smax = np.empty(m + 1, dtype=np.float64)  # largest ``other`` of the tables from i on
+    smax[m] = -np.inf
+    for i in range(m - 1, -1, -1):
+        smax[i] = max(smax[i + 1], other[order[i]])
+    prev = -1.0
+    stop_at = m
     for i in range(m):
         t = order[i]
+        if ng > 0 and prev >= smax[i]:
+            stop_at = i
+            if not gcert[ng - 1]:
+                res = certified_sup(beta, 0.0, 1.0, 32, rtol, max_int)
+                gp[ng - 1] = max(gp[ng - 1], min(res[0], 1.0))
+                gup[ng - 1] = res[1]
+                gcert[ng - 1] = True
+            break
         thr = score[t] * (1.0 + rtol_tie)
         while jj + 1 < m and score[order[jj + 1]] <= thr:
             jj += 1
@@ -837,6 +858,7 @@ def all_tables_sup(n1, n2, order, score, rtol_tie, hyp, n_scan, stride, rtol, ma
                 gcert[ng] = True
                 last_cert = best
             gp[ng] = min(best, 1.0)
+            prev = best
             ng += 1
         gid[t] = ng - 1
     # nested regions: sup(g) <= sup(g') <= up(g') for the next certified g' >= g
@@ -845,9 +867,14 @@ def all_tables_sup(n1, n2, order, score, rtol_tie, hyp, n_scan, stride, rtol, ma
         if gcert[g]:
             cur = min(cur, gup[g])
         gup[g] = max(min(cur, 1.0), gp[g])
-    for t in range(m):
-        p[t] = gp[gid[t]]
-        up[t] = gup[gid[t]]
+    for i in range(m):
+        t = order[i]
+        if i < stop_at:
+            p[t] = gp[gid[t]]
+            up[t] = gup[gid[t]]
+        else:
+            p[t] = np.inf
+            up[t] = np.inf
 
 
 @njit(cache=True)

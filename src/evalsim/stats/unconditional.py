@@ -393,6 +393,9 @@ def unconditional_pvalue_table(
     space = _Space(n1, n2)
     nn = n1 + n2
     parts = []
+    # two-sided Boschloo: 2 min(less, greater); the second side's walk stops once its p is at
+    # least the first side's p of every table left (those tables take the first side's)
+    other = np.full(space.m, np.inf)
     for _side, score, tie in space.sides(test, alternative):
         order = np.argsort(score, kind="stable").astype(np.int64)
         p = np.empty(space.m)
@@ -400,8 +403,9 @@ def unconditional_pvalue_table(
         if gamma is None:
             _k.all_tables_sup(
                 n1, n2, order, score, tie, space.hyp, _N_SCAN, _STRIDE, float(rtol),
-                _MAX_INTERVALS, p, up,
+                _MAX_INTERVALS, other, p, up,
             )  # fmt: skip
+            other = p
         else:
             lo_k, hi_k = berger_boos_interval(np.arange(nn + 1), nn, gamma)
             _k.all_tables_sup_bb(
