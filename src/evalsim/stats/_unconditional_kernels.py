@@ -155,8 +155,9 @@ def boschloo_betas(n1, n2, k1, k2, rtol_tie, beta_less, beta_greater):
 
 
 @njit(cache=True)
-def _margin_hyp(n1, n2, kk, w, lev, hyp):
-    """One margin's hypergeometric pmf at ``x1 - lo`` (:func:`hyper_all`'s values)."""
+def _margin_total(n1, n2, kk, w, lev):
+    """One margin's weights (:func:`margin_weights`) and their total as :func:`hyper_all`
+    sums it. Returns ``(lo, hi, total)``; the pmf at ``x1`` is :func:`_hyp_at`."""
     lo, hi, mode = margin_weights(n1, n2, kk, w, lev)
     m = hi - lo + 1
     total = 0.0
@@ -164,14 +165,18 @@ def _margin_hyp(n1, n2, kk, w, lev, hyp):
     if lev[0] == 0 and lev[m - 1] == 0:
         for i in range(m):
             total += w[i]
-        for i in range(m):
-            hyp[i] = w[i] / total
-        return lo, hi
+        return lo, hi, total
     for i in range(m):
         total, tl = _add_level(total, tl, w[i], lev[i])
-    for i in range(m):
-        hyp[i] = math.ldexp(w[i] / total, int(-_LEVEL_BITS * lev[i]))
-    return lo, hi
+    return lo, hi, total
+
+
+@njit(cache=True)
+def _hyp_at(w, lev, total, i):
+    """The pmf at index ``i`` of a margin (:func:`hyper_all`'s value)."""
+    if lev[i] == 0:
+        return w[i] / total
+    return math.ldexp(w[i] / total, int(-_LEVEL_BITS * lev[i]))
 
 
 @njit(cache=True)
@@ -199,11 +204,10 @@ def barnard_beta(n1, n2, k1, k2, side, beta):
     size = min(n1, n2) + 1
     w = np.empty(size, dtype=np.float64)
     lev = np.empty(size, dtype=np.int64)
-    hyp = np.empty(size, dtype=np.float64)
     z0 = barnard_z(k1, n1, k2, n2)
     thr = -abs(z0) if side == 2 else (z0 if side == 0 else -z0)
     for kk in range(n1 + n2 + 1):
-        lo, hi = _margin_hyp(n1, n2, kk, w, lev, hyp)
+        lo, hi, total = _margin_total(n1, n2, kk, w, lev)
         # prefix: x1 = lo..pe-1; suffix: x1 = ss..hi
         pe = lo
         ss = hi + 1
@@ -223,9 +227,9 @@ def barnard_beta(n1, n2, k1, k2, side, beta):
                 ss -= 1
         b = 0.0
         for x1 in range(lo, pe):
-            b += hyp[x1 - lo]
+            b += _hyp_at(w, lev, total, x1 - lo)
         for x1 in range(ss, hi + 1):
-            b += hyp[x1 - lo]
+            b += _hyp_at(w, lev, total, x1 - lo)
         beta[kk] = min(b, 1.0)
     return z0
 
