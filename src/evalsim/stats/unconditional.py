@@ -27,11 +27,20 @@ Definitions (those of ``scipy.stats.boschloo_exact`` and ``barnard_exact``, SciP
 
 The supremum is certified, not searched. The tail probability is a polynomial of degree
 ``n1 + n2`` in ``pi`` (Bernstein form, coefficients in [0, 1]); branch and bound over ``pi``
-with a certified bound on each interval (the polynomial's curvature bounded from its
-Bernstein coefficients, :mod:`evalsim.stats._unconditional_kernels`) returns each p-value
-with an upper bound: the true p-value lies in ``[pvalue, upper]``. SciPy maximises with
-``shgo`` from 32 Sobol points and can miss the supremum; evalsim's p-value is then the larger
-one, and ``upper`` shows it is the supremum (``tests/test_unconditional.py``).
+with a certified bound on each interval (the polynomial's second derivative bounded below
+term by term, in its Bernstein coefficients and in their second differences, and the chord
+bound that is exact for a quadratic; :func:`evalsim.stats._unconditional_kernels.certified_sup`)
+returns each p-value with an upper bound: the true p-value lies in ``[pvalue, upper]``, and a
+certified one-table result has ``upper <= pvalue (1 + 1e-6)`` up to an allowance of ``8 (N +
+2)`` ulp for rounding. SciPy maximises with ``shgo`` from 32 Sobol points and can miss the
+supremum; evalsim's p-value is then the larger one, and ``upper`` shows it is the supremum
+(``tests/test_unconditional.py``).
+
+One table costs ``O(n1 n2)`` to build its tail polynomial (per margin, the hypergeometric
+weights and the region's cut: Boschloo's statistic and Barnard's ``z`` are monotone in ``x1``
+within a margin) and ``O(n1 + n2)`` per nuisance point. Two-sided Boschloo certifies the side
+with the smaller observed statistic first; the other side is searched only until a value at
+least the first side's upper bound is attained (then it cannot be the smaller one).
 
 Zero margins. An arm with no trials (a zero column of SciPy's table) is refused with a
 ValueError; SciPy returns ``p = 1`` (Barnard) or NaN (Boschloo) there. A zero success or
@@ -91,6 +100,8 @@ _RTOL_ALL = 1e-6
 _N_SCAN = 32
 _STRIDE = 512
 _MAX_INTERVALS = 200_000
+#: Barnard's regions, as :func:`evalsim.stats._unconditional_kernels.barnard_beta` codes them.
+_BARNARD_SIDE = {"less": 0, "greater": 1, "two-sided": 2}
 
 
 @dataclass(frozen=True)
@@ -242,10 +253,19 @@ def _combine(test, alternative, parts, gamma):
     return min(p, 1.0), min(up, 1.0)
 
 
-def _sup(space, score, thr, lo, hi, rtol):
-    beta = np.empty(space.n1 + space.n2 + 1, dtype=np.float64)
-    _k.region_beta(space.n1, space.n2, score, thr, space.hyp, beta)
-    return _k.certified_sup(beta, float(lo), float(hi), _N_INIT, rtol, _MAX_INTERVALS)
+def _one_table_sides(test, alternative, k1, n1, k2, n2):
+    """[(side, beta, statistic)] of one table: the tail polynomial of each side's region."""
+    nn = n1 + n2
+    if test == "boschloo":
+        b_less = np.empty(nn + 1)
+        b_greater = np.empty(nn + 1)
+        s_less, s_greater = _k.boschloo_betas(n1, n2, k1, k2, BOSCHLOO_TIE_RTOL, b_less, b_greater)
+        less = ("less", b_less, float(s_less))
+        greater = ("greater", b_greater, float(s_greater))
+        return {"less": [less], "greater": [greater], "two-sided": [less, greater]}[alternative]
+    beta = np.empty(nn + 1)
+    z0 = _k.barnard_beta(n1, n2, k1, k2, _BARNARD_SIDE[alternative], beta)
+    return [(alternative, beta, float(z0))]
 
 
 def unconditional_pvalue(
@@ -289,23 +309,31 @@ def unconditional_pvalue(
     if not all(isinstance(v, int) for v in (k1, n1, k2, n2)):
         raise ValueError("unconditional_pvalue takes single counts; use the table form")
     _check_memory(n1, n2)
-    space = _Space(n1, n2)
-    t = k1 * (n2 + 1) + k2
     lo, hi = 0.0, 1.0
     if gamma is not None:
         lo_a, hi_a = berger_boos_interval(k1 + k2, n1 + n2, gamma)
         lo, hi = float(lo_a), float(hi_a)
+    sides = _one_table_sides(test, alternative, k1, n1, k2, n2)
+    # two-sided Boschloo takes the smaller side: certify the likelier one (smaller observed
+    # statistic) first; the other only has to be shown no smaller than its upper bound
+    todo = sorted(range(len(sides)), key=lambda i: sides[i][2])
+    results = [None] * len(sides)
+    stop = np.inf
+    for i in todo:
+        res = _k.certified_sup_stop(sides[i][1], lo, hi, _N_INIT, _RTOL_ONE, _MAX_INTERVALS, stop)
+        results[i] = res
+        stop = min(stop, res[1])
     parts, stats, nus, n_int, conv = [], [], [], 0, True
-    for side, score, rtol in space.sides(test, alternative):
-        res = _sup(space, score, score[t] * (1.0 + rtol), lo, hi, _RTOL_ONE)
+    for (_side, _beta, stat), res in zip(sides, results, strict=True):
         parts.append((min(res[0], 1.0), min(res[1], 1.0)))
-        stats.append(space.statistic(test, side, t))
+        stats.append(stat)
         nus.append(res[2])
         n_int += res[3]
-        conv = conv and bool(res[4])
     use = int(np.argmin([p for p, _ in parts])) if len(parts) == 2 else 0
     if len(parts) == 2 and parts[0][0] == parts[1][0]:
         use = 1  # SciPy keeps the "greater" result on a tie (``less < greater`` is false)
+    # a side stopped early (its attained value reached the other's upper bound) is not used
+    conv = bool(results[use][4])
     p, up = _combine(test, alternative, parts, gamma)
     return UnconditionalResult(
         test=test,
@@ -365,6 +393,9 @@ def unconditional_pvalue_table(
     space = _Space(n1, n2)
     nn = n1 + n2
     parts = []
+    # two-sided Boschloo: 2 min(less, greater); the second side's walk stops once its p is at
+    # least the first side's p of every table left (those tables take the first side's)
+    other = np.full(space.m, np.inf)
     for _side, score, tie in space.sides(test, alternative):
         order = np.argsort(score, kind="stable").astype(np.int64)
         p = np.empty(space.m)
@@ -372,8 +403,9 @@ def unconditional_pvalue_table(
         if gamma is None:
             _k.all_tables_sup(
                 n1, n2, order, score, tie, space.hyp, _N_SCAN, _STRIDE, float(rtol),
-                _MAX_INTERVALS, p, up,
+                _MAX_INTERVALS, other, p, up,
             )  # fmt: skip
+            other = p
         else:
             lo_k, hi_k = berger_boos_interval(np.arange(nn + 1), nn, gamma)
             _k.all_tables_sup_bb(
