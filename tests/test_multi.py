@@ -359,3 +359,18 @@ def test_far_from_the_null_interval_stays_exact():
     assert math.exp(log_tail(res.odds_ratio_upper, False)) == pytest.approx(0.025, rel=1e-6)
     swapped = exact_stratified_test(k_b, n_b, k_a, n_a)
     assert swapped.odds_ratio == pytest.approx(1 / res.odds_ratio, rel=1e-8)
+
+
+@pytest.mark.parametrize("method", ["holm", "hochberg", "bh"])
+def test_adjust_bit_for_bit_with_statsmodels_with_ties_and_caps(method):
+    # adjust_pvalues writes out multipletests' rules (no statsmodels at run time): the same
+    # bits, including which of tied p-values gets which adjusted value and the cap at 1
+    rng = np.random.default_rng(24)
+    sm = {"holm": "holm", "hochberg": "simes-hochberg", "bh": "fdr_bh"}[method]
+    levels = np.array([0.0, 1e-12, 0.003, 0.01, 0.04, 0.05, 0.3, 0.7, 1.0])
+    for size in (1, 2, 3, 5, 8, 17, 40):
+        for _ in range(15):
+            p = rng.choice(levels, size=size)
+            if rng.random() < 0.5:
+                p = np.where(rng.random(size) < 0.5, p, rng.uniform(0, 1, size))
+            np.testing.assert_array_equal(adjust_pvalues(p, method), multipletests(p, method=sm)[1])

@@ -30,6 +30,7 @@ import sys
 import warnings
 from collections.abc import Sequence
 
+from evalsim._log_files import TrialLogError
 from evalsim.cli import compare, interval, peek, plan, rank, sequential, simreal, summarize
 from evalsim.cli._common import (
     EXIT_BAD_INPUT,
@@ -40,7 +41,6 @@ from evalsim.cli._common import (
     output_format,
 )
 from evalsim.cli.summarize import PRECISION_HALF_WIDTH
-from evalsim.trial_logs import TrialLogError
 
 __all__ = ["main", "build_parser", "SUBCOMMANDS", "PRECISION_HALF_WIDTH"]
 

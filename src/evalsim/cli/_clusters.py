@@ -26,11 +26,14 @@ from __future__ import annotations
 
 import argparse
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from evalsim.cli._common import BadInput, Report, _ci_pct, _lib, _p, register_log_hook
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["BOOTSTRAP_REPS", "add_cluster_argument", "apply_hook", "cluster_columns"]
 
@@ -73,6 +76,21 @@ def _column(args, df: pd.DataFrame) -> str | None:
         if (df.groupby("policy")["seed"].nunique() >= 2).any():
             return "seed"
     return None
+
+
+def seeds_are_clusters(table) -> bool:
+    """Whether a small-log table (:class:`evalsim.small_logs.TrialTable`) has the seeds that
+    make this hook act without ``--cluster`` (as :func:`_column`): every trial has a seed and
+    some policy ran two or more."""
+    if "seed" not in table.columns:
+        return False
+    seeds = table["seed"].tolist()
+    if any(s == "" for s in seeds):
+        return False
+    per_policy: dict[str, set] = {}
+    for policy, seed in zip(table["policy"].tolist(), seeds, strict=True):
+        per_policy.setdefault(policy, set()).add(seed)
+    return any(len(v) >= 2 for v in per_policy.values())
 
 
 def _seed_counts(g: pd.DataFrame, column: str) -> tuple[list[str], np.ndarray, np.ndarray]:

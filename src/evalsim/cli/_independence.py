@@ -22,11 +22,14 @@ output. The two subcommands only keep the column when they read the log
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from evalsim.cli._common import BadInput, Report, _lib, _p, _pct, register_log_hook
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "add_order_argument",
@@ -65,6 +68,8 @@ def order_columns(args) -> tuple[str, ...]:
 
 def _order_key(values: pd.Series, column: str) -> np.ndarray:
     """Sortable int64/float keys from a numeric or timestamp column; BadInput otherwise."""
+    import pandas as pd  # heavy: only with --order, which reads the log with pandas
+
     if pd.api.types.is_numeric_dtype(values) and values.notna().all():
         return values.to_numpy(dtype=np.float64)
     text = values.astype(str).str.strip()

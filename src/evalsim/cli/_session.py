@@ -9,11 +9,15 @@ has several tasks, the same three exact checks on each policy's whole session in
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 
 from evalsim.cli import _independence
 from evalsim.cli._common import Report, _lib, _p, _pct, register_log_hook
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["apply_session_hook", "session_checks"]
 

@@ -7,9 +7,8 @@ p-value with its certified upper bound, which the JSON carries.
 
 from __future__ import annotations
 
-from evalsim.stats.power import n_for_fisher_power
-from evalsim.stats.unconditional import unconditional_pvalue
-from evalsim.stats.unconditional_power import POWER_TESTS, n_for_power
+from evalsim.cli._common import _lib
+from evalsim.stats.names import POWER_TESTS
 
 NAMES = {"fisher": "Fisher's exact", "boschloo": "Boschloo's exact", "barnard": "Barnard's exact"}
 
@@ -19,8 +18,8 @@ SHORT = {"fisher": "Fisher", "boschloo": "Boschloo", "barnard": "Barnard"}
 def plan_n(test: str, p1: float, p2: float, power: float, alpha: float):
     """n per arm for exact two-sided power (saw-tooth rule of ``n_for_fisher_power``)."""
     if test == "fisher":
-        return n_for_fisher_power(p1, p2, power=power, alpha=alpha)
-    return n_for_power(test, p1, p2, power=power, alpha=alpha)
+        return _lib("power", "n_for_fisher_power")(p1, p2, power=power, alpha=alpha)
+    return _lib("unconditional_power", "n_for_power")(test, p1, p2, power=power, alpha=alpha)
 
 
 def add_test_option(p) -> None:
@@ -35,10 +34,11 @@ def add_test_option(p) -> None:
 
 def unconditional(test: str, k1: int, n1: int, k2: int, n2: int, alternative: str) -> dict:
     """Certified p-value of arm 1 (k1/n1) against arm 2; the JSON record of the test."""
-    return unconditional_pvalue(test, k1, n1, k2, n2, alternative=alternative).as_dict()
+    pvalue = _lib("unconditional", "unconditional_pvalue")
+    return pvalue(test, k1, n1, k2, n2, alternative=alternative).as_dict()
 
 
 def boschloo_secondary(k_a: int, n_a: int, k_b: int, n_b: int) -> tuple[float, str]:
     """Two-sided Boschloo p-value for the secondary row of ``compare`` (any n)."""
-    r = unconditional_pvalue("boschloo", k_a, n_a, k_b, n_b)
+    r = _lib("unconditional", "unconditional_pvalue")("boschloo", k_a, n_a, k_b, n_b)
     return r.pvalue, f"certified <= {r.upper:.6g}"

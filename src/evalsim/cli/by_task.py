@@ -17,9 +17,9 @@ from __future__ import annotations
 import argparse
 import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from evalsim.cli import _independence, _session  # noqa: F401 - _session registers its hook
 from evalsim.cli._common import (
@@ -34,7 +34,9 @@ from evalsim.cli._common import (
     check_plot_path,
     plot_rates,
 )
-from evalsim.trial_logs import read_trial_log
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "add_arguments",
@@ -72,6 +74,10 @@ def read_task_logs(
     above its policy's folder; any other file is an error when ``need_task`` (else its
     trials form one task, ``"all"``).
     """
+    import pandas as pd  # heavy: compare --by task and rank read with pandas
+
+    from evalsim.trial_logs import read_trial_log
+
     if policy is not None and len(files) > 1:
         raise BadInput("--policy names the policy of a single file; give one file per call")
     frames = []
@@ -114,6 +120,8 @@ def task_pairs(df: pd.DataFrame, a: str, b: str, keys: list[str]) -> dict:
         task -> ``(a_only, b_only, n_pairs)``, or None for a task whose trials cannot be
         paired (a key repeated within a policy there, or no key shared by A and B).
     """
+    import pandas as pd  # heavy: compare --by task reads the log with pandas
+
     tasks_all = sorted(str(t) for t in df["task"].unique())
     if not keys:
         return {t: None for t in tasks_all}

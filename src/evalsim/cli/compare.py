@@ -6,8 +6,8 @@ import argparse
 import math
 
 import numpy as np
-import pandas as pd
 
+from evalsim._log_files import pairing_key
 from evalsim.cli import _clusters, _independence, _tests, by_task
 from evalsim.cli._common import (
     FISHER_MDE_EXACT_MAX_N,
@@ -25,11 +25,27 @@ from evalsim.cli._common import (
     check_plot_path,
     plot_rates,
 )
-from evalsim.trial_logs import pairing_key, read_trial_logs
+from evalsim.small_logs import TrialTable, read_small_logs
 
 
 def _boschloo(k_a: int, n_a: int, k_b: int, n_b: int) -> tuple[float | None, str]:
     return _tests.boschloo_secondary(k_a, n_a, k_b, n_b)  # evalsim.stats.unconditional, no cap
+
+
+def _factorize(values) -> tuple[np.ndarray, int]:
+    """Codes 0, 1, ... in order of first appearance (``pandas.factorize``) and their count."""
+    if isinstance(values, np.ndarray):  # a small log's column: a dict is quick enough
+        first: dict = {}
+        codes = np.fromiter(
+            (first.setdefault(v, len(first)) for v in values.tolist()),
+            dtype=np.int64,
+            count=len(values),
+        )
+        return codes, len(first)
+    import pandas as pd  # heavy: a log read with pandas is already loaded
+
+    codes, uniques = pd.factorize(values)
+    return codes.astype(np.int64, copy=False), len(uniques)
 
 
 def _key_codes(a, b, keys: list[str]):
@@ -39,10 +55,17 @@ def _key_codes(a, b, keys: list[str]):
     codes_b = np.zeros(len(b), dtype=np.int64)
     size = 1
     for col in keys:
-        both = pd.concat([a[col], b[col]], ignore_index=True)
-        codes, uniques = pd.factorize(both)
-        m = max(len(uniques), 1)
+        if isinstance(a, TrialTable):
+            both = np.concatenate([a[col], b[col]])
+        else:
+            import pandas as pd  # heavy: a log read with pandas is already loaded
+
+            both = pd.concat([a[col], b[col]], ignore_index=True)
+        codes, n_unique = _factorize(both)
+        m = max(n_unique, 1)
         if size * m >= 2**62:  # the combined code would overflow: number the key tuples
+            import pandas as pd  # heavy: only for logs far beyond the small reader's
+
             table = pd.concat([a[keys], b[keys]], ignore_index=True)
             ids = table.groupby(keys, sort=False).ngroup().to_numpy(dtype=np.int64)
             return ids[: len(a)], ids[len(a) :]
@@ -62,7 +85,7 @@ def _pair_up(a, b, keys: list[str]):
         if (counts > 1).any():
             dup_code = uniq[np.argmax(counts > 1)]
             row = int(np.flatnonzero(codes == dup_code)[1])
-            first = g.iloc[row][keys].tolist()
+            first = [np.asarray(g[k])[row] for k in keys]
             return None, (
                 f"policy {name} ran {'/'.join(keys)} = {'/'.join(map(str, first))} more than "
                 "once: cannot pair, unpaired analysis"
@@ -72,13 +95,7 @@ def _pair_up(a, b, keys: list[str]):
         return None, "the two policies share no condition ids: unpaired analysis"
     order = np.argsort(ia, kind="stable")
     ia, ib = ia[order], ib[order]
-    merged = pd.DataFrame(
-        {
-            "success_a": a["success"].to_numpy()[ia],
-            "success_b": b["success"].to_numpy()[ib],
-        }
-    )
-    return merged, None
+    return (np.asarray(a["success"])[ia], np.asarray(b["success"])[ib]), None
 
 
 def _mde_80(n_a: int, n_b: int, alpha: float, pbar: float) -> tuple[float | None, str]:
@@ -121,19 +138,27 @@ ALTERNATIVE_WORDS = {
 }
 
 
-def _select(args):
+def _select(args, small: bool = True):
     """The log, the two policies' trials, and the file notes (files without conditions)."""
     order = _independence.order_columns(args)  # --order's column, kept for its log hook
     order += tuple(c for c in _clusters.cluster_columns(args) if c not in order)  # --cluster
-    df = read_trial_logs(args.files, policy=args.policy, extra_columns=order)
+    df = None
+    if small and not order:  # --order, --cluster need pandas; else a small log is read without
+        df = read_small_logs(args.files, policy=args.policy)
+    if df is None:
+        from evalsim.trial_logs import read_trial_logs  # heavy (pandas): large, unusual logs
+
+        df = read_trial_logs(args.files, policy=args.policy, extra_columns=order)
     if args.task is not None:
         if "task" not in df.columns:
             raise BadInput("--task given but the log has no 'task' column")
-        tasks = sorted(str(t) for t in df["task"].unique())
+        tasks = sorted({str(t) for t in df["task"]})
         if args.task not in tasks:
             raise BadInput(f"task {args.task!r} not in the log (tasks: {', '.join(tasks)})")
         df = df[df["task"] == args.task]
-    policies = sorted(str(v) for v in df["policy"].unique())
+    if isinstance(df, TrialTable) and _clusters.seeds_are_clusters(df):
+        return _select(args, small=False)  # the cluster hook's per-seed tables use pandas
+    policies = sorted({str(v) for v in df["policy"]})
     for flag, name in (("--a", args.a), ("--b", args.b)):
         if name not in policies:
             raise BadInput(
@@ -161,8 +186,9 @@ def _pairing(args, df, a, b):
 
 
 def _paired_analysis(merged, alternative: str, conf: float) -> dict:
-    """McNemar (with the stated alternative) and the paired intervals of B - A on the pairs."""
-    sa, sb = merged["success_a"].to_numpy(), merged["success_b"].to_numpy()
+    """McNemar (with the stated alternative) and the paired intervals of B - A on the pairs
+    ``merged`` = (A's successes, B's successes), matched."""
+    sa, sb = merged
     a_only, b_only = int((sa & ~sb).sum()), int((~sa & sb).sum())
     both, neither = int((sa & sb).sum()), int((~sa & ~sb).sum())
     # B against A: B plays McNemar's first arm, so "greater" means B's rate is the higher.
@@ -173,7 +199,7 @@ def _paired_analysis(merged, alternative: str, conf: float) -> dict:
         m: _interval_pair(_lib("paired", "paired_diff_interval")(counts_b_first, m, conf))
         for m in ("tango", "newcombe", "wald")
     }
-    n = len(merged)
+    n = len(sa)
     return {
         "n_pairs": n,
         "both": both,
@@ -400,7 +426,8 @@ def cmd_compare(args) -> Report:
     )
     if mde is not None:
         rep.line(f"MDE at 80% power: {100 * mde:.1f} points ({mde_rule})")
-    apply_log_hooks(args, df, rep)
+    if not isinstance(df, TrialTable):  # a small-log table has no hook to run (see _select)
+        apply_log_hooks(args, df, rep)
     for note in notes:
         rep.line(note)
     if args.plot:

@@ -17,6 +17,7 @@ import argparse
 
 import numpy as np
 
+from evalsim._log_files import pairing_key
 from evalsim.cli._common import (
     BadInput,
     Report,
@@ -29,7 +30,6 @@ from evalsim.cli._common import (
     add_json_flag,
     check_out_path,
 )
-from evalsim.trial_logs import pairing_key, read_trial_logs
 
 #: Largest n_max of a paired design the command builds: the exact paired recursion and its
 #: certificate grow as O(n_max^2) states per look (unpaired designs stop at
@@ -183,6 +183,8 @@ def _policy_rows(df, name: str, flag: str):
 
 
 def cmd_check(args) -> Report:
+    from evalsim.trial_logs import read_trial_logs  # heavy (pandas): only sequential check
+
     design = _load(args.design)
     df = read_trial_logs(args.files)
     if args.task is not None:

@@ -10,13 +10,21 @@ of the policy is one of the N further simulated trials. All numbers come from
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
-from evalsim.cli._common import FORMATS, BadInput, Report, _open_unit, _pct, add_json_flag
-from evalsim.stats import simreal as sr
-from evalsim.trial_logs import pairing_key, read_trial_logs
+from evalsim._log_files import pairing_key
+from evalsim.cli._common import (
+    FORMATS,
+    BadInput,
+    Report,
+    _lib,
+    _open_unit,
+    _pct,
+    add_json_flag,
+)
+from evalsim.stats.names import SIMREAL_DEFAULT_REAL_SHARE, SIMREAL_METHODS
 
 _LABELS = {
     "clopper_pearson": "Clopper-Pearson (real only)",
@@ -25,6 +33,9 @@ _LABELS = {
     "ppi_plus": "PPI++ (tuned lambda)",
     "stratified_exact": "stratified exact (sim + real)",
 }
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _policy(real: pd.DataFrame, sim: pd.DataFrame, wanted: str | None) -> str:
@@ -73,6 +84,8 @@ def _pairs(real: pd.DataFrame, sim: pd.DataFrame, real_path: str, sim_path: str)
             f"{sim_path}: no simulated twin for real condition {ident} "
             f"({int(lost.sum())} of {len(real)} real trials have none)"
         )
+    import pandas as pd  # heavy: simreal reads its logs with pandas
+
     twin_keys = pd.MultiIndex.from_frame(real[keys])
     is_twin = pd.MultiIndex.from_frame(sim[keys]).isin(twin_keys)
     return (
@@ -83,6 +96,8 @@ def _pairs(real: pd.DataFrame, sim: pd.DataFrame, real_path: str, sim_path: str)
 
 
 def cmd_simreal(args) -> Report:
+    from evalsim.trial_logs import read_trial_logs  # pandas: see _pairs
+
     real_all = read_trial_logs([args.real_log])
     sim_all = read_trial_logs([args.sim_log])
     policy = _policy(real_all, sim_all, args.policy)
@@ -94,8 +109,8 @@ def cmd_simreal(args) -> Report:
             f"{args.sim_log}: N = {further.size} simulated trials beyond the twins, fewer "
             f"than the n = {y.size} real ones; the simulation must be the larger sample"
         )
-    data = sr.simreal_data(y, t, int(further.sum()), int(further.size))
-    results = sr.simreal_intervals(data, args.confidence, args.real_share)
+    data = _lib("simreal", "simreal_data")(y, t, int(further.sum()), int(further.size))
+    results = _lib("simreal", "simreal_intervals")(data, args.confidence, args.real_share)
     chosen = results[args.method]
     cp = results["clopper_pearson"]
     gain = chosen.width < cp.width
@@ -187,16 +202,16 @@ def register(sub) -> None:
     p.add_argument("--confidence", type=_open_unit, default=0.95, help="default 0.95")
     p.add_argument(
         "--method",
-        choices=sr.METHODS,
+        choices=SIMREAL_METHODS,
         default="stratified_exact",
         help="the interval to report (default stratified_exact, valid at every n)",
     )
     p.add_argument(
         "--real-share",
         type=_share,
-        default=sr.DEFAULT_REAL_SHARE,
+        default=SIMREAL_DEFAULT_REAL_SHARE,
         help=f"stratified_exact: share of alpha on the real-only interval "
-        f"(default {sr.DEFAULT_REAL_SHARE})",
+        f"(default {SIMREAL_DEFAULT_REAL_SHARE})",
     )
     add_json_flag(p)
     p.add_argument(

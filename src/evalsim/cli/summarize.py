@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from evalsim.cli import _clusters, _independence
 from evalsim.cli._common import (
     BadInput,
@@ -20,7 +22,7 @@ from evalsim.cli._common import (
     check_plot_path,
     plot_rates,
 )
-from evalsim.trial_logs import read_trial_logs
+from evalsim.small_logs import TrialTable, read_small_logs
 
 #: summarize warns when the Wilson interval's half-width, (upper - lower) / 2, exceeds this:
 #: a rate printed as "70%" is read as good to about +/-10 points, and at n = 20 it is not.
@@ -58,15 +60,31 @@ def _trials_for(rate: float, half_width: float, confidence: float) -> tuple[int,
 
 def _group_rows(df, keys: list[str], confidence: float, max_hw: float) -> list[dict]:
     rows = []
-    for values, g in df.groupby(keys, sort=True):
-        values = values if isinstance(values, tuple) else (values,)
+    for values, k, n in _group_counts(df, keys):
         row = dict(zip(keys, values, strict=True))
-        row.update(_rate_row(int(g["success"].sum()), len(g), confidence))
+        row.update(_rate_row(k, n, confidence))
         row["imprecise"] = row["half_width"] > max_hw
         rows.append(row)
     # Seeds 2 before 10: numeric-looking ids sort as numbers.
     rows.sort(key=lambda r: tuple(_natural(r[k]) for k in keys))
     return rows
+
+
+def _group_counts(df, keys: list[str]) -> list[tuple[tuple, int, int]]:
+    """(values of ``keys``, successes, trials) of every group, in pandas' sorted order."""
+    if isinstance(df, TrialTable):
+        counts: dict[tuple, list[int]] = {}
+        columns = [df[k].tolist() for k in keys]
+        for values, ok in zip(zip(*columns, strict=True), df["success"].tolist(), strict=True):
+            kn = counts.setdefault(values, [0, 0])
+            kn[0] += ok
+            kn[1] += 1
+        return [(values, k, n) for values, (k, n) in sorted(counts.items())]
+    out = []
+    for values, g in df.groupby(keys, sort=True):
+        values = values if isinstance(values, tuple) else (values,)
+        out.append((values, int(g["success"].sum()), len(g)))
+    return out
 
 
 def _natural(value) -> tuple:
@@ -75,6 +93,13 @@ def _natural(value) -> tuple:
 
 
 def _failure_breakdown(df) -> dict[str, dict[str, int]]:
+    if isinstance(df, TrialTable):
+        modes: dict[str, dict[str, int]] = {p: {} for p in sorted(set(df["policy"].tolist()))}
+        failed = ~df["success"]
+        for policy, mode in zip(df["policy"][failed], df["failure"][failed], strict=True):
+            mode = "(unlabelled)" if mode in ("", "none") else mode
+            modes[policy][mode] = modes[policy].get(mode, 0) + 1
+        return {p: dict(sorted(m.items())) for p, m in modes.items()}
     out: dict[str, dict[str, int]] = {}
     for policy, g in df.groupby("policy", sort=True):
         # A failed trial whose failure is blank or "none" has no failure mode recorded.
@@ -83,6 +108,14 @@ def _failure_breakdown(df) -> dict[str, dict[str, int]]:
         )
         out[policy] = {str(k): int(v) for k, v in failed.value_counts().sort_index().items()}
     return out
+
+
+def _successes_with_failure(df) -> int:
+    """Successful trials that also name a failure mode."""
+    if isinstance(df, TrialTable):
+        named = np.array([f not in ("", "none") for f in df["failure"].tolist()], dtype=bool)
+        return int((df["success"] & named).sum())
+    return int((df["success"] & ~df["failure"].isin(["", "none"])).sum())
 
 
 def _by_column(df, column: str) -> dict:
@@ -112,7 +145,15 @@ def cmd_summarize(args) -> Report:
     check_plot_path(args.plot)
     order = _independence.order_columns(args)  # --order's column, kept for its log hook
     order += tuple(c for c in _clusters.cluster_columns(args) if c not in order)  # --cluster
-    df = read_trial_logs(args.files, policy=args.policy, extra_columns=order)
+    df = None
+    if not order and not args.by:  # the options that need pandas; else a small log without it
+        df = read_small_logs(args.files, policy=args.policy)
+        if df is not None and _clusters.seeds_are_clusters(df):
+            df = None  # the per-seed tables of the cluster hook use pandas
+    if df is None:
+        from evalsim.trial_logs import read_trial_logs  # heavy (pandas): large or unusual logs
+
+        df = read_trial_logs(args.files, policy=args.policy, extra_columns=order)
     by = _by_column(df, args.by) if args.by else None
     conf, max_hw = args.confidence, args.max_half_width
     level = f"{100 * conf:g}%"
@@ -153,7 +194,7 @@ def cmd_summarize(args) -> Report:
                 f"(smallest n = {min(r['n'] for r in bad)}); read them as rough"
             )
     if "failure" in df.columns:
-        odd = int((df["success"] & ~df["failure"].isin(["", "none"])).sum())
+        odd = _successes_with_failure(df)
         if odd:
             warnings.append(f"warning: {odd} successful trial(s) also name a failure mode")
 
@@ -224,7 +265,8 @@ def cmd_summarize(args) -> Report:
             [by["column"], *by["policies"]],
             table_rows,
         )
-    apply_log_hooks(args, df, rep)
+    if not isinstance(df, TrialTable):  # a small-log table has no hook to run (see above)
+        apply_log_hooks(args, df, rep)
     if args.plot:
         plot_rates(
             [

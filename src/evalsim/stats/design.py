@@ -30,7 +30,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import norm
+from scipy import special
+from scipy.special import ndtr, ndtri  # norm.cdf, norm.ppf without loading scipy.stats
 
 from evalsim.stats._validate import (
     check_alpha,
@@ -101,7 +102,7 @@ def _z(alpha: float, power: float) -> tuple[float, float]:
     check_probability(power, "power")
     if not 0.0 < power < 1.0:
         raise ValueError(f"power must be in (0, 1), got {power!r}")
-    return float(norm.ppf(1.0 - alpha / 2.0)), float(norm.ppf(power))
+    return float(ndtri(1.0 - alpha / 2.0)), float(ndtri(power))
 
 
 def _rate(p: float, name: str) -> float:
@@ -295,13 +296,13 @@ def normal_power(p1: float, p2: float, n_per_arm: int, alpha: float = 0.05) -> f
     check_n(n_per_arm, "n_per_arm")
     n = int(n_per_arm)
     check_alpha(alpha)
-    za = float(norm.ppf(1.0 - alpha / 2.0))
+    za = float(ndtri(1.0 - alpha / 2.0))
     d = abs(p1 - p2)
     pbar = 0.5 * (p1 + p2)
     s0 = math.sqrt(2.0 * pbar * (1.0 - pbar))
     s1 = math.sqrt(p1 * (1 - p1) + p2 * (1 - p2))
-    up = norm.cdf((d * math.sqrt(n) - za * s0) / s1)
-    down = norm.cdf((-d * math.sqrt(n) - za * s0) / s1)
+    up = ndtr((d * math.sqrt(n) - za * s0) / s1)
+    down = ndtr((-d * math.sqrt(n) - za * s0) / s1)
     return float(up + down)
 
 
@@ -384,6 +385,17 @@ def paired_n(
     return SampleSize(_ceil(n), float(n), "paired McNemar, discordance (Connor 1987)")
 
 
+def _binom_ppf(q: float, n: np.ndarray, p: float) -> np.ndarray:
+    """``scipy.stats.binom.ppf(q, n, p)`` for 0 < q < 1, n >= 1: the SciPy ufunc that it
+    calls, without loading scipy.stats (about a second of the command's start-up)."""
+    ufunc = getattr(special._ufuncs, "_binom_ppf", None)  # private; present in SciPy 1.17
+    if ufunc is None or not 0.0 < q < 1.0:
+        from scipy.stats import binom  # heavy: only where the ufunc is missing
+
+        return binom.ppf(q, n, p)
+    return ufunc(q, n, p) + 0.0
+
+
 def mcnemar_critical_values(d_max: int, alpha: float) -> np.ndarray:
     """Critical values ``c_D`` of the two-sided exact McNemar test for D = 0..d_max.
 
@@ -393,14 +405,12 @@ def mcnemar_critical_values(d_max: int, alpha: float) -> np.ndarray:
     gives a start within one of ``c_D`` and the project's exact tails settle it among the
     candidates ``start - 2 .. start + 1``.
     """
-    from scipy.stats import binom
-
     from evalsim.stats.binomial import binom_cdf
     from evalsim.stats.decision import rejects
 
     dd = np.arange(d_max + 1, dtype=np.int64)
     half = dd // 2
-    start = np.nan_to_num(binom.ppf(alpha / 2.0, np.maximum(dd, 1), 0.5), nan=0.0)
+    start = np.nan_to_num(_binom_ppf(alpha / 2.0, np.maximum(dd, 1), 0.5), nan=0.0)
     start = start.astype(np.int64)
     crit = np.full(d_max + 1, -1, dtype=np.int64)
     for shift in (-2, -1, 0, 1):
@@ -584,7 +594,7 @@ def n_for_estimate(
     if method not in ESTIMATE_METHODS:
         raise ValueError(f"method must be one of {ESTIMATE_METHODS}, got {method!r}")
     if method == "normal":
-        z = float(norm.ppf(0.5 + confidence / 2.0))
+        z = float(ndtri(0.5 + confidence / 2.0))
         n = z * z * p * (1.0 - p) / half_width**2
         return SampleSize(_ceil(n), float(n), "normal (Wald half-width)")
     from evalsim.stats.budget import trials_for_half_width

@@ -61,7 +61,6 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from evalsim.stats import _binom_kernels as _K
 from evalsim.stats._validate import check_confidence, check_counts
 
 __all__ = [
@@ -140,12 +139,11 @@ def _bounds(method: str, k: np.ndarray, n: np.ndarray, z: float, tail: float):
     """Interval bounds for flat int64 arrays k, n (validated); returns (lower, upper)."""
     lower = np.empty(k.shape[0], dtype=np.float64)
     upper = np.empty(k.shape[0], dtype=np.float64)
-    if method == "wald":
-        _K.wald_bounds(k, n, z, lower, upper)
-    elif method == "wilson":
-        _K.wilson_bounds(k, n, z, lower, upper)
-    elif method == "agresti_coull":
-        _K.agresti_coull_bounds(k, n, z, lower, upper)
+    if method in ("wald", "wilson", "agresti_coull"):
+        # numba's start-up is paid only here (a single Wilson interval is _wilson_one)
+        from evalsim.stats import _binom_kernels as _K
+
+        getattr(_K, f"{method}_bounds")(k, n, z, lower, upper)
     elif method == "clopper_pearson":
         kf = k.astype(np.float64)
         nf = n.astype(np.float64)
@@ -162,6 +160,22 @@ def _bounds(method: str, k: np.ndarray, n: np.ndarray, z: float, tail: float):
     else:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     return lower, upper
+
+
+def _wilson_one(k: int, n: int, z: float) -> tuple[float, float]:
+    """:func:`evalsim.stats._binom_kernels.wilson_bounds` for one (k, n), in Python: the
+    kernel's operations in its order (the same bits; the tests check), so that one interval
+    (the ``evalsim`` command's) does not wait for numba to start."""
+    z2 = z * z
+    nf = float(n)
+    ph = k / nf
+    den = 1.0 + z2 / nf
+    c = (ph + z2 / (2.0 * nf)) / den
+    d = z * math.sqrt(ph * (1.0 - ph) / nf + z2 / (4.0 * nf * nf)) / den
+    lo = min(max(c - d, 0.0), 1.0)
+    hi = min(max(c + d, 0.0), 1.0)
+    # Mathematically the bounds are 0 at k = 0 and 1 at k = n; rounding can leave 1e-17.
+    return (0.0 if k == 0 else lo), (1.0 if k == n else hi)
 
 
 def _finish(lower, upper, shape) -> Interval:
@@ -206,6 +220,8 @@ def interval(k, n, method: str = "wilson", confidence: float = 0.95, z=None) -> 
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     zf, tail = _resolve(confidence, z)
     kk, nn, shape = _prepare(k, n)
+    if method == "wilson" and shape is None:
+        return Interval(*_wilson_one(int(kk[0]), int(nn[0]), zf))
     lower, upper = _bounds(method, kk, nn, zf, tail)
     return _finish(lower, upper, shape)
 

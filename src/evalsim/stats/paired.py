@@ -40,8 +40,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import norm
+from scipy.special import ndtri  # norm.ppf without loading scipy.stats
 
+from evalsim.stats._roots import brentq  # scipy.optimize.brentq, without importing it
 from evalsim.stats._validate import check_confidence, check_counts, check_n
 
 DIFF_METHODS = ("wald", "newcombe", "agresti_caffo")
@@ -196,7 +197,7 @@ def diff_interval(
     check_confidence(confidence)
     if method not in DIFF_METHODS:
         raise ValueError(f"method must be one of {DIFF_METHODS}, got {method!r}")
-    z = float(norm.ppf(0.5 + confidence / 2.0))
+    z = float(ndtri(0.5 + confidence / 2.0))
     if method in ("wald", "agresti_caffo"):
         add = 1 if method == "agresti_caffo" else 0
         p1 = (k1 + add) / (n1 + 2 * add)
@@ -306,7 +307,7 @@ def paired_wald_interval(counts: PairedCounts, confidence: float = 0.95):
     n = counts.n
     if n < 1:
         raise ValueError(f"the table must hold at least one pair, got n={n!r}")
-    z = float(norm.ppf(0.5 + confidence / 2.0))
+    z = float(ndtri(0.5 + confidence / 2.0))
     d = (counts.a_only - counts.b_only) / n
     var = ((counts.a_only + counts.b_only) / n - d * d) / n
     half = z * math.sqrt(max(var, 0.0))
@@ -337,8 +338,6 @@ def _tango_statistic(delta: float, b: int, c: int, n: int) -> float:
 
 def _tango_interval(b: int, c: int, n: int, z: float) -> tuple[float, float]:
     """Roots of T(delta) = +z (lower) and -z (upper); T falls as delta rises [5]_."""
-    from scipy.optimize import brentq
-
     est = (b - c) / n
     eps = 1e-15
     lo_end, hi_end = -1.0 + eps, 1.0 - eps
@@ -414,7 +413,7 @@ def paired_diff_interval(counts: PairedCounts, method: str = "tango", confidence
         return paired_wald_interval(counts, confidence)
     if method == "newcombe":
         return _interval(*_newcombe_paired(counts, confidence))
-    z = float(norm.ppf(0.5 + confidence / 2.0))
+    z = float(ndtri(0.5 + confidence / 2.0))
     return _interval(*_tango_interval(counts.a_only, counts.b_only, counts.n, z))
 
 

@@ -58,6 +58,7 @@ import numpy as np
 from scipy import special, stats
 
 from evalsim.stats import _simreal_kernels as _K
+from evalsim.stats import names as _names
 from evalsim.stats._validate import MAX_COUNT, check_confidence, check_probability
 from evalsim.stats.intervals import clopper_pearson_interval, wilson_interval
 
@@ -78,7 +79,7 @@ __all__ = [
 ]
 
 #: Interval methods, in the order of the kernels' outputs.
-METHODS = ("clopper_pearson", "wilson", "ppi", "ppi_plus", "stratified_exact")
+METHODS = _names.SIMREAL_METHODS
 #: Each method's validity class.
 VALIDITY = {
     "clopper_pearson": "finite-sample",
@@ -88,7 +89,7 @@ VALIDITY = {
     "stratified_exact": "finite-sample",
 }
 #: Default share of alpha spent on the real-only Clopper-Pearson interval A.
-DEFAULT_REAL_SHARE = 0.8
+DEFAULT_REAL_SHARE = _names.SIMREAL_DEFAULT_REAL_SHARE
 #: Shares of the remaining alpha_c spent on each twin stratum (two strata) and on p_S.
 STRATUM_SHARE = 0.4
 SIM_SHARE = 0.2

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from evalsim.stats import _unconditional_kernels as _k
+from evalsim.stats import names as _names
 from evalsim.stats import unconditional as _u
 from evalsim.stats._binom_kernels import binom_pmf_vector
 from evalsim.stats._validate import check_alpha, check_n, check_probability
@@ -43,7 +44,7 @@ from evalsim.stats.power import N_DEFINITION, _normal_n, _power, saw_tooth_n
 __all__ = ["POWER_TESTS", "TestPowerN", "exact_power", "n_for_power"]
 
 #: Tests with an exact power here (Fisher: two-sided, :func:`evalsim.stats.power.fisher_power`).
-POWER_TESTS = ("fisher", "boschloo", "barnard")
+POWER_TESTS = _names.POWER_TESTS
 
 
 def _prefix_region(space, score, tie, thr):
