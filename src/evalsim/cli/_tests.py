@@ -38,7 +38,16 @@ def unconditional(test: str, k1: int, n1: int, k2: int, n2: int, alternative: st
     return pvalue(test, k1, n1, k2, n2, alternative=alternative).as_dict()
 
 
-def boschloo_secondary(k_a: int, n_a: int, k_b: int, n_b: int) -> tuple[float, str]:
-    """Two-sided Boschloo p-value for the secondary row of ``compare`` (any n)."""
+def boschloo_secondary(k_a: int, n_a: int, k_b: int, n_b: int) -> tuple[float | None, str]:
+    """Two-sided Boschloo p-value for the secondary row of ``compare``, or None and why.
+
+    The row is for reference, so it never stops the command: where the (n_a+1)(n_b+1) tables
+    would not fit the library's memory budget (a few thousand trials per arm), the row says
+    so and the deciding test stands (``--test boschloo`` itself refuses such n in one line).
+    """
+    tables = (n_a + 1) * (n_b + 1)
+    budget = _lib("unconditional", "MEMORY_BUDGET_BYTES")
+    if tables * _lib("unconditional", "BYTES_PER_TABLE") > budget:
+        return None, f"not computed: {tables:.3g} tables exceed the memory budget"
     r = _lib("unconditional", "unconditional_pvalue")("boschloo", k_a, n_a, k_b, n_b)
     return r.pvalue, f"certified <= {r.upper:.6g}"
