@@ -63,8 +63,14 @@ def smoke_run(tmp_path_factory) -> SmokeRun:
 
 @pytest.fixture(scope="session")
 def smoke_report(smoke_run) -> Path:
-    """``results/report.html`` of the smoke run (``snakemake --report``), built once."""
+    """``results/report.html`` of the smoke run (``snakemake --report``), built once.
+
+    With the workflow profile (``profiles/default``: the landing page's metadata), as
+    ``snakemake --report`` in a checkout reads it."""
     assert smoke_run.result.returncode == 0, smoke_run.result.stderr[-4000:]
+    shutil.copytree(
+        REPO / "profiles" / "default", smoke_run.work / "profiles" / "default", dirs_exist_ok=True
+    )
     report = smoke_run.work / "results" / "report.html"
     res = snakemake(
         smoke_run.work, "--configfile", "config/smoke.yaml", "--report", str(report), timeout=600
