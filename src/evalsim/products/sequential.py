@@ -307,7 +307,7 @@ def power_ess_figure(designs: dict[str, SequentialDesign], p_a: float, p_b_grid,
         ax1.plot(pb, [o.verdicts["B better"] for o in ocs], lw=1.4, ms=4, label=name, **style)
         ax2.plot(pb, [o.ess for o in ocs], lw=1.4, ms=4, label=name, **style)
     kinds = sorted({(d.kind, d.n_max, d.alternative) for d in designs.values()})
-    ref_styles = [(0, (1, 1.5)), (0, (6, 2))]
+    ref_styles = [":", "--"]
     for j, (kind, n_max, alt) in enumerate(kinds):
         fixed = [
             fixed_n_power(n_max, p_a, float(p), alpha, kind, alt) if p != p_a else alpha for p in pb
