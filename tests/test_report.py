@@ -182,13 +182,17 @@ def test_report_opens_on_an_overview_of_documents_products_and_every_category(re
 
 def test_the_workflow_profile_gives_the_report_its_landing_metadata(repo):
     """Snakemake's report opens on the workflow graph unless it has metadata; the workflow
-    profile (read by every `snakemake` run in the checkout) passes some, numbers only."""
+    profile (read by every `snakemake` run in the checkout) passes some, numbers only, and a
+    stylesheet."""
     import yaml
 
     profile = yaml.safe_load((repo / "profiles" / "default" / "config.yaml").read_text())
     metadata = repo / profile["report-metadata"]
     values = yaml.safe_load(metadata.read_text())
     assert values and all(isinstance(v, (int, float)) for v in values.values())
+    # and its stylesheet: the main panel starts at its top (the overview is taller than 900 px)
+    css = (repo / profile["report-stylesheet"]).read_text()
+    assert "align-items: flex-start" in css
 
 
 def test_every_claim_source_is_a_table_some_rule_declares(repo, products):
