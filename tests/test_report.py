@@ -24,7 +24,8 @@ matplotlib.use("Agg")
 
 def report_results(html: str) -> dict:
     """The report's ``results`` object: path -> name, caption, mime_type, data_uri, ..."""
-    start = html.index("var results = ") + len("var results = ")
+    start = html.index('<script id="results">')  # the libraries above have their own `results`
+    start = html.index("var results = ", start) + len("var results = ")
     return json.JSONDecoder().raw_decode(html, start)[0]
 
 

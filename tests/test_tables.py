@@ -170,11 +170,13 @@ def test_report_html_shows_every_cell_escaped_then_the_note(df):
     # column names may break after an underscore
     assert head == ["policy", "sigma_<wbr>mm", "k", "rate", "flag", "text"]
     rows = re.findall(r"<tr>(.*?)</tr>", table.split("<tbody>", 1)[1], re.S)
-    cells = [re.findall(r"<td>(.*?)</td>", r, re.S) for r in rows]
+    cells = [re.findall(r"<td(?: class=\"t\")?>(.*?)</td>", r, re.S) for r in rows]
     assert cells == [
         ["A", "9", "221", "0.7367", "True", 'say "hi", *now*'],
         ["B_2", "6", "263", "", "False", "|x| &lt;b&gt; a_b `c`"],  # NaN: empty
     ]
+    # text with spaces may wrap (class "t"); numbers and single words stay on one line
+    assert '<td class="t">say "hi", *now*</td>' in table and "<td>0.7367</td>" in table
     assert page.index("</table>") < page.index("<strong>Note.</strong>")
     assert note_html(frame) in page
     assert '"T07"' in page.split("<script>", 1)[1]  # the page reports its fit under its ID

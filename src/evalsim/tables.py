@@ -193,9 +193,10 @@ def note_rst(df: pd.DataFrame) -> str:
 
 
 # The table's page in the HTML report (shown full width beside the sidebar, in an iframe).
-# Headers may wrap at underscores; cells do not. When the table is wider than the panel, the
-# page's script lowers the font size (down to _MIN_FONT_PX) until the last column is in view,
-# and tells the report page (postMessage) how it fits, which the browser test reads.
+# Headers may wrap at underscores, text cells at spaces; numbers do not. When the table is
+# wider than the panel, the page's script lowers the font size (down to _MIN_FONT_PX) until
+# the last column is in view, and tells the report page (postMessage) how it fits, which the
+# browser test reads.
 _MIN_FONT_PX = 8
 _PAGE_STYLE = (
     "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;color:#0f172a;"
@@ -204,9 +205,10 @@ _PAGE_STYLE = (
     "table.evalsim-table{border-collapse:collapse;font-size:13px;"
     "font-variant-numeric:tabular-nums}"
     "table.evalsim-table th{position:sticky;top:0;background:#e2e8f0;vertical-align:bottom;"
-    "text-align:right;padding:3px 6px;font-weight:600;overflow-wrap:normal}"
-    "table.evalsim-table td{padding:2px 6px;border-bottom:1px solid #cbd5e1;"
+    "text-align:right;padding:.25em .45em;font-weight:600;overflow-wrap:normal}"
+    "table.evalsim-table td{padding:.15em .45em;border-bottom:1px solid #cbd5e1;"
     "text-align:right;white-space:nowrap}"
+    "table.evalsim-table td.t{white-space:normal;text-align:left;min-width:6em}"
     "table.evalsim-table th:first-child,table.evalsim-table td:first-child{text-align:left}"
     "table.evalsim-table tbody tr:nth-child(even){background:#f8fafc}"
     "p.note{font-size:13px;line-height:1.45;max-width:75em;margin:10px 0}"
@@ -249,6 +251,16 @@ def _html_header(text: object) -> str:
     return _html_text(text).replace("_", "_<wbr>")
 
 
+def _html_cell(text: str) -> str:
+    """A cell: numbers stay on one line, right-aligned; text (``class="t"``) may wrap."""
+    try:
+        float(text)
+    except ValueError:
+        if " " in text:
+            return f'<td class="t">{_html_text(text)}</td>'
+    return f"<td>{_html_text(text)}</td>"
+
+
 def note_html(df: pd.DataFrame) -> str:
     """The table's note as one HTML paragraph (Markdown code spans as ``<code>``); empty
     when the table has no note."""
@@ -275,7 +287,7 @@ def report_html(df: pd.DataFrame, table: str = "", digits: int = 4) -> str:
     title = str(df.attrs.get("title") or table)
     head = "".join(f"<th>{_html_header(c)}</th>" for c in df.columns)
     body = "\n".join(
-        "<tr>" + "".join(f"<td>{_html_text(_cell(v, digits))}</td>" for v in row) + "</tr>"
+        "<tr>" + "".join(_html_cell(_cell(v, digits)) for v in row) + "</tr>"
         for row in df.itertuples(index=False)
     )
     script = _FIT_SCRIPT % {"id": json.dumps(table), "min": _MIN_FONT_PX, "max": 13}
