@@ -208,7 +208,8 @@ _PAGE_STYLE = (
     "text-align:right;padding:.25em .45em;font-weight:600;overflow-wrap:normal}"
     "table.evalsim-table td{padding:.15em .45em;border-bottom:1px solid #cbd5e1;"
     "text-align:right;white-space:nowrap}"
-    "table.evalsim-table td.t{white-space:normal;text-align:left;min-width:6em}"
+    "table.evalsim-table td.t{white-space:normal;overflow-wrap:anywhere;text-align:left;"
+    "min-width:4em}"
     "table.evalsim-table th:first-child,table.evalsim-table td:first-child{text-align:left}"
     "table.evalsim-table tbody tr:nth-child(even){background:#f8fafc}"
     "p.note{font-size:13px;line-height:1.45;max-width:75em;margin:10px 0}"
@@ -252,11 +253,12 @@ def _html_header(text: object) -> str:
 
 
 def _html_cell(text: str) -> str:
-    """A cell: numbers stay on one line, right-aligned; text (``class="t"``) may wrap."""
+    """A cell: numbers and short words stay on one line, right-aligned; other text
+    (``class="t"``: with spaces, or longer than 12 characters) may wrap."""
     try:
         float(text)
     except ValueError:
-        if " " in text:
+        if " " in text or len(text) > 12:
             return f'<td class="t">{_html_text(text)}</td>'
     return f"<td>{_html_text(text)}</td>"
 
