@@ -175,11 +175,16 @@ def copy_smoke(smoke_run: SmokeRun, dest: Path) -> Path:
 
 @pytest.fixture(scope="session")
 def smoke_report(smoke_run, tmp_path_factory, worker_id) -> Path:
-    """``results/report.html`` of the smoke run (``snakemake --report``), built once."""
+    """``results/report.html`` of the smoke run (``snakemake --report``), built once.
+
+    With the workflow profile (``profiles/default``: the landing page's metadata), as
+    ``snakemake --report`` in a checkout reads it."""
     assert smoke_run.result.returncode == 0, smoke_run.result.stderr[-4000:]
     report = smoke_run.work / "results" / "report.html"
 
     def make() -> dict:
+        profile = smoke_run.work / "profiles" / "default"
+        shutil.copytree(REPO / "profiles" / "default", profile, dirs_exist_ok=True)
         args = ("--configfile", "config/smoke.yaml", "--report", str(report))
         return _outcome(snakemake(smoke_run.work, *args, timeout=600))
 

@@ -3,6 +3,8 @@ F02 draws the document's flowchart, the README's generated sections are current.
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import re
 from pathlib import Path
@@ -18,6 +20,19 @@ from evalsim.products.report import declared_products, gallery_markdown, protoco
 from evalsim.tables import table_id
 
 matplotlib.use("Agg")
+
+
+def report_results(html: str) -> dict:
+    """The report's ``results`` object: path -> name, caption, mime_type, data_uri, ..."""
+    start = html.index('<script id="results">')  # the libraries above have their own `results`
+    start = html.index("var results = ", start) + len("var results = ")
+    return json.JSONDecoder().raw_decode(html, start)[0]
+
+
+def data_uri_text(uri: str) -> str:
+    """The text a ``data:...;base64,...`` URI carries."""
+    head, data = uri.split(",", 1)
+    return base64.b64decode(data).decode("utf-8") if head.endswith(";base64") else data
 
 
 @pytest.fixture(scope="module")
@@ -56,10 +71,18 @@ def test_every_declared_table_and_figure_is_wrapped_in_report_with_a_caption(rep
 
 
 def test_every_table_is_declared_with_latex_and_its_report_fragment(repo, products):
-    """Each table rule declares .csv, .md, .tex and the rst fragment its caption includes."""
+    """Each table rule declares .csv, .md, .tex, the rst fragment (the note) its caption
+    includes and the HTML page (the rows, full width) that is its entry in the report."""
     by_rule: dict[str, set[str]] = {}
     for p in products:
         by_rule.setdefault(p.rule, set()).add(p.path)
+    csvs = {p.path for p in products if re.fullmatch(r"results/tables/[^/]+\.csv", p.path)}
+    assert csvs == {p.csv for p in products if p.kind == "table"}, (
+        "every table's CSV has its page in the report, and only tables have one"
+    )
+    for p in products:
+        if p.path in csvs:  # the CSV itself stays out of the report: its page is the entry
+            assert p.caption is None, f"{p.path}: the CSV, not its page, is the report entry"
     for p in (p for p in products if p.kind == "table"):
         stem = Path(p.path).stem
         expected = {
@@ -67,6 +90,7 @@ def test_every_table_is_declared_with_latex_and_its_report_fragment(repo, produc
             f"results/tables/{stem}.md",
             f"results/tables/{stem}.tex",
             f"results/report/tables/{stem}.rst",
+            f"results/report/tables/{stem}.html",
         }
         assert expected <= by_rule[p.rule], f"rule {p.rule}: {expected - by_rule[p.rule]}"
         caption = (repo / p.caption).read_text(encoding="utf-8")
@@ -86,9 +110,90 @@ def test_every_caption_renders_without_rst_errors(repo, tmp_path):
     snakemake = SimpleNamespace(output=SimpleNamespace(rst=str(fragment)), config={})
     for path in sorted((repo / "workflow" / "report").glob("*.rst")):
         text = Environment().from_string(path.read_text(encoding="utf-8"))
-        rst = text.render(snakemake=snakemake)
+        rst = text.render(snakemake=snakemake, categories={}, files=[])
         html = publish_parts(rst, writer="html")["body"]
         assert "system-message" not in html and "problematic" not in html, path.name
+
+
+# Appended by Snakemake to the workflow description before rendering (snakemake/report,
+# auto_report): a link target per category and per result.
+RST_LINKS = """
+
+.. _Workflow: javascript:show_panel('workflow')
+.. _Statistics: javascript:show_panel('statistics')
+{% for cat, catresults in categories|dictsort %}
+.. _{{ cat.name }}: javascript:app.showCategory('{{ cat.name|urlencode }}')
+{% endfor %}
+{% for res in files %}
+.. _{{ res.target }}: javascript:app.showResultInfo('{{ res.path|urlencode }}')
+{% endfor %}
+"""
+
+
+def render_overview(repo, products) -> tuple[str, str]:
+    """workflow/report/workflow.rst rendered as Snakemake renders the report's first screen,
+    with the declared products as its results: (rst after Jinja, HTML body)."""
+    from docutils.core import publish_parts
+    from jinja2 import Environment
+    from snakemake.report import Category
+
+    categories: dict = {}
+    files = []
+    for p in products:
+        if p.category is None:
+            continue
+        rec = SimpleNamespace(target=Path(p.path).name, path=p.path)
+        categories.setdefault(Category(p.category), {}).setdefault("Other", []).append(rec)
+        files.append(rec)
+    text = (repo / "workflow" / "report" / "workflow.rst").read_text(encoding="utf-8")
+    env = Environment(trim_blocks=True, lstrip_blocks=True)
+    rst = env.from_string(text + RST_LINKS).render(
+        snakemake=SimpleNamespace(config={}), categories=categories, files=files
+    )
+    return rst, publish_parts(rst, writer="html")["html_body"]
+
+
+def test_report_opens_on_an_overview_of_documents_products_and_every_category(repo, products):
+    """The first screen: each document with its products, the rest "beyond the documents",
+    then every category (drift, multi, sequential included) with its products, all linked."""
+    rst, html = render_overview(repo, products)
+    assert "system-message" not in html and "problematic" not in html
+    docs, cats = rst.split("Documents and their products", 1)[1].split("\nCategories\n", 1)
+    reported = [p for p in products if p.category is not None]
+    for p in reported:
+        name = Path(p.path).name
+        # listed once among the documents (or beyond them), once under its category
+        assert docs.count(f"<{name}_>`_") == 1, f"{name}: not exactly once under documents"
+        line = next(ln for ln in cats.splitlines() if ln.startswith(f"- `{p.category}`_"))
+        assert f"<{name}_>`_" in line, f"{name}: not under its category {p.category}"
+    categories = {p.category for p in reported}
+    assert {"drift", "multi", "sequential", "report", "resample"} <= categories
+    for cat in categories:
+        assert f"javascript:app.showCategory('{cat}')" in html, cat
+    lines = {ln.split(" -- ", 1)[0]: ln for ln in docs.splitlines() if ln.startswith("- **")}
+    assert (
+        "T10_compare.html_" in lines["- **000**"]
+        and "F01_width_coverage.png_" in lines["- **000**"]
+    )
+    assert "T20_fisher_pvalue_ladder.html_" in lines["- **002**"]
+    assert "T23_clopper_pearson_vs_wilson.html_" in lines["- **004**"]
+    beyond = docs.split("- **Beyond the documents**", 1)[1]
+    assert "F09_ranking.png_" in beyond and "T31_sequential_designs.html_" in beyond
+
+
+def test_the_workflow_profile_gives_the_report_its_landing_metadata(repo):
+    """Snakemake's report opens on the workflow graph unless it has metadata; the workflow
+    profile (read by every `snakemake` run in the checkout) passes some, numbers only, and a
+    stylesheet."""
+    import yaml
+
+    profile = yaml.safe_load((repo / "profiles" / "default" / "config.yaml").read_text())
+    metadata = repo / profile["report-metadata"]
+    values = yaml.safe_load(metadata.read_text())
+    assert values and all(isinstance(v, (int, float)) for v in values.values())
+    # and its stylesheet: the main panel starts at its top (the overview is taller than 900 px)
+    css = (repo / profile["report-stylesheet"]).read_text()
+    assert "align-items: flex-start" in css
 
 
 def test_every_claim_source_is_a_table_some_rule_declares(repo, products):
@@ -174,14 +279,22 @@ def test_smoke_run_resolves_every_claim_and_reports_every_product(
         if p.kind in ("table", "figure") or p.path == "results/claims.csv":
             # Each report entry is keyed by its path, with the file embedded.
             assert f'"{p.path}": {{"name": ' in html, f"{p.path} not in the report"
-    # Each table's caption carries its rows and note (included from results/report/tables/).
-    entries = re.findall(
-        r'"(results/tables/[^"]+\.csv)": \{"name": .*?"caption": "(.*?)(?<!\\)"', html
-    )
-    assert {path for path, _ in entries} == {p.path for p in products if p.kind == "table"}
-    for path, caption in entries:
-        md = (work / path).with_suffix(".md").read_text(encoding="utf-8").rstrip("\n")
+    # Each table's entry is its HTML page (title, every row, note), shown full width; its
+    # caption in the sidebar carries the note (from results/report/tables/) but not the rows.
+    results = report_results(html)
+    tables = {p.path: p for p in products if p.kind == "table"}
+    assert {path for path in results if path.startswith("results/report/tables/")} == set(tables)
+    for path, p in tables.items():
+        entry = results[path]
+        caption = entry["caption"]
+        csv = pd.read_csv(work / p.csv)
+        md = (work / p.csv).with_suffix(".md").read_text(encoding="utf-8").rstrip("\n")
+        assert entry["mime_type"] == "text/html", path
+        page = data_uri_text(entry["data_uri"])
         if not md.splitlines()[-1].startswith("|"):  # the table has a note
             assert "<strong>Note.</strong>" in caption, f"{path}: no note in its report caption"
-        assert "evalsim-table" in caption, f"{path}: its rows are not in its report caption"
+            assert "<strong>Note.</strong>" in page, f"{path}: no note under its rows"
+        assert "evalsim-table" not in caption, f"{path}: its rows are in the narrow sidebar"
         assert "system-message" not in caption, f"{path}: rst error in its report caption"
+        assert page.count("<tr>") == len(csv) + 1, f"{path}: not every row is on its page"
+        assert page.count("<th>") == csv.shape[1], f"{path}: not every column is on its page"

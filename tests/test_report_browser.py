@@ -17,6 +17,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from evalsim.products.report import declared_products
@@ -134,7 +135,7 @@ def test_every_product_renders_in_chromium_with_its_caption_and_note(smoke_repor
         prose = re.sub(r"[`*]", "", caption.split("\n\n")[0])
         assert first_words(prose) in " ".join(text.split()), f"{p.path}: caption not rendered"
         if p.kind == "table":
-            md = (work / p.path).with_suffix(".md").read_text(encoding="utf-8")
+            md = (work / p.csv).with_suffix(".md").read_text(encoding="utf-8")
             parts = md.split("\n\n")
             table_at = next(i for i, part in enumerate(parts) if part.startswith("|"))
             note = " ".join(parts[table_at + 1 :]).replace("`", "")
@@ -142,9 +143,9 @@ def test_every_product_renders_in_chromium_with_its_caption_and_note(smoke_repor
                 assert "Note. " + first_words(note) in " ".join(text.split()), (
                     f"{p.path}: its note is not shown beside it"
                 )
-            # and its rows: the header cells, tab-separated as the browser lays them out
+            # the rows are not in the sidebar: they fill the main panel (test below)
             header = parts[table_at].splitlines()[0].strip("| ").split(" | ")
-            assert "\t".join(header) in text, f"{p.path}: its rows are not shown"
+            assert "\t".join(header) not in text, f"{p.path}: its rows are in the sidebar"
 
 
 @pytest.mark.slow
@@ -173,3 +174,185 @@ def test_report_screenshot_is_drawn(smoke_report, tmp_path):
         assert img.size == (1400, 900)
         colours = img.convert("RGB").getcolors(maxcolors=1 << 16)
     assert colours is None or len(colours) > 50, "the screenshot is (nearly) one colour"
+
+
+# Appended to the report: open each table as a reader does (its category, then the table,
+# which fills the main panel) and wait -- polling, no fixed sleep -- for the table's page to
+# report how it fits (evalsim.tables.report_html posts {evalsimTable, lastColumnRight, width,
+# fontPx, fits}); record that with the panel's place in the window. ``only`` (a path, or
+# null for every table) leaves the last table shown, for a screenshot.
+FIT_JS = """
+<script>
+window.addEventListener("load", function () {
+  const only = %(only)s;
+  const where = {};
+  Object.keys(categories).forEach(function (cat) {
+    Object.values(categories[cat]).forEach(function (paths) {
+      paths.forEach(function (path) { where[path] = cat; });
+    });
+  });
+  const tables = Object.keys(results).filter(function (path) {
+    return path.startsWith("results/report/tables/") && (only === null || path === only);
+  });
+  const posted = {};
+  window.addEventListener("message", function (ev) {
+    if (ev.data && ev.data.evalsimTable) { posted[ev.data.evalsimTable] = ev.data; }
+  });
+  const seen = {};
+  let i = 0, tries = 0;
+  function id(path) { return path.split("/").pop().split(".")[0].split("_")[0]; }
+  function done() {
+    const pre = document.createElement("pre");
+    pre.id = "evalsim-fit";
+    pre.textContent = JSON.stringify(seen);
+    document.body.appendChild(pre);
+  }
+  function record() {
+    const path = tables[i];
+    const frame = document.querySelector("iframe");
+    const key = path.split("/").pop().split(".")[0];
+    const fit = posted[key] || posted[id(path)];
+    if (!(frame && frame.src === results[path].data_uri && fit)) {
+      if (tries++ < 400) { setTimeout(record, 50); return; }
+      seen[path] = {timeout: true};
+    } else {
+      const rect = frame.getBoundingClientRect();
+      seen[path] = Object.assign({}, fit, {
+        frameLeft: rect.left, frameRight: rect.right, windowWidth: window.innerWidth,
+        sidebar: document.querySelector("nav").getBoundingClientRect().width});
+    }
+    tries = 0;
+    i += 1;
+    if (i === tables.length) { done(); } else { show(); }
+  }
+  function show() {
+    const path = tables[i];
+    delete posted[id(path)];
+    delete posted[path.split("/").pop().split(".")[0]];
+    // as a reader's click in the category's list leaves it: the list in the sidebar, the
+    // table in the main panel
+    const cat = where[path];
+    const sub = Object.keys(categories[cat]).find(function (k) {
+      return categories[cat][k].includes(path);
+    });
+    app.setView({navbarMode: "subcategory", category: cat, subcategory: sub, content: "html",
+                 contentPath: results[path].data_uri, resultPath: path});
+    setTimeout(record, 50);
+  }
+  if (tables.length === 0) { done(); } else { setTimeout(show, 100); }
+});
+</script>
+"""
+
+
+def _instrumented(report: Path, tmp_path: Path, only: str | None) -> Path:
+    page = tmp_path / ("fit.html" if only is None else "fit_one.html")
+    text = report.read_text(encoding="utf-8")
+    end = text.rindex("</body>")
+    script = FIT_JS % {"only": json.dumps(only)}
+    page.write_text(text[:end] + script + text[end:], encoding="utf-8")
+    return page
+
+
+#: Tables of up to this many columns (T08 has 22) fit the main panel at 1400 px with the
+#: category list open; wider ones shrink to the page's smallest font (evalsim.tables).
+WIDEST_THAT_FITS = 24
+MIN_FONT_PX = 8
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("pipeline")
+def test_every_table_fills_the_main_panel_with_its_last_column_in_view(smoke_report, tmp_path):
+    """At 1400 x 900, each table opened from its category fills the main panel and its last
+    column is in view without scrolling sideways (the widest, T10, included); a screenshot of
+    T10 so shown is drawn (``tmp_path/T10.png``)."""
+    browser = find_browser()
+    if browser is None:
+        pytest.skip(
+            "no Chromium on PATH (tried " + ", ".join(BROWSERS) + "); `make test` installs "
+            "Debian's chromium when run as root"
+        )
+    res = subprocess.run(
+        [
+            *browser_args(browser),
+            "--window-size=1400,900",
+            "--virtual-time-budget=300000",
+            "--dump-dom",
+            _instrumented(smoke_report, tmp_path, None).as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert res.returncode == 0, res.stderr[-2000:]
+    match = re.search(r'<pre id="evalsim-fit">(.*?)</pre>', res.stdout, re.S)
+    assert match, "the fit script did not finish: " + res.stdout[-1000:]
+    seen = json.loads(html.unescape(match.group(1)))
+    work = smoke_report.parent.parent
+    tables = sorted((work / "results" / "report" / "tables").glob("*.html"))
+    assert set(seen) == {str(p.relative_to(work)) for p in tables}
+    for path, fit in seen.items():
+        assert not fit.get("timeout"), f"{path}: its page never reported how it fits"
+        columns = len(pd.read_csv(work / "results/tables" / (Path(path).stem + ".csv")).columns)
+        if columns > WIDEST_THAT_FITS:
+            # Known limit: T34 (27 columns) still ends past the panel at the smallest font
+            # with the category list open (1042 px of 933); its page has shrunk to that font.
+            assert fit["fontPx"] == MIN_FONT_PX, path
+            continue
+        assert fit["fits"] and fit["lastColumnRight"] <= fit["width"], (
+            f"{path}: last column ends at {fit['lastColumnRight']:.0f} px of {fit['width']} px"
+        )
+        assert fit["frameRight"] <= fit["windowWidth"] + 1, f"{path}: panel wider than window"
+        # the whole main panel: from the sidebar's edge to the window's
+        assert abs(fit["frameLeft"] - fit["sidebar"]) <= 1, path
+        assert fit["frameRight"] >= fit["windowWidth"] - 1, path
+    t10 = "results/report/tables/T10_compare.html"
+    assert len(pd.read_csv(work / "results/tables/T10_compare.csv").columns) >= 15
+    assert seen[t10]["fits"], "T10, the lesson's wide Table E, needs sideways scrolling"
+
+    shot = tmp_path / "T10.png"
+    res = subprocess.run(
+        [
+            *browser_args(browser),
+            "--window-size=1400,900",
+            "--virtual-time-budget=60000",
+            f"--screenshot={shot}",
+            _instrumented(smoke_report, tmp_path, t10).as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert res.returncode == 0, res.stderr[-2000:]
+    from PIL import Image
+
+    with Image.open(shot) as img:
+        assert img.size == (1400, 900)
+        colours = img.convert("RGB").getcolors(maxcolors=1 << 16)
+    assert colours is None or len(colours) > 50, "the screenshot is (nearly) one colour"
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("pipeline")
+def test_report_opens_on_the_overview_not_the_workflow_graph(smoke_report):
+    browser = find_browser()
+    if browser is None:
+        pytest.skip("no Chromium on PATH (tried " + ", ".join(BROWSERS) + ")")
+    res = subprocess.run(
+        [
+            *browser_args(browser),
+            "--virtual-time-budget=20000",
+            "--dump-dom",
+            smoke_report.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert res.returncode == 0, res.stderr[-2000:]
+    dom = res.stdout
+    # the graph's element (the data's <script id="rulegraph"> is always there)
+    assert not re.search(r'<div[^>]*id="rulegraph"', dom), "the report opens on the graph"
+    assert "Documents and their products" in dom and "Beyond the documents" in dom
+    for category in ("drift", "multi", "sequential", "resample", "report"):
+        assert f"app.showCategory('{category}')" in html.unescape(dom), category

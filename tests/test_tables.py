@@ -1,4 +1,5 @@
-"""Table writers: CSV, Markdown, LaTeX (booktabs) and the report's note fragment."""
+"""Table writers: CSV, Markdown, LaTeX (booktabs), the report's note fragment and the
+table's page in the report."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from jinja2 import Environment
 
 from evalsim.tables import (
     latex_escape,
+    note_html,
     note_rst,
+    report_html,
     report_rst,
     table_id,
     to_latex,
@@ -147,32 +150,56 @@ def test_note_rst_is_blank_without_a_note_and_survives_an_odd_backtick():
     assert "one ' stray backtick" in html
 
 
-def test_report_rst_renders_the_table_cell_by_cell_then_the_note(df):
+def test_report_rst_is_the_note_only(df):
+    """The sidebar shows the caption and the note; the rows are on the table's page."""
+    html = _rendered_text(report_rst(df))
+    assert "<table" not in html and "<strong>Note.</strong>" in html
+    assert report_rst(df) == note_rst(df)
+
+
+def test_report_html_shows_every_cell_escaped_then_the_note(df):
     frame = df.copy()
     frame.attrs = dict(df.attrs)
     frame["text"] = ['say "hi", *now*', "|x| <b> a_b `c`"]
-    html = _rendered_text(report_rst(frame))
-    table = html.split("<table", 1)[1].split("</table>", 1)[0]
-    head = re.findall(r"<th(?: [^>]*)?>(.*?)</th>", table, re.S)
-    assert [h.strip() for h in head] == ["policy", "sigma_mm", "k", "rate", "flag", "text"]
-    rows = re.findall(r"<tr(?: [^>]*)?>(.*?)</tr>", table.split("<tbody", 1)[1], re.S)
-    cells = [[c.strip() for c in re.findall(r"<td(?: [^>]*)?>(.*?)</td>", r, re.S)] for r in rows]
+    page = report_html(frame, "T07")
+    assert page.startswith("<!doctype html>")
+    assert "<h1>T07 - Table A: the pools (σ in mm, 100% &amp; more)</h1>" in page
+    table = page.split('<table class="evalsim-table" id="evalsim-table">', 1)[1]
+    table = table.split("</table>", 1)[0]
+    head = re.findall(r"<th>(.*?)</th>", table, re.S)
+    # column names may break after an underscore
+    assert head == ["policy", "sigma_<wbr>mm", "k", "rate", "flag", "text"]
+    rows = re.findall(r"<tr>(.*?)</tr>", table.split("<tbody>", 1)[1], re.S)
+    cells = [re.findall(r"<td(?: class=\"t\")?>(.*?)</td>", r, re.S) for r in rows]
     assert cells == [
-        ["A", "9", "221", "0.7367", "True", "say &quot;hi&quot;, *now*"],
-        ["B_2", "6", "263", "&nbsp;", "False", "|x| &lt;b&gt; a_b `c`"],  # NaN: empty
+        ["A", "9", "221", "0.7367", "True", 'say "hi", *now*'],
+        ["B_2", "6", "263", "", "False", "|x| &lt;b&gt; a_b `c`"],  # NaN: empty
     ]
-    assert html.index("</table>") < html.index("<strong>Note.</strong>")
+    # text with spaces may wrap (class "t"); numbers and single words stay on one line
+    assert '<td class="t">say "hi", *now*</td>' in table and "<td>0.7367</td>" in table
+    assert page.index("</table>") < page.index("<strong>Note.</strong>")
+    assert note_html(frame) in page
+    assert '"T07"' in page.split("<script>", 1)[1]  # the page reports its fit under its ID
+
+
+def test_note_html_escapes_and_sets_code_spans(df):
+    html = note_html(df)
+    assert html.startswith('<p class="note"><strong>Note.</strong> doc_* columns quote')
+    assert "<code>n_for_fisher_power</code>" in html and "&lt;b&gt;: done." in html
+    assert note_html(pd.DataFrame({"x": [1]})) == ""
 
 
 def test_report_caption_includes_the_note_fragment(df, tmp_path, repo, monkeypatch):
     """Render a table's caption as Snakemake's report does (Jinja, then docutils in the
-    working directory): the table and the note written by write_table appear in the HTML."""
+    working directory): the caption and the note written by write_table appear in the
+    HTML, the rows do not (they are on the table's page)."""
     monkeypatch.chdir(tmp_path)
     paths = {
         "csv": "results/tables/T10_compare.csv",
         "md": "results/tables/T10_compare.md",
         "tex": "results/tables/T10_compare.tex",
         "rst": "results/report/tables/T10_compare.rst",
+        "html": "results/report/tables/T10_compare.html",
     }
     write_table(df, **{f"{k}_path": v for k, v in paths.items()})
     caption = (repo / "workflow" / "report" / "T10_compare.rst").read_text(encoding="utf-8")
@@ -181,7 +208,9 @@ def test_report_caption_includes_the_note_fragment(df, tmp_path, repo, monkeypat
     html = _rendered_text(rst.render(snakemake=snakemake))
     assert "Table E of document 000" in html
     assert "<strong>Note.</strong> doc_* columns quote the document" in html
-    assert re.search(r'<table [^>]*class="[^"]*evalsim-table', html) and "<td>B_2</td>" in html
+    assert "evalsim-table" not in html and "B_2" not in html
+    page = (tmp_path / paths["html"]).read_text(encoding="utf-8")
+    assert "<td>B_2</td>" in page and '"T10"' in page
 
 
 def test_write_table_writes_four_consistent_files_atomically(df, tmp_path):
@@ -190,6 +219,7 @@ def test_write_table_writes_four_consistent_files_atomically(df, tmp_path):
         "md_path": tmp_path / "t" / "T07_pools.md",
         "tex_path": tmp_path / "t" / "T07_pools.tex",
         "rst_path": tmp_path / "notes" / "T07_pools.rst",
+        "html_path": tmp_path / "notes" / "T07_pools.html",
     }
     write_table(df, **out)
     back = pd.read_csv(out["csv_path"])
@@ -197,6 +227,7 @@ def test_write_table_writes_four_consistent_files_atomically(df, tmp_path):
     assert out["md_path"].read_text(encoding="utf-8") == to_markdown(df)
     assert out["tex_path"].read_text(encoding="utf-8") == to_latex(df, "T07")
     assert out["rst_path"].read_text(encoding="utf-8") == report_rst(df)
+    assert out["html_path"].read_text(encoding="utf-8") == report_html(df, "T07")
     leftovers = [p for d in ("t", "notes") for p in os.listdir(tmp_path / d) if p.startswith(".")]
     assert leftovers == []
     # the old two-file call still works

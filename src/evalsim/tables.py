@@ -3,15 +3,18 @@
 Table builders in ``evalsim.products`` return a ``pandas.DataFrame``; they may set
 ``df.attrs["title"]`` and ``df.attrs["note"]``. The title becomes the Markdown heading and the
 LaTeX caption; the note becomes the paragraph under the Markdown table and a footnote-size
-paragraph under the LaTeX tabular. For the HTML report, :func:`report_rst` writes the table
-and its note as a reStructuredText fragment, which each table's caption in
-``workflow/report/`` includes, so the report shows the note beside the table.
+paragraph under the LaTeX tabular. For the HTML report, :func:`report_html` writes the table's
+page (title, rows at the panel's full width, note), which is the table's entry in the report,
+and :func:`report_rst` the note as a reStructuredText fragment, which the table's caption in
+``workflow/report/`` includes, so the sidebar shows the caption and the note, not the rows.
 Floats are written with a fixed format so that the same numbers give the same bytes; every
 file is written atomically (:func:`evalsim.io.atomic_path`).
 """
 
 from __future__ import annotations
 
+import html
+import json
 import os
 import re
 from pathlib import Path
@@ -22,8 +25,10 @@ from evalsim.io import atomic_path, write_text_atomic
 
 __all__ = [
     "FLOAT_FORMAT",
+    "note_html",
     "note_rst",
     "read_table",
+    "report_html",
     "report_rst",
     "table_id",
     "to_latex",
@@ -187,30 +192,124 @@ def note_rst(df: pd.DataFrame) -> str:
     return "**Note.** " + "".join(out) + "\n"
 
 
-# Cell padding and rules for the report's rendering of a table (its page resets table CSS).
-_REPORT_STYLE = (
-    "<style>table.evalsim-table{border-collapse:collapse;margin:.5em 0}"
-    "table.evalsim-table th,table.evalsim-table td{padding:.1em .5em;"
-    "border-bottom:1px solid #64748b;text-align:right;white-space:nowrap}</style>"
+# The table's page in the HTML report (shown full width beside the sidebar, in an iframe).
+# Headers may wrap at underscores, text cells at spaces; numbers do not. When the table is
+# wider than the panel, the page's script lowers the font size (down to _MIN_FONT_PX) until
+# the last column is in view, and tells the report page (postMessage) how it fits, which the
+# browser test reads.
+_MIN_FONT_PX = 8
+_PAGE_STYLE = (
+    "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;color:#0f172a;"
+    "margin:0;padding:10px 14px}"
+    "h1{font-size:15px;margin:0 0 8px}"
+    "table.evalsim-table{border-collapse:collapse;font-size:13px;"
+    "font-variant-numeric:tabular-nums}"
+    "table.evalsim-table th{position:sticky;top:0;background:#e2e8f0;vertical-align:bottom;"
+    "text-align:right;padding:.25em .45em;font-weight:600;overflow-wrap:normal}"
+    "table.evalsim-table td{padding:.15em .45em;border-bottom:1px solid #cbd5e1;"
+    "text-align:right;white-space:nowrap}"
+    "table.evalsim-table td.t{white-space:normal;overflow-wrap:anywhere;text-align:left;"
+    "min-width:4em}"
+    "table.evalsim-table th:first-child,table.evalsim-table td:first-child{text-align:left}"
+    "table.evalsim-table tbody tr:nth-child(even){background:#f8fafc}"
+    "p.note{font-size:13px;line-height:1.45;max-width:75em;margin:10px 0}"
+    "code{background:#f1f5f9;padding:0 2px}"
 )
+_FIT_SCRIPT = """
+(function () {
+  var table = document.getElementById("evalsim-table");
+  var size = parseFloat(getComputedStyle(table).fontSize);
+  function lastRight() {
+    var row = table.rows[0];
+    return row.cells[row.cells.length - 1].getBoundingClientRect().right;
+  }
+  function fit() {
+    var width = document.documentElement.clientWidth;
+    while (lastRight() > width && size > %(min)d) {
+      size -= 0.5;
+      table.style.fontSize = size + "px";
+    }
+    var right = lastRight();
+    if (window.parent !== window) {
+      window.parent.postMessage({evalsimTable: %(id)s, fontPx: size, lastColumnRight: right,
+        width: width, fits: right <= width}, "*");
+    }
+  }
+  fit();
+  window.addEventListener("resize", function () {
+    size = %(max)d; table.style.fontSize = size + "px"; fit();
+  });
+})();
+"""
 
 
-def report_rst(df: pd.DataFrame, digits: int = 4) -> str:
-    """The table (cells as in the Markdown) and its note as reStructuredText for the report.
+def _html_text(text: object) -> str:
+    return html.escape(str(text), quote=False)
 
-    A ``csv-table`` with inline content, every cell escaped as in :func:`note_rst`, then the
-    note; a short ``raw`` style block gives the cells padding in Snakemake's report page.
+
+def _html_header(text: object) -> str:
+    """A column name that may break after its underscores (``fisher_<wbr>power``)."""
+    return _html_text(text).replace("_", "_<wbr>")
+
+
+def _html_cell(text: str) -> str:
+    """A cell: numbers and short words stay on one line, right-aligned; other text
+    (``class="t"``: with spaces, or longer than 12 characters) may wrap."""
+    try:
+        float(text)
+    except ValueError:
+        if " " in text or len(text) > 12:
+            return f'<td class="t">{_html_text(text)}</td>'
+    return f"<td>{_html_text(text)}</td>"
+
+
+def note_html(df: pd.DataFrame) -> str:
+    """The table's note as one HTML paragraph (Markdown code spans as ``<code>``); empty
+    when the table has no note."""
+    note = " ".join(str(df.attrs.get("note") or "").split())
+    if not note:
+        return ""
+    parts = note.split("`")
+    if len(parts) % 2 == 0:  # an unmatched backtick: treat it as text
+        parts = [note.replace("`", "'")]
+    out = [
+        f"<code>{_html_text(part.strip())}</code>" if i % 2 and part.strip() else _html_text(part)
+        for i, part in enumerate(parts)
+    ]
+    return '<p class="note"><strong>Note.</strong> ' + "".join(out) + "</p>"
+
+
+def report_html(df: pd.DataFrame, table: str = "", digits: int = 4) -> str:
+    """The table's page for the HTML report: its title, every row (cells as in the Markdown)
+    at the panel's full width, and its note under the rows.
+
+    ``table`` is the product ID (e.g. ``T10``), which the page reports to the report page
+    with its fit (``postMessage``: ``{evalsimTable, fontPx, lastColumnRight, width, fits}``).
     """
+    title = str(df.attrs.get("title") or table)
+    head = "".join(f"<th>{_html_header(c)}</th>" for c in df.columns)
+    body = "\n".join(
+        "<tr>" + "".join(_html_cell(_cell(v, digits)) for v in row) + "</tr>"
+        for row in df.itertuples(index=False)
+    )
+    script = _FIT_SCRIPT % {"id": json.dumps(table), "min": _MIN_FONT_PX, "max": 13}
+    return (
+        '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f"<title>{_html_text(title)}</title>\n<style>{_PAGE_STYLE}</style>\n</head>\n<body>\n"
+        f"<h1>{_html_text(title)}</h1>\n"
+        f'<table class="evalsim-table" id="evalsim-table">\n<thead><tr>{head}</tr></thead>\n'
+        f"<tbody>\n{body}\n</tbody>\n</table>\n{note_html(df)}\n"
+        f"<script>{script}</script>\n</body>\n</html>\n"
+    )
 
-    def quoted(text: object) -> str:
-        return '"' + _rst_text(str(text)).replace('"', '""') + '"'
 
-    lines = [".. raw:: html", "", "   " + _REPORT_STYLE, ""]
-    lines += [".. csv-table::", "   :header-rows: 1", "   :class: evalsim-table", ""]
-    lines.append("   " + ",".join(quoted(c) for c in df.columns))
-    for row in df.itertuples(index=False):
-        lines.append("   " + ",".join(quoted(_cell(v, digits)) for v in row))
-    return "\n".join(lines) + "\n\n" + note_rst(df)
+def report_rst(df: pd.DataFrame) -> str:
+    """The table's note as reStructuredText, for the table's caption in the report's sidebar.
+
+    The rows are not here: the report shows them full width in the main panel
+    (:func:`report_html`); the sidebar keeps the caption and the note (:func:`note_rst`).
+    """
+    return note_rst(df)
 
 
 def write_table(
@@ -219,9 +318,11 @@ def write_table(
     md_path: str | os.PathLike,
     tex_path: str | os.PathLike | None = None,
     rst_path: str | os.PathLike | None = None,
+    html_path: str | os.PathLike | None = None,
 ) -> None:
-    """Write ``df`` to ``csv_path``, ``md_path`` and, if given, ``tex_path`` and
-    ``rst_path`` (the table and its note for the report, :func:`report_rst`), each atomically.
+    """Write ``df`` to ``csv_path``, ``md_path`` and, if given, ``tex_path``, ``rst_path``
+    (the note for the table's caption in the report, :func:`report_rst`) and ``html_path``
+    (the table's page in the report, :func:`report_html`), each atomically.
 
     The LaTeX label is :func:`table_id` of ``csv_path``.
     """
@@ -232,6 +333,8 @@ def write_table(
         write_text_atomic(tex_path, to_latex(df, table_id(csv_path)))
     if rst_path is not None:
         write_text_atomic(rst_path, report_rst(df))
+    if html_path is not None:
+        write_text_atomic(html_path, report_html(df, table_id(csv_path)))
 
 
 def read_table(csv_path: str | os.PathLike) -> pd.DataFrame:

@@ -22,13 +22,15 @@ wildcard_constraints:
 
 
 def table(tid):
-    """Table ``tid``'s products (e.g. 'T01_wilson_vs_library'): CSV, Markdown, LaTeX, and the
-    table with its note as an rst fragment that the table's report caption includes."""
+    """Table ``tid``'s products (e.g. 'T01_wilson_vs_library'): CSV, Markdown, LaTeX, the
+    note as an rst fragment that the table's report caption includes, and the table's page in
+    the report (title, rows, note; shown full width beside the sidebar)."""
     return {
         "csv": f"results/tables/{tid}.csv",
         "md": f"results/tables/{tid}.md",
         "tex": f"results/tables/{tid}.tex",
         "rst": f"results/report/tables/{tid}.rst",
+        "html": f"results/report/tables/{tid}.html",
     }
 
 
@@ -38,13 +40,14 @@ def figure(fid):
 
 
 def report_table(tid, category, caption=None):
-    """Table ``tid``'s outputs, the CSV shown in the HTML report with its caption
-    (workflow/report/<caption or tid>.rst, which includes the rst fragment)."""
+    """Table ``tid``'s outputs; its HTML page is the report's entry (the rows full width in
+    the main panel), with its caption (workflow/report/<caption or tid>.rst, which includes
+    the note's rst fragment) in the sidebar."""
     paths = table(tid)
     return {
         **paths,
-        "csv": report(
-            paths["csv"], caption=f"../report/{caption or tid}.rst", category=category
+        "html": report(
+            paths["html"], caption=f"../report/{caption or tid}.rst", category=category
         ),
     }
 

@@ -109,7 +109,11 @@ rule multi_ranking_figure:
         runtime=10,
     params:
         builder="multi:ranking_figure",
-        kwargs={"confidence": config["confidence"]},
+        kwargs={
+            "confidence": config["confidence"],
+            "policies": POLICIES,
+            "source": MULTI["ranking_source"],
+        },
     script:
         "../scripts/make_figure.py"
 

@@ -23,5 +23,5 @@ frames = {
 }
 df = builder(**frames, **dict(snakemake.params.kwargs))  # noqa: F821
 out = snakemake.output  # noqa: F821
-write_table(df, out.csv, out.md, out.tex, out.rst)
+write_table(df, out.csv, out.md, out.tex, out.rst, out.html)
 logging.info("wrote %s (%d rows)", snakemake.output.csv, len(df))  # noqa: F821

@@ -20,15 +20,19 @@ builder = getattr(importlib.import_module(f"evalsim.products.{module_name}"), fu
 inputs = {"designs": {Path(p).stem: load_design(p) for p in snakemake.input.designs}}  # noqa: F821
 if "pools" in snakemake.input.keys():  # noqa: F821
     inputs["pools"] = read_pool(snakemake.input.pools)  # noqa: F821
+is_table = "csv" in snakemake.output.keys()  # noqa: F821
+if not is_table:  # the house style before the figure is drawn (fonts, sizes, palette)
+    from evalsim.figures import set_style
+
+    set_style()
 result = builder(**inputs, **dict(snakemake.params.kwargs))  # noqa: F821
-if "csv" in snakemake.output.keys():  # noqa: F821
+if is_table:
     from evalsim.tables import write_table
 
     out = snakemake.output  # noqa: F821
-    write_table(result, out.csv, out.md, out.tex, out.rst)
+    write_table(result, out.csv, out.md, out.tex, out.rst, out.html)
 else:
-    from evalsim.figures import save_figure, set_style
+    from evalsim.figures import save_figure
 
-    set_style()
     save_figure(result, snakemake.output.png, snakemake.output.pdf)  # noqa: F821
 logging.info("wrote %s", ", ".join(snakemake.output))  # noqa: F821

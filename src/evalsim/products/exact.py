@@ -27,8 +27,10 @@ from evalsim.stats.coverage import coverage_curve, exact_coverage
 from evalsim.stats.intervals import METHODS, wald_interval, wilson_interval, z_for_confidence
 
 __all__ = [
+    "COVERAGE_COLORS",
     "coverage_vs_p_figure",
     "exact_coverage_table",
+    "plot_coverage_curve",
     "prob_at_least_table",
     "trials_for_half_width_table",
     "wilson_vs_library",
@@ -333,6 +335,54 @@ def trials_for_half_width_table(
     return df
 
 
+#: Each method's color in the coverage figure: Wald in vermillion (the one that fails), Wilson
+#: in blue (the lesson's choice).
+COVERAGE_COLORS = {
+    "wald": OKABE_ITO[3],
+    "wilson": OKABE_ITO[0],
+    "clopper_pearson": OKABE_ITO[2],
+    "jeffreys": OKABE_ITO[1],
+    "agresti_coull": OKABE_ITO[4],
+}
+
+
+def plot_coverage_curve(
+    method: str,
+    n: int,
+    confidence: float,
+    grid,
+    y_min: float = 0.75,
+    color: str | None = None,
+    ax=None,
+):
+    """One method's exact coverage against p at one n, with the nominal level (dashed).
+
+    Where the coverage falls below ``y_min`` the curve is clipped, and the panel says so.
+    Returns the Axes.
+    """
+    import matplotlib.pyplot as plt
+
+    ax = ax if ax is not None else plt.gca()
+    grid = np.asarray(grid, dtype=float)
+    cov = coverage_curve(method, int(n), grid, confidence=confidence)
+    ax.axhline(confidence, color="black", lw=0.7, ls=(0, (4, 2)), zorder=1)
+    ax.plot(grid, cov, color=color or COVERAGE_COLORS.get(method, color_for(0)), lw=0.8, zorder=2)
+    if np.nanmin(cov) < y_min:
+        ax.text(
+            0.5,
+            0.04,
+            f"falls below {y_min:g} (clipped)",
+            transform=ax.transAxes,
+            ha="center",
+            va="bottom",
+            fontsize=6,
+            color="0.3",
+        )
+    ax.set_ylim(y_min, 1.005)
+    ax.set_xlim(0.0, 1.0)
+    return ax
+
+
 def coverage_vs_p_figure(
     n_values: list[int],
     confidence: float,
@@ -342,17 +392,21 @@ def coverage_vs_p_figure(
     methods: list[str] | None = None,
     y_min: float = 0.75,
 ):
-    """Exact coverage of the five intervals against p, one panel per n (Brown et al. 2001).
+    """Exact coverage of the five intervals against p: small multiples (Brown et al. 2001).
+
+    One row per interval method, one column per n, each panel one curve
+    (:func:`plot_coverage_curve`) over the nominal level; axes are shared, so rows and columns
+    compare at a glance without five curves crossing in one panel.
 
     Parameters
     ----------
     n_values : list of int
-        Sample sizes, one panel each (the issue asks for 10, 20, 50).
+        Sample sizes, one column each (the issue asks for 10, 20, 50).
     confidence : float
         Nominal level; drawn as a dashed line.
     p_points, p_min, p_max : grid of true p.
     methods : list of str, optional
-        Interval methods (default: all five).
+        Interval methods, one row each (default: all five).
     y_min : float
         Lower y limit; Wald's coverage falls far below it near p = 0 and 1 (clipped, noted in
         the panel).
@@ -362,41 +416,35 @@ def coverage_vs_p_figure(
     methods = list(methods or METHODS)
     grid = np.linspace(p_min, p_max, p_points)
     fig, axes = plt.subplots(
-        len(n_values), 1, figsize=(PAGE_WIDTH_IN, 2.1 * len(n_values)), sharex=True, sharey=True
+        len(methods),
+        len(n_values),
+        figsize=(PAGE_WIDTH_IN, 0.9 + 1.15 * len(methods)),
+        sharex=True,
+        sharey=True,
+        squeeze=False,
+        layout="constrained",
     )
-    axes = np.atleast_1d(axes)
-    # Wald in vermillion (the one that fails), Wilson in blue (the lesson's choice).
-    colors = {
-        "wald": OKABE_ITO[3],
-        "wilson": OKABE_ITO[0],
-        "clopper_pearson": OKABE_ITO[2],
-        "jeffreys": OKABE_ITO[1],
-        "agresti_coull": OKABE_ITO[4],
-    }
-    styles = {"clopper_pearson": "--", "jeffreys": "-.", "agresti_coull": ":"}
-    for ax, n in zip(axes, n_values, strict=True):
-        for i, m in enumerate(methods):
-            cov = coverage_curve(m, int(n), grid, confidence=confidence)
-            ax.plot(
-                grid,
-                cov,
-                color=colors.get(m, color_for(i)),
-                lw=0.8,
-                ls=styles.get(m, "-"),
-                label=METHOD_LABELS.get(m, m),
-            )
-        ax.axhline(confidence, color="black", lw=0.8, ls=(0, (4, 2)))
-        ax.set_ylim(y_min, 1.005)
-        ax.set_xlim(0.0, 1.0)
-        ax.set_ylabel("exact coverage")
-        ax.set_title(f"n = {n} trials", loc="left", fontsize=8)
-    axes[-1].set_xlabel("true success probability p")
-    axes[0].legend(ncol=5, loc="lower right", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    for i, m in enumerate(methods):
+        for j, n in enumerate(n_values):
+            ax = axes[i, j]
+            plot_coverage_curve(m, int(n), confidence, grid, y_min, ax=ax)
+            if i == 0:
+                ax.set_title(f"n = {n} trials", fontsize=8)
+            if j == 0:
+                ax.set_ylabel(
+                    METHOD_LABELS.get(m, m),
+                    color=COVERAGE_COLORS.get(m, "black"),
+                    fontsize=8,
+                    fontweight="bold",
+                )
+            ax.set_yticks([y for y in (0.8, 0.9, 1.0) if y >= y_min])
+            ax.set_xticks([0, 0.5, 1], ["0", "0.5", "1"])
+    fig.supxlabel("true success probability p", fontsize=8)
+    fig.supylabel("exact coverage", fontsize=8)
     fig.suptitle(
         f"Exact coverage of nominal {confidence:.0%} binomial intervals against the true p "
         "(cf. Brown, Cai & DasGupta 2001)\n"
-        f"black dashed line: {confidence:.2f}; Wald drops below {y_min} near p = 0 and 1",
+        f"one row per interval, one column per n; dashed line: {confidence:.2f}",
         fontsize=9,
     )
-    fig.tight_layout()
     return fig

@@ -1,5 +1,8 @@
 """Figure B (F01) of lesson 25's experiment: mean Wilson width and coverage against n, from
 Table B (:func:`evalsim.products.experiment.table_b`).
+
+Lines and filled points are at the pool's rate (exact and resampled); the lesson's own Table B
+values (its ``doc_*`` columns) are open diamonds, as F03 shows document 002's values.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from evalsim.products.experiment import exact_mean_width
+from evalsim.products.experiment import DOCUMENT_000, exact_mean_width
 from evalsim.stats._validate import check_confidence
 from evalsim.stats.coverage import exact_coverage
 
@@ -24,6 +27,31 @@ def _table_b_rows(table_b: pd.DataFrame, policy: str) -> pd.DataFrame:
     return sub
 
 
+def _lesson_label(policy: str) -> str:
+    quoted = DOCUMENT_000["table_a"].get(str(policy))
+    rate = f" (its pool: {quoted['k']}/{quoted['n']})" if quoted else ""
+    return f"lesson 25, Table B{rate}"
+
+
+def _plot_lesson(ax, sub: pd.DataFrame, column: str, color: str, label: str | None) -> bool:
+    """The lesson's values of ``column`` (open diamonds, F03's marker); False if it has none."""
+    if column not in sub or not sub[column].notna().any():
+        return False
+    has = sub[column].notna()
+    ax.plot(
+        sub["n"][has],
+        sub[column][has],
+        "D",
+        ms=6.5,
+        mfc="none",
+        mec=color,
+        mew=1.1,
+        zorder=4,
+        label=label,
+    )
+    return True
+
+
 def _log_n_axis(ax, ns) -> None:
     ax.set_xscale("log")
     ax.set_xticks(ns, [str(n) for n in ns])
@@ -35,7 +63,8 @@ def plot_width(table_b: pd.DataFrame, policy: str, confidence: float = 0.95, ax=
     """Mean Wilson width against n for one pool: resampled points, exact line, c/sqrt(n).
 
     The reference is 2 z sqrt(p (1 - p) / n), the large-n width, whose 1/sqrt(n) shape the
-    document points out. Returns the Axes.
+    document points out. Lines and points are at the pool rate; the lesson's values, where
+    Table B quotes them, are open diamonds. Returns the Axes.
     """
     import matplotlib.pyplot as plt
 
@@ -59,6 +88,7 @@ def plot_width(table_b: pd.DataFrame, policy: str, confidence: float = 0.95, ax=
         label=r"reference $2z\sqrt{p(1-p)/n}$",
     )
     ax.plot(ns, sub["mean_wilson_width"], "o", color=color_for(0), ms=4.5, label="resampled mean")
+    _plot_lesson(ax, sub, "doc_mean_wilson_width", "black", _lesson_label(policy))
     _log_n_axis(ax, ns)
     ax.set_ylabel(f"mean Wilson {confidence:.0%} width (success rate)")
     ax.set_title(f"(a) Interval width, pool {policy} (p = {p:.3f})")
@@ -70,7 +100,8 @@ def plot_coverage(table_b: pd.DataFrame, policy: str, confidence: float = 0.95, 
     """Wilson and Wald coverage against n for one pool: resampled points, exact lines.
 
     Points carry 95% resampling error bars; lines are exact coverage at every n between the
-    grid's ends, at the pool rate. Returns the Axes.
+    grid's ends, at the pool rate. The lesson's resampled coverage, where Table B quotes it, is
+    an open diamond in the method's color. Returns the Axes.
     """
     import matplotlib.pyplot as plt
 
@@ -84,6 +115,7 @@ def plot_coverage(table_b: pd.DataFrame, policy: str, confidence: float = 0.95, 
     dense = np.arange(int(ns.min()), int(ns.max()) + 1)
     n_evals = int(sub["evaluations"].iloc[0])
     lowest = 1.0
+    lesson = False
     for i, method in enumerate(("wilson", "wald")):
         color = color_for(3 * i)  # Wilson blue, Wald vermillion
         exact = [float(exact_coverage(method, int(n), p, confidence=confidence)) for n in dense]
@@ -103,10 +135,15 @@ def plot_coverage(table_b: pd.DataFrame, policy: str, confidence: float = 0.95, 
             label=f"{method.title()}, resampled",
         )
         lowest = min(lowest, float(np.min(exact)), float(np.min(cov)))
+        if _plot_lesson(ax, sub, f"doc_{method}_coverage", color, None):
+            lowest = min(lowest, float(sub[f"doc_{method}_coverage"].min()))
+            lesson = True
     ax.axhline(confidence, color="black", ls=":", lw=1.0, label=f"nominal {confidence:.2f}")
+    if lesson:  # one legend entry for both methods' diamonds (each in its method's color)
+        ax.plot([], [], "D", ms=6.5, mfc="none", mec="0.3", mew=1.1, label="lesson 25, Table B")
     _log_n_axis(ax, ns)
     ax.set_ylabel("coverage (fraction of evaluations)")
-    ax.set_title(f"(b) Coverage of p, {n_evals} evaluations per n")
+    ax.set_title(f"(b) Coverage of p = {p:.3f}, {n_evals} evaluations per n")
     ax.legend(frameon=False, ncol=2, loc="lower right", columnspacing=1.0, handlelength=1.6)
     ax.set_ylim(max(0.0, lowest - 0.16), 1.01)  # room for the legend under the curves
     return ax

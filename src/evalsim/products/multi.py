@@ -22,12 +22,15 @@ from evalsim.stats.multi_aggregate import aggregate_success, outcome_grid, task_
 from evalsim.stats.multi_rank import rank_policies
 
 __all__ = [
+    "MIN_RANKED_POLICIES",
     "RANK_SOURCES",
     "per_task_figure",
     "per_task_table",
     "ranking_figure",
-    "ranking_table",
     "ranking_frame",
+    "ranking_message",
+    "ranking_source",
+    "ranking_table",
 ]
 
 #: Where the ranking's policies come from (config key multi.ranking.source).
@@ -420,19 +423,104 @@ def sns_despine(ax) -> None:
     sns.despine(ax=ax)
 
 
-def ranking_figure(table, confidence: float = 0.95, ax=None):
-    """F09: macro success of each ranked policy with its simultaneous interval and letters."""
+#: Fewer configured policies than this: F09 says so instead of drawing a ranking.
+MIN_RANKED_POLICIES = 3
+
+
+def ranking_source(source: str, n_policies: int) -> str:
+    """What T35 ranks: "policies" or "sweep" (``source`` "auto": the configured policies when
+    there are at least :data:`MIN_RANKED_POLICIES`, else the sigma sweep's values)."""
+    if source not in RANK_SOURCES:
+        raise ValueError(f"source must be one of {RANK_SOURCES}, got {source!r}")
+    if source == "auto":
+        return "policies" if n_policies >= MIN_RANKED_POLICIES else "sweep"
+    return source
+
+
+def ranking_message(policies, source: str = "auto") -> str | None:
+    """Why F09 draws no ranking, or None when it draws one.
+
+    A ranking of fewer than three policies says nothing a pairwise comparison (T34, F08) does
+    not; with ``source`` "auto" T35 then ranks the sigma sweep's aim-noise values, which are
+    not policies, so F09 does not draw them as such (``multi.ranking_source: sweep`` asks for
+    that ranking explicitly).
+    """
+    names = [p["name"] if isinstance(p, dict) else str(p) for p in policies]
+    if ranking_source(source, len(names)) == "sweep" and source == "sweep":
+        return None  # asked for: the sweep's sigma values, drawn and labelled as such
+    if len(names) >= MIN_RANKED_POLICIES:
+        return None
+    listed = ", ".join(names) if names else "none"
+    extra = (
+        "\nT35 ranks the aim-noise values of the sigma sweep instead; they are not policies.\n"
+        "Set multi.ranking_source: sweep to draw that ranking here."
+        if source == "auto"
+        else ""
+    )
+    return (
+        f"No ranking: the study configures {len(names)} "
+        f"{'policy' if len(names) == 1 else 'policies'} ({listed}),\n"
+        f"and a ranking needs at least {MIN_RANKED_POLICIES}. "
+        f"Compare two policies with T34 and F08.{extra}"
+    )
+
+
+def ranking_figure(table, confidence: float = 0.95, ax=None, policies=None, source: str = "auto"):
+    """F09: macro success of each ranked policy with its simultaneous interval and letters.
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        T35 (:func:`ranking_table`), best first.
+    confidence : float
+        The intervals' level (legend).
+    ax : matplotlib Axes, optional
+    policies : list, optional
+        The configured policies (names or config entries). With fewer than three, the figure
+        says so in words instead of drawing a ranking (:func:`ranking_message`); None draws
+        the table as it is.
+    source : {"auto", "policies", "sweep"}
+        T35's ``multi.ranking_source``; "sweep" draws the sigma values, labelled as such.
+
+    The letters stand in their own column right of the axes, under a "letters" heading; the
+    legend sits under the axes, clear of the points.
+    """
     import matplotlib.pyplot as plt
 
     from evalsim.figures import COLUMN_WIDTH_IN, color_for
 
+    message = None if policies is None else ranking_message(policies, source)
+    if message is not None:
+        if ax is None:
+            fig, ax = plt.subplots(figsize=(2 * COLUMN_WIDTH_IN, 1.6))
+        else:
+            fig = ax.figure
+        ax.set_axis_off()
+        ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=8, wrap=True)
+        ax.set_title("F09: ranking of the policies", fontsize=9)
+        return fig
     df = table.sort_values("rank")
+    sweep = source == "sweep" or (
+        policies is None and len(df) > 0 and df["policy"].astype(str).str.endswith(" mm").all()
+    )
     if ax is None:
-        fig, ax = plt.subplots(figsize=(2 * COLUMN_WIDTH_IN, 0.9 + 0.22 * len(df)))
+        fig, ax = plt.subplots(
+            figsize=(2 * COLUMN_WIDTH_IN, 1.3 + 0.24 * len(df)), layout="constrained"
+        )
     else:
         fig = ax.figure
     y = np.arange(len(df))[::-1]
     m = df["macro"].to_numpy(float)
+    ax.errorbar(
+        m,
+        y,
+        xerr=[m - df["macro_lower"].to_numpy(float), df["macro_upper"].to_numpy(float) - m],
+        fmt="none",
+        lw=3.0,
+        alpha=0.45,
+        color=color_for(1),
+        label=f"per-policy {confidence:g} interval",
+    )
     ax.errorbar(
         m,
         y,
@@ -444,24 +532,41 @@ def ranking_figure(table, confidence: float = 0.95, ax=None):
         ms=3.5,
         capsize=2,
         color=color_for(0),
-        label=f"simultaneous {confidence:g}",
+        label=f"simultaneous {confidence:g} interval",
     )
-    ax.errorbar(
-        m,
-        y,
-        xerr=[m - df["macro_lower"].to_numpy(float), df["macro_upper"].to_numpy(float) - m],
-        fmt="none",
-        lw=2.5,
-        alpha=0.5,
-        color=color_for(1),
-        label=f"per policy {confidence:g}",
-    )
-    for yy, letters in zip(y, df["letters"], strict=True):
-        ax.text(1.01, yy, letters, va="center", fontsize=7, transform=ax.get_yaxis_transform())
     ax.set_yticks(y, df["policy"])
+    ax.set_ylim(-0.6, len(df) - 0.4)
     ax.set_xlim(max(0.0, float(df["simultaneous_lower"].min()) - 0.05), 1.02)
     ax.set_xlabel("macro success (mean of task rates)")
-    ax.legend(frameon=False, loc="upper left")
-    ax.set_title("Ranking; a shared letter = not detectably different (Holm)")
-    sns_despine(ax)
+    ax.set_ylabel("aim noise σ of the sweep (not policies)" if sweep else "policy")
+    # the letters: a column of their own, right of the axes (tick labels of a twin axis)
+    letters = ax.twinx()
+    letters.set_ylim(ax.get_ylim())
+    letters.set_yticks(y, df["letters"].astype(str))
+    letters.tick_params(axis="y", length=0, labelsize=7, pad=6)
+    ax.annotate(
+        "letters",
+        xy=(1, 1),
+        xycoords="axes fraction",
+        xytext=(6, 2),
+        textcoords="offset points",
+        ha="left",
+        va="bottom",
+        fontsize=7,
+        style="italic",
+    )
+    for side in ("top", "right", "left", "bottom"):
+        letters.spines[side].set_visible(False)
+    ax.spines["top"].set_visible(False)
+    ax.spines["right"].set_visible(False)
+    ax.legend(
+        frameon=False,
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.18 - 0.6 / (1 + len(df))),
+        ncol=2,
+    )
+    what = "the sweep's σ values" if sweep else "policies"
+    ax.set_title(
+        f"Ranking of {what}; a shared letter = not detectably different (Holm)", fontsize=9
+    )
     return fig

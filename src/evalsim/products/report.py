@@ -47,11 +47,20 @@ class Product:
 
     @property
     def kind(self) -> str:
-        if self.path.startswith("results/tables/") and self.path.endswith(".csv"):
+        """ "table": a table's page in the report (``results/report/tables/<ID>.html``, the
+        entry a table rule wraps in ``report()``); "figure": a figure's PNG; else "other"."""
+        if self.path.startswith("results/report/tables/") and self.path.endswith(".html"):
             return "table"
         if self.path.startswith("figures/") and self.path.endswith(".png"):
             return "figure"
         return "other"
+
+    @property
+    def csv(self) -> str | None:
+        """A table's CSV (``results/tables/<ID>.csv``); None for other products."""
+        if self.kind != "table":
+            return None
+        return f"results/tables/{Path(self.path).stem}.csv"
 
 
 def declared_products(

@@ -75,6 +75,11 @@ def pool_rates_table(pools: pd.DataFrame, confidence: float = 0.95) -> pd.DataFr
     return df
 
 
+#: Sideways offset (mm of sigma) of the pools' and the lesson's markers from the policy's sigma
+#: in :func:`success_vs_sigma_figure`, so that they do not hide each other or the curve's point.
+MARKER_OFFSET_MM = 0.35
+
+
 def success_vs_sigma_figure(
     sweep: pd.DataFrame,
     confidence: float = 0.95,
@@ -87,8 +92,11 @@ def success_vs_sigma_figure(
 
     At each policy's sigma the figure also shows the pools on the sweep's trials (every
     seed, with a Wilson interval: an independent noise draw on the same poses, so the curve
-    and these points agree within sampling error, :func:`sweep_pool_agreement`) and the
-    document's counts (``document``: policy -> {"strict", "loose", "n"}), as open markers.
+    and these points agree within sampling error, :func:`sweep_pool_agreement`) and lesson
+    25's counts (document 000, Table A; ``document``: policy -> {"strict", "loose", "n"}), as
+    open diamonds. Both belong at the policy's sigma (the dotted line); so that neither hides
+    the other or the curve's point there, the pools are drawn :data:`MARKER_OFFSET_MM` right of
+    it and the lesson's values as far left, which the legend says.
     """
     if ax is None:
         fig, ax = plt.subplots(figsize=(COLUMN_WIDTH_IN * 1.6, COLUMN_WIDTH_IN * 1.1))
@@ -123,7 +131,7 @@ def success_vs_sigma_figure(
                 k = int(pl[col].sum())
                 ci = wilson_interval(k, len(pl), confidence=confidence)
                 ax.errorbar(
-                    r.sigma_mm + 0.35,
+                    r.sigma_mm + MARKER_OFFSET_MM,
                     k / len(pl),
                     yerr=[[k / len(pl) - float(ci.lower)], [float(ci.upper) - k / len(pl)]],
                     fmt="s",
@@ -132,21 +140,30 @@ def success_vs_sigma_figure(
                     mec="black",
                     mew=0.5,
                     lw=0.8,
-                    label="pools, all seeds (same poses)" if j == 0 and i == 0 else None,
+                    label=(
+                        f"pools, all seeds, same poses (drawn {MARKER_OFFSET_MM:g} mm right of σ)"
+                        if j == 0 and i == 0
+                        else None
+                    ),
                 )
     for j, (name, doc) in enumerate((document or {}).items()):
         if name not in (policies or {}):
             continue
         for i, (crit, _) in enumerate(CRITERIA):
             ax.plot(
-                float(policies[name]) - 0.35,
+                float(policies[name]) - MARKER_OFFSET_MM,
                 doc[crit] / doc["n"],
                 "D",
                 ms=4.5,
                 mfc="none",
                 mec=color_for(i),
                 mew=1.2,
-                label="document (lesson 16, seed 0)" if j == 0 and i == 0 else None,
+                label=(
+                    f"lesson 25 (document 000), Table A, seed 0 (drawn {MARKER_OFFSET_MM:g} mm "
+                    "left of σ)"
+                    if j == 0 and i == 0
+                    else None
+                ),
             )
     task = sweep["task"].iloc[0] if len(sweep) else ""
     ax.set_xlabel("aim noise σ per axis (mm)")
@@ -156,7 +173,8 @@ def success_vs_sigma_figure(
         f"Scripted pick ({task}): success vs aim noise\n"
         f"{int(n.min())} trials per σ, same poses, Wilson {confidence:.0%} bands"
     )
-    ax.legend(loc="upper right", frameon=False)
+    # under the axes: inside, it covers the curves and the markers at the policies' sigma
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), frameon=False, ncol=2)
     fig.tight_layout()
     return fig
 
