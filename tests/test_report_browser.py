@@ -261,7 +261,6 @@ MIN_FONT_PX = 8
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("pipeline")
 def test_every_table_fills_the_main_panel_with_its_last_column_in_view(smoke_report, tmp_path):
     """At 1400 x 900, each table opened from its category fills the main panel and its last
     column is in view without scrolling sideways (the widest, T10, included); a screenshot of
@@ -333,7 +332,6 @@ def test_every_table_fills_the_main_panel_with_its_last_column_in_view(smoke_rep
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("pipeline")
 def test_report_opens_on_the_overview_not_the_workflow_graph(smoke_report):
     browser = find_browser()
     if browser is None:
