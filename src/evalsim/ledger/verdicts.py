@@ -109,6 +109,8 @@ def _judge(claim: Claim, tables: Tables, r: np.ndarray) -> tuple[str, str]:
         why = f"{_fmt(r / claim.scale)} {op if ok else 'not ' + op} {_fmt(s / claim.scale)}"
         if slack:
             why += f" (allowing {slack / claim.scale:g} for rounding)"
+        if claim.about_pools and not ok:
+            return "simulation differs", why + " in our pools"
         return ("matches" if ok else "document error"), why
     if claim.rule == "roundoff":
         bound = float(claim.tolerance.get("abs", 1e-14))
