@@ -156,22 +156,48 @@ def _t14(ge20, gt20, normal):
     )
 
 
+def _widths_at_ten(t25, t16_at_7, t16_worst, t08):
+    return {
+        "T25": _table(n=[10], method=["wilson"], width_points=[t25]),
+        "T16": _table(
+            row=["n grid"],
+            n=[10],
+            wilson_width_points=[t16_at_7],
+            worst_case_width_points=[t16_worst],
+        ),
+        "T08": _table(policy=["A"], n=[10], mean_wilson_width=[t08]),
+    }
+
+
 def test_unstated_premise_gives_ambiguous_when_readings_disagree(claims):
-    # 001-11 "about one time in six", premise unstated (>= or > 20 points).
-    (claim,) = _by_id(claims, "001-11")
+    # 002-02 "At ten trials that range is roughly forty-five points wide": which k/10 is unstated.
+    (claim,) = _by_id(claims, "002-02")
     assert claim.premise_unstated and not claim.method_stated
-    row = _ledger(claims, "001-11", T14=_t14(0.170, 0.095, 0.160))
+    row = _ledger(claims, "002-02", **_widths_at_ten(44.0, 38.0, 38.0, 0.38))
     assert row.verdict == "ambiguous", row.reason
     assert "leaves out a premise" in row.reason
     reproduced, not_by = row.reason.split("; not by: ")
-    assert "0.17" in reproduced and "0.16" in reproduced and "0.095" in not_by
+    assert "44" in reproduced and "38" in not_by
     # All readings agree: no ambiguity, the best reading decides.
-    row = _ledger(claims, "001-11", T14=_t14(0.170, 0.160, 0.165))
+    row = _ledger(claims, "002-02", **_widths_at_ten(44.0, 46.0, 47.0, 0.45))
     assert row.verdict == "document rounding", row.reason
     assert "Other readings" in row.reason
     # All readings disagree with the document: "document error", not "ambiguous".
-    row = _ledger(claims, "001-11", T14=_t14(0.30, 0.25, 0.28))
+    row = _ledger(claims, "002-02", **_widths_at_ten(30.0, 60.0, 62.0, 0.30))
     assert row.verdict == "document error", row.reason
+
+
+def test_one_in_six_is_decided_by_the_exact_binomial(claims):
+    # 001-11 states every premise (n = 20 each, p = 0.7, "20 or more points"); issue 23 lists it
+    # (T14's note "not one in six" vs the ledger's "ambiguous"). The exact reading decides; the
+    # normal approximation that gives one in six is reported, not counted as a premise.
+    (claim,) = _by_id(claims, "001-11")
+    assert claim.method_stated and not claim.premise_unstated
+    row = _ledger(claims, "001-11", T14=_t14(0.2258, 0.1190, 0.1675))
+    assert row.verdict == "document error", row.reason
+    assert "normal approximation" in row.reason and "0.1675" in row.reason
+    row = _ledger(claims, "001-11", T14=_t14(0.170, 0.095, 0.160))
+    assert row.verdict == "document rounding", row.reason
 
 
 def test_order_of_magnitude_rule(claims):

@@ -111,7 +111,7 @@ def test_smoke_products_hold_the_right_values(smoke_run, repo):
     assert got == want
     assert got["000-07"] == "matches"  # Wilson vs the library to round-off
     assert got["002-07"] == "matches"  # a Monte Carlo estimate of an exact rate, within 2 SE
-    assert got["001-11"] == "ambiguous"  # ">= or > 20 points": the readings disagree
+    assert got["001-11"] == "document error"  # every premise stated: the exact binomial decides
     assert got["004-01"] == "document error"
     # 2. T05: every p-value rounds to the document's, the 441-table check is round-off.
     t05 = pd.read_csv(work / "results" / "tables" / "T05_fisher_checks.csv")

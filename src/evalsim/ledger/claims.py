@@ -44,6 +44,9 @@ class Claim:
     printed: str = ""
     context: dict = field(default_factory=dict)
     model: dict = field(default_factory=dict)
+    # A bound about robot tasks in general that our pools are one instance of: when it fails
+    # on the pools, the party that differs is the simulation, not the document.
+    about_pools: bool = False
 
     @property
     def stated_display(self) -> str:
@@ -120,7 +123,7 @@ def _merge_item(base: dict, item: dict) -> dict:
 CLAIM_KEYS = {
     "id", "doc", "lines", "quote", "printed", "stated", "stated_value", "scale", "rule",
     "tolerance", "criterion", "n_doc", "sources", "method_stated", "premise_unstated",
-    "reason", "context", "expand", "model",
+    "reason", "context", "expand", "model", "about_pools",
 }  # fmt: skip
 SOURCE_KEYS = {"method", "table", "column", "where", "agg", "expr", "values", "multiply"}
 
@@ -171,6 +174,7 @@ def _claim_from_raw(raw: dict, docs: dict) -> Claim:
         printed=str(raw.get("printed", "")),
         context=dict(raw.get("context", {})),
         model=dict(raw.get("model", {})),
+        about_pools=bool(raw.get("about_pools", False)),
     )
 
 

@@ -2,18 +2,25 @@
 
 A claim with a ``model`` block names a downstream quantity ``f`` (a registry entry below,
 e.g. the exact Wilson coverage at ``n``), its fixed arguments, the document's own stated
-inputs (``document``) and the pools' rates (``pools``: a rate and its number of trials,
-read from the result tables).
+inputs (``document``), how many trials each of those inputs was estimated from
+(``document_trials``, e.g. the lesson's 300-trial pools) and the pools' rates (``pools``: a
+rate and its number of trials, read from the result tables).
 
 (a) **Self-consistency**: ``f`` at the document's inputs, against the printed number. The
     allowed gap is the printed number's rounding plus, when the document's number is a
-    Monte Carlo estimate of ``n_doc`` replications, 2 of its standard errors.
+    Monte Carlo estimate of ``n_doc`` replications, 2 of that simulation's standard errors
+    (:data:`BANDS`: of a proportion or of a mean; for an empirical quantile, the quantiles at
+    the shifted levels q +- 2 sqrt(q(1 - q)/n_doc)).
 (b) **The pools**: a parametric bootstrap over each pool's rate (``k* ~ Binomial(trials,
-    rate)``), ``f`` at ``k*/trials``; the document's number must lie in the central 95% of
-    that distribution, widened by the same rounding and 2 document standard errors.
+    rate)``) and, when the document's inputs are themselves estimates, over the document's
+    (``k* ~ Binomial(document_trials, document rate)``). The document's number must lie in
+    the central 95% of ``f(ours*) - (f(doc*) - f(doc))``, widened by the same rounding and
+    Monte Carlo band.
 
-No tolerance is set by hand: every allowance is computed from the numbers. References:
-Efron & Tibshirani (1993), *An Introduction to the Bootstrap*, ch. 6 (parametric bootstrap).
+No tolerance is set by hand: every allowance is computed from the numbers, so it narrows as
+the pools or the document's replications grow. References: Efron & Tibshirani (1993), *An
+Introduction to the Bootstrap*, ch. 6 (parametric bootstrap); the quantile band follows from
+the binomial count of draws below an empirical quantile (e.g. Conover 1999, sec. 3.2).
 """
 
 from __future__ import annotations
@@ -22,17 +29,54 @@ import math
 from collections.abc import Callable
 
 import numpy as np
+from scipy.stats import binom
 
 from evalsim.safe_expr import evaluate
 from evalsim.seeding import rng_for
 from evalsim.stats.binomial import prob_at_least
 from evalsim.stats.coverage import exact_coverage
+from evalsim.stats.intervals import interval
 from evalsim.stats.power import fisher_power, prob_b_not_better
 
 N_BOOT = 400  # bootstrap draws per claim; f is evaluated once per distinct draw
 BOOT_SEED = 2025  # the ledger's own stream (evalsim.seeding), keyed by claim id
+LEVEL = 0.95  # central probability of the bootstrap range
+_Z = 2.0  # standard errors of a Monte Carlo band, as the rules "mc" and "se2" use
 
-# name -> function of keyword rates/arguments returning a probability.
+
+def _wilson_widths(n: int) -> np.ndarray:
+    ci = interval(np.arange(n + 1), n, method="wilson")
+    return np.asarray(ci.upper, dtype=float) - np.asarray(ci.lower, dtype=float)
+
+
+def mean_wilson_width(p: float, n) -> float:
+    """Exact mean width of the 95% Wilson interval of k ~ Binomial(n, p)."""
+    n = int(n)
+    return float(binom.pmf(np.arange(n + 1), n, p) @ _wilson_widths(n))
+
+
+def sd_wilson_width(p: float, n) -> float:
+    """Standard deviation of that width (one evaluation)."""
+    n = int(n)
+    pmf, w = binom.pmf(np.arange(n + 1), n, p), _wilson_widths(n)
+    return math.sqrt(max(float(pmf @ w**2) - float(pmf @ w) ** 2, 0.0))
+
+
+def kn_quantiles(p: float, n, levels=(0.05, 0.95)) -> np.ndarray:
+    """Quantiles of k/n, k ~ Binomial(n, p), at ``levels`` (inverted CDF, as Table B's)."""
+    n = int(n)
+    cdf = binom.cdf(np.arange(n + 1), n, p)
+    return np.array([np.searchsorted(cdf, q - 1e-12) / n for q in np.atleast_1d(levels)])
+
+
+def wilson_disjoint(p_a: float, p_b: float, n) -> float:
+    """Exact P(the 95% Wilson intervals of two independent n-trial evaluations are disjoint)."""
+    from evalsim.resample import exact_pair_probabilities  # resample imports the pool I/O
+
+    return exact_pair_probabilities(p_a, int(n), p_b, int(n)).disjoint
+
+
+# name -> function of keyword rates/arguments returning a number (or one per stated value).
 MODELS = {
     "rate": lambda p: p,
     "gap": lambda p_a, p_b: p_b - p_a,
@@ -41,8 +85,36 @@ MODELS = {
     "wald_coverage": lambda p, n: exact_coverage("wald", int(n), p),
     "fisher_power": lambda p_a, p_b, n: fisher_power(p_a, int(n), p_b, int(n)),
     "b_not_better": lambda p_a, p_b, n: prob_b_not_better(p_a, int(n), p_b, int(n)),
+    "wilson_disjoint": wilson_disjoint,
+    "mean_wilson_width": mean_wilson_width,
+    "kn_quantiles": kn_quantiles,
 }
-MODEL_KEYS = {"f", "args", "document", "pools", "n_doc"}
+
+
+def _proportion_band(value: np.ndarray, n_doc: float, **_) -> tuple[np.ndarray, np.ndarray]:
+    se = np.sqrt(np.clip(value * (1.0 - value), 0.0, None) / n_doc)
+    return value - _Z * se, value + _Z * se
+
+
+def _mean_width_band(value: np.ndarray, n_doc: float, p, n, **_) -> tuple:
+    se = sd_wilson_width(p, n) / math.sqrt(n_doc)
+    return value - _Z * se, value + _Z * se
+
+
+def _quantile_band(value: np.ndarray, n_doc: float, p, n, levels=(0.05, 0.95), **_) -> tuple:
+    levels = np.atleast_1d(np.asarray(levels, dtype=float))
+    shift = _Z * np.sqrt(levels * (1.0 - levels) / n_doc)
+    lo = kn_quantiles(p, n, np.clip(levels - shift, 1e-12, 1.0))
+    hi = kn_quantiles(p, n, np.clip(levels + shift, 0.0, 1.0))
+    return lo, hi
+
+
+# What a Monte Carlo estimate of ``f`` from ``n_doc`` replications prints (2 SE either way).
+BANDS: dict[str, Callable] = {
+    "mean_wilson_width": _mean_width_band,
+    "kn_quantiles": _quantile_band,
+}
+MODEL_KEYS = {"f", "args", "document", "document_trials", "pools", "n_doc"}
 
 
 def check_model(claim_id: str, model: dict) -> None:
@@ -56,63 +128,115 @@ def check_model(claim_id: str, model: dict) -> None:
         raise ValueError(
             f"claim {claim_id!r}: unknown model f {model.get('f')!r}; allowed: {sorted(MODELS)}"
         )
+    extra = sorted(set(model.get("document_trials", {})) - set(model.get("document", {})))
+    if extra:
+        raise ValueError(f"claim {claim_id!r}: document_trials for unknown input(s) {extra}")
 
 
-def _doc_se(value: float, n_doc) -> float:
-    """Standard error of a document's Monte Carlo proportion of ``n_doc`` replications."""
-    if not n_doc:
-        return 0.0
-    return math.sqrt(max(value * (1.0 - value), 0.0) / float(n_doc))
+def _f(model: dict, inputs: dict) -> np.ndarray:
+    return np.atleast_1d(np.asarray(MODELS[model["f"]](**inputs, **model.get("args", {})), float))
 
 
-def self_consistency(model: dict, stated: float, half: float) -> tuple[bool, str] | None:
+def mc_band(model: dict, inputs: dict, value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The range a simulation of ``n_doc`` replications of ``f`` at ``inputs`` prints (2 SE)."""
+    if not model.get("n_doc"):
+        return value, value
+    band = BANDS.get(model["f"], _proportion_band)
+    lo, hi = band(value, float(model["n_doc"]), **inputs, **model.get("args", {}))
+    return np.atleast_1d(lo), np.atleast_1d(hi)
+
+
+def _inputs(model: dict) -> dict:
+    return {k: float(evaluate(str(v), {})) for k, v in model["document"].items()}
+
+
+def self_consistency(model: dict, stated, half) -> tuple[bool, str] | None:
     """Question (a); None when the claim states no inputs of its own."""
     if "document" not in model:
         return None
-    f = MODELS[model["f"]]
-    inputs = {k: float(evaluate(str(v), {})) for k, v in model["document"].items()}
-    value = float(f(**inputs, **model.get("args", {})))
-    se = _doc_se(value, model.get("n_doc"))
-    allowed = half + 2.0 * se
-    ok = abs(stated - value) <= allowed * (1 + 1e-9) + 1e-12
-    what = ", ".join(f"{k} = {v:g}" for k, v in model["document"].items())
-    why = f"(a) at the document's own {what}: {value:.4g}"
+    stated, half = np.atleast_1d(stated), np.atleast_1d(half)
+    inputs = _inputs(model)
+    value = _f(model, inputs)
+    lo, hi = mc_band(model, inputs, value)
+    ok = bool(np.all((lo - half - 1e-12 <= stated) & (stated <= hi + half + 1e-12)))
+    what = ", ".join(
+        f"{k} = {v:g}" if isinstance(v, int | float) else f"{k} = {v} = {inputs[k]:.4g}"
+        for k, v in model["document"].items()
+    )
+    why = f"(a) at the document's own {what}: {_show(value)}"
     why += f" ({'within' if ok else 'outside'} rounding"
-    why += f" + 2 SE of its {model['n_doc']:,} replications)" if se else ")"
+    if model.get("n_doc"):
+        why += f" + 2 SE of its {model['n_doc']:,} replications: {_range(lo, hi)})"
+    else:
+        why += ")"
     return ok, why
 
 
+def _show(values: np.ndarray) -> str:
+    parts = [f"{v:.4g}" for v in np.atleast_1d(values)]
+    return parts[0] if len(parts) == 1 else "[" + ", ".join(parts) + "]"
+
+
+def _range(lo: np.ndarray, hi: np.ndarray) -> str:
+    return ", ".join(f"[{a:.4g}, {b:.4g}]" for a, b in zip(lo, hi, strict=True))
+
+
+def _boot(f: Callable, draws: dict[str, np.ndarray], size: int) -> np.ndarray:
+    names = list(draws)
+    cache: dict[tuple, np.ndarray] = {}
+    out = []
+    for i in range(size):
+        key = tuple(float(draws[n][i]) for n in names)
+        if key not in cache:
+            cache[key] = f(dict(zip(names, key, strict=True)))
+        out.append(cache[key])
+    return np.asarray(out)
+
+
 def pool_agreement(
-    model: dict, lookup: Callable, stated: float, half: float, claim_id: str
-) -> tuple[bool, str, float, float]:
+    model: dict, lookup: Callable, stated, half, claim_id: str
+) -> tuple[bool, str, np.ndarray, np.ndarray]:
     """Question (b): the document's number against the bootstrap of ``f`` over our pools.
 
-    ``lookup(spec)`` reads a table value (``evalsim.ledger.readings._lookup``).
+    ``lookup(spec)`` reads a value (``evalsim.ledger.readings.evaluate_source``-like: a
+    table lookup or an ``expr``). Returns (inside, reason, lower, upper), the bounds being
+    the acceptance range of the document's number (rounding and its own band included).
     """
-    f = MODELS[model["f"]]
-    args = model.get("args", {})
+    stated, half = np.atleast_1d(stated), np.atleast_1d(half)
     rng = rng_for(BOOT_SEED, "ledger", claim_id)
-    draws = {}
+    ours, rates, trials_of = {}, {}, {}
     for name, spec in model["pools"].items():
         rate = float(lookup(spec["rate"])[0][0])
         trials = int(round(float(lookup(spec["trials"])[0][0])))
-        draws[name] = (rng.binomial(trials, rate, size=N_BOOT) / trials, rate)
-    names = list(draws)
-    cache: dict[tuple, float] = {}
-    values = np.empty(N_BOOT)
-    for i in range(N_BOOT):
-        key = tuple(draws[n][0][i] for n in names)
-        if key not in cache:
-            cache[key] = float(f(**dict(zip(names, key, strict=True)), **args))
-        values[i] = cache[key]
-    point = float(f(**{n: draws[n][1] for n in names}, **args))
-    lo, hi = (float(q) for q in np.quantile(values, [0.025, 0.975]))
-    se = _doc_se(stated, model.get("n_doc"))
-    ok = lo - half - 2 * se - 1e-12 <= stated <= hi + half + 2 * se + 1e-12
+        rates[name], trials_of[name] = rate, trials
+        ours[name] = rng.binomial(trials, rate, size=N_BOOT) / trials
+    values = _boot(lambda x: _f(model, x), ours, N_BOOT)
+    point = _f(model, rates)
+    doc_trials = model.get("document_trials", {})
+    if doc_trials:
+        doc = _inputs(model)
+        doc_draws = {
+            k: rng.binomial(int(doc_trials[k]), v, size=N_BOOT) / int(doc_trials[k])
+            if k in doc_trials
+            else np.full(N_BOOT, v)
+            for k, v in doc.items()
+        }
+        doc_values = _boot(lambda x: _f(model, x), doc_draws, N_BOOT)
+        values = values - (doc_values - _f(model, doc))
+    lo, hi = (np.quantile(values, q, axis=0) for q in ((1 - LEVEL) / 2, (1 + LEVEL) / 2))
+    # The document's own Monte Carlo noise, at the value the pools give.
+    band_lo, band_hi = mc_band(model, rates, point)
+    lo, hi = lo - (point - band_lo) - half, hi + (band_hi - point) + half
+    ok = bool(np.all((lo - 1e-12 <= stated) & (stated <= hi + 1e-12)))
+    pools = ", ".join(f"{k} {rates[k]:.4g} of {trials_of[k]}" for k in rates)
     why = (
-        f"(b) our pools give {point:.4g}, 95% bootstrap range [{lo:.4g}, {hi:.4g}] over the "
-        f"pools' sampling error; the document's number is {'inside' if ok else 'outside'}"
+        f"(b) our pools ({pools}) give {_show(point)}; the document's number may lie in "
+        f"{_range(lo, hi)}, from the pools' sampling error"
     )
-    if se:
-        why += " (allowing 2 SE of the document's own simulation)"
+    if doc_trials:
+        why += ", the document's own (" + ", ".join(f"{v:g}" for v in doc_trials.values())
+        why += " trials)"
+    if model.get("n_doc"):
+        why += f", its {model['n_doc']:,} replications"
+    why += f" and its rounding; the document's number is {'inside' if ok else 'outside'}"
     return ok, why, lo, hi

@@ -67,6 +67,12 @@ def _within_tolerance(claim: Claim, r: np.ndarray, s: np.ndarray) -> tuple[bool,
     if tol.get("order_of"):
         ok = bool(np.all(np.round(np.log10(r)) == np.round(np.log10(s))))
         return ok, f"{'same' if ok else 'different'} order of magnitude"
+    if "unit" in tol:
+        # The printed number's own rounding: "roughly 1 000" is printed to the thousand.
+        unit = float(tol["unit"])
+        ok = bool(np.all(np.abs(r - s) <= unit / 2 + 1e-12))
+        verb = "rounds" if ok else "does not round"
+        return ok, f"{_fmt(r)} {verb} to {_fmt(s)} at the printed digit (a unit of {unit:g})"
     if "abs" in tol:
         bound = float(tol["abs"])
         ok = bool(np.all(np.abs(r - s) <= bound + 1e-12))
@@ -103,6 +109,8 @@ def _judge(claim: Claim, tables: Tables, r: np.ndarray) -> tuple[str, str]:
         why = f"{_fmt(r / claim.scale)} {op if ok else 'not ' + op} {_fmt(s / claim.scale)}"
         if slack:
             why += f" (allowing {slack / claim.scale:g} for rounding)"
+        if claim.about_pools and not ok:
+            return "simulation differs", why + " in our pools"
         return ("matches" if ok else "document error"), why
     if claim.rule == "roundoff":
         bound = float(claim.tolerance.get("abs", 1e-14))
@@ -122,6 +130,9 @@ def _judge(claim: Claim, tables: Tables, r: np.ndarray) -> tuple[str, str]:
         )
     if claim.rule == "simulation":
         crit = claim.criterion
+        if claim.model and not crit:
+            # Decided by the model's two questions (_two_questions); no hand-set criterion.
+            return "matches", f"{_fmt(r / claim.scale)} in our resampling"
         if "se2" in crit:
             c = crit["se2"]
             n_repro = c["n_repro"]
@@ -232,16 +243,15 @@ def _two_questions(claim: Claim, tables: Tables, reason: str) -> tuple[str, str]
     fails: "simulation differs"; both hold: "matches". The resampled reading stays in the
     reason.
     """
-    stated = float(claim.stated[0] * claim.scale)
-    half = float(np.nan_to_num(_half_unit(claim))[0])
+    stated = claim.stated * claim.scale
+    half = np.nan_to_num(_half_unit(claim))
     parts = []
     a = self_consistency(claim.model, stated, half)
     if a is not None:
         parts.append(a[1])
     try:
-        b_ok, b_why, _, _ = pool_agreement(
-            claim.model, lambda spec: _lookup(tables, spec), stated, half, claim.id
-        )
+        read = lambda spec: evaluate_source(tables, spec, claim.id)  # noqa: E731
+        b_ok, b_why, _, _ = pool_agreement(claim.model, read, stated, half, claim.id)
     except SourceError as err:
         b_ok, b_why = None, f"(b) not available: {err}"
     parts.append(b_why)
