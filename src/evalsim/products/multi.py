@@ -482,6 +482,8 @@ def ranking_figure(table, confidence: float = 0.95, ax=None, policies=None, sour
     source : {"auto", "policies", "sweep"}
         T35's ``multi.ranking_source``; "sweep" draws the sigma values, labelled as such.
 
+    Notes
+    -----
     The letters stand in their own column right of the axes, under a "letters" heading; the
     legend sits under the axes, clear of the points.
     """
