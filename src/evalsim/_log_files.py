@@ -130,6 +130,19 @@ def reported_pc_success(info: dict) -> float | None:
     return None
 
 
+def case_warnings(names) -> list[str]:
+    """One warning per group of policy names that differ only in case (kept apart)."""
+    by_fold: dict[str, list[str]] = {}
+    for nm in sorted(names):
+        by_fold.setdefault(nm.casefold(), []).append(nm)
+    return [
+        f"warning: policy names {', '.join(repr(g) for g in group)} differ only in "
+        "case; they are treated as different policies"
+        for group in by_fold.values()
+        if len(group) > 1
+    ]
+
+
 def pairing_key(df) -> list[str]:
     """Columns that identify the starting state of a trial: task, seed (if present), condition.
 

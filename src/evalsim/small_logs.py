@@ -30,6 +30,7 @@ from evalsim._log_files import (
     OPTIONAL_COLUMNS,
     REQUIRED_COLUMNS,
     TrialLogError,
+    case_warnings,
     digest,
     reported_pc_success,
     sniff,
@@ -131,16 +132,7 @@ def _read_small_logs(paths, policy: str | None) -> TrialTable:
                 t[c] if c in t else np.full(len(t["success"]), "", dtype=object) for t in tables
             ]
             columns[c] = np.concatenate(parts)
-    policies = sorted(set(columns["policy"].tolist()))
-    by_fold: dict[str, list[str]] = {}
-    for nm in policies:
-        by_fold.setdefault(nm.casefold(), []).append(nm)
-    for group in by_fold.values():
-        if len(group) > 1:
-            warnings.append(
-                f"warning: policy names {', '.join(repr(g) for g in group)} differ only in "
-                "case; they are treated as different policies"
-            )
+    warnings += case_warnings(set(columns["policy"].tolist()))
     return TrialTable(columns, {"sources": sources, "warnings": warnings})
 
 

@@ -52,6 +52,7 @@ from evalsim._log_files import (
     OPTIONAL_COLUMNS,
     REQUIRED_COLUMNS,
     TrialLogError,
+    case_warnings,
     pairing_key,
     split_label,
 )
@@ -119,16 +120,7 @@ def read_trial_logs(paths, policy: str | None = None, extra_columns=()) -> pd.Da
         for col in OPTIONAL_COLUMNS:
             if col in out.columns:
                 out[col] = out[col].fillna("").astype(str)
-    names = sorted(str(v) for v in out["policy"].unique())
-    by_fold: dict[str, list[str]] = {}
-    for nm in names:
-        by_fold.setdefault(nm.casefold(), []).append(nm)
-    for group in by_fold.values():
-        if len(group) > 1:
-            warnings.append(
-                f"warning: policy names {', '.join(repr(g) for g in group)} differ only in "
-                "case; they are treated as different policies"
-            )
+    warnings += case_warnings(str(v) for v in out["policy"].unique())
     out.attrs = {"sources": sources, "warnings": warnings}
     return out
 
