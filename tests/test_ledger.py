@@ -15,6 +15,7 @@ import yaml
 from evalsim.ledger import (
     VERDICTS,
     build_ledger,
+    ledger_html,
     ledger_markdown,
     load_claims,
     readme_disagreements,
@@ -296,6 +297,30 @@ def test_markdown_and_readme_section(claims):
     assert replace_section(new, "disagreements", body) == new
     with pytest.raises(ValueError, match="no section markers"):
         replace_section("no markers", "gallery", body)
+
+
+def test_ledger_page_lists_every_claim_with_its_verdict_under_the_counts(claims):
+    t03 = _table(
+        policy=["A", "B"],
+        **{"P(>=9/10) at p_stated": [0.2160, 0.6466], "P(>=9/10) at p_pool": [0.2153, 0.6453]},
+    )
+    df = build_ledger(claims[:6], "/nonexistent", overrides={"T03": t03})
+    page = ledger_html(df)
+    table = page.split('<table class="evalsim-table"', 1)[1].split("</table>", 1)[0]
+    head = [h.replace("<wbr>", "") for h in re.findall(r"<th>(.*?)</th>", table)]
+    assert head == ["id", "quote", "stated", "reproduced", "verdict", "reason"]
+    rows = re.findall(r"<tr>(.*?)</tr>", table.split("<tbody>", 1)[1], re.S)
+    cells = [re.findall(r"<td[^>]*>(.*?)</td>", r, re.S) for r in rows]
+    # one row per claim, in the claims file's order, with the ledger's verdict
+    assert [c[0] for c in cells] == list(df["id"])
+    assert [c[4] for c in cells] == list(df["verdict"])
+    # the counts by verdict are the note under the rows
+    note = page.split('<p class="note">', 1)[1]
+    assert f"{len(df)} claims:" in note
+    counts = df["verdict"].value_counts()
+    assert f"{counts.get('matches', 0)} matches" in note
+    assert f"{counts.get('document error', 0)} document errors" in note
+    assert f"{counts.get('document rounding', 0)} document roundings" in note
 
 
 def test_load_claims_rejects_duplicates_and_unknown_rules(tmp_path):

@@ -37,6 +37,9 @@ NOTE_CHECKS = [
     ("T08", "its exact columns all match ours", ["000-30."], {"matches"}),
     # T08: Table B's resampled columns are self-consistent -- question (a) of 000-28/29.
     ("T08", "self-consistent", ["000-28.", "000-29."], SELF_CONSISTENT),
+    # T10: Table E at the document's own rates -- question (a) of 000-36/37/38; the note
+    # leaves question (b), the pools, to the ledger.
+    ("T10", "self-consistent", ["000-36.", "000-37.", "000-38."], SELF_CONSISTENT),
 ]
 
 

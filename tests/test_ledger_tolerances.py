@@ -8,6 +8,7 @@ test with SciPy and statsmodels, never with the ledger's own intermediate values
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -207,3 +208,23 @@ def test_quantiles_of_k_over_n_against_scipy(claims):
         ).iloc[0]
         assert f"0.737: [{lo:.4g}, {hi:.4g}] (within" in row.reason
         assert row.verdict == want, row.reason
+
+
+@pytest.mark.parametrize(
+    ("cid", "rates"), [("000-37.n100", (0.69, 0.92)), ("000-38.n20", (0.69, 0.92))]
+)
+def test_the_range_shown_stays_within_what_a_probability_can_be(claims, cid, rates):
+    # Issue 23's reader: at our pools' rates the bootstrap range of 000-37.n100 (Wilson
+    # intervals disjoint) reached 1.278 and that of 000-38.n20 (B scores <= A) -0.147; a
+    # probability's range is cut to [0, 1], and the verdict is the same either way.
+    n = [10, 20, 50, 100]
+    t10 = pd.DataFrame(
+        {"policy_a": ["A"] * 4, "policy_b": ["B"] * 4, "n": n}
+        | {c: [0.5] * 4 for c in ("wilson_disjoint", "b_not_better", "fisher_p_lt_alpha")}
+    )
+    table = dict(OTHER, T07=t07(*rates, 300), T10=t10)
+    row = build_ledger([claims[cid]], "/nonexistent", overrides=table).iloc[0]
+    lo, hi = (float(x) for x in re.search(r"may lie in \[([^,]+), ([^\]]+)\]", row.reason).groups())
+    assert 0.0 <= lo < hi <= 1.0
+    assert (lo == 0.0) != (hi == 1.0)  # one end was cut in each case
+    assert row.verdict == "simulation differs"  # the stated 0.423 / 0.170 is outside

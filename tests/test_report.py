@@ -66,7 +66,7 @@ def test_every_declared_table_and_figure_is_wrapped_in_report_with_a_caption(rep
     for p in tables + figures:
         assert p.caption, f"{p.path} (rule {p.rule}) is not wrapped in report()"
         assert (repo / p.caption).is_file(), f"{p.path}: caption {p.caption} missing"
-    ledger = [p for p in products if p.path == "results/claims.csv"]
+    ledger = [p for p in products if p.path == "results/report/claims.html"]
     assert ledger and ledger[0].caption
 
 
@@ -276,7 +276,7 @@ def test_smoke_run_resolves_every_claim_and_reports_every_product(
         assert all(row.count(" & ") == shape[1] - 1 for row in body), csv.name
     html = smoke_report.read_text(encoding="utf-8", errors="replace")
     for p in products:
-        if p.kind in ("table", "figure") or p.path == "results/claims.csv":
+        if p.kind in ("table", "figure") or p.path == "results/report/claims.html":
             # Each report entry is keyed by its path, with the file embedded.
             assert f'"{p.path}": {{"name": ' in html, f"{p.path} not in the report"
     # Each table's entry is its HTML page (title, every row, note), shown full width; its

@@ -16,6 +16,8 @@ from docutils.core import publish_parts
 from jinja2 import Environment
 
 from evalsim.tables import (
+    REPORT_MAX_COLUMNS,
+    column_blocks,
     latex_escape,
     note_html,
     note_rst,
@@ -180,6 +182,63 @@ def test_report_html_shows_every_cell_escaped_then_the_note(df):
     assert page.index("</table>") < page.index("<strong>Note.</strong>")
     assert note_html(frame) in page
     assert '"T07"' in page.split("<script>", 1)[1]  # the page reports its fit under its ID
+
+
+def _wide_frame(values: int, keys: int = 3) -> pd.DataFrame:
+    """``keys`` text columns (the row names), then ``values`` numeric columns."""
+    data = {f"name{i}": ["A", "B"] for i in range(keys)}
+    data.update({f"v{j}": [j, j + 0.5] for j in range(values)})
+    return pd.DataFrame(data)
+
+
+@pytest.mark.parametrize("values", [21, 22, 23, 30, 44, 45, 70])
+def test_column_blocks_split_a_wide_table_with_its_row_names_in_every_block(values):
+    frame = _wide_frame(values)
+    blocks = column_blocks(frame, max_columns=24)
+    keys = ["name0", "name1", "name2"]
+    if values + 3 <= 24:
+        assert blocks == [list(frame.columns)]
+        return
+    # fewest blocks of at most 24 columns; every block starts with the row names
+    need = -(-values // (24 - 3))
+    assert len(blocks) == need
+    assert all(b[:3] == keys and len(b) <= 24 for b in blocks)
+    # every other column exactly once, in order; block sizes differ by at most one
+    assert [c for b in blocks for c in b[3:]] == [f"v{j}" for j in range(values)]
+    sizes = [len(b) for b in blocks]
+    assert max(sizes) - min(sizes) <= 1
+
+
+def test_column_blocks_repeat_only_leading_text_columns():
+    frame = pd.DataFrame({"n": [1], "name": ["x"], **{f"v{j}": [j] for j in range(30)}})
+    blocks = column_blocks(frame, max_columns=24)
+    assert [b[0] for b in blocks] == ["n", "v14"]  # a numeric first column is no row name
+    many = _wide_frame(30, keys=6)
+    assert all(b[:4] == ["name0", "name1", "name2", "name3"] for b in column_blocks(many, 24))
+
+
+def test_report_html_shows_a_wide_table_as_stacked_blocks_of_all_cells(df):
+    frame = _wide_frame(REPORT_MAX_COLUMNS + 5)
+    frame.attrs = dict(df.attrs)
+    page = report_html(frame, "T34")
+    tables = re.findall(r'<table class="evalsim-table"[^>]*>(.*?)</table>', page, re.S)
+    assert len(tables) == 2 and page.count('id="evalsim-table"') == 1
+    assert "part 1 of 2" in page and "part 2 of 2" in page
+    seen = {}
+    for table in tables:
+        head = [h.replace("<wbr>", "") for h in re.findall(r"<th>(.*?)</th>", table, re.S)]
+        assert head[:3] == ["name0", "name1", "name2"] and len(head) <= REPORT_MAX_COLUMNS
+        rows = re.findall(r"<tr>(.*?)</tr>", table.split("<tbody>", 1)[1], re.S)
+        for r, row in enumerate(rows):
+            for h, cell in zip(head, re.findall(r"<td[^>]*>(.*?)</td>", row, re.S), strict=True):
+                seen[(r, h)] = cell
+    # every cell of the frame, once per block it is in, as the Markdown shows it
+    for r, row in enumerate(frame.itertuples(index=False)):
+        for h, v in zip(frame.columns, row, strict=True):
+            assert seen[(r, h)] == str(v if isinstance(v, str) else f"{v:.4g}"), (r, h)
+    assert page.rindex("</table>") < page.index("<strong>Note.</strong>")
+    # the fit script sizes every block together
+    assert 'querySelectorAll("table.evalsim-table")' in page
 
 
 def test_note_html_escapes_and_sets_code_spans(df):

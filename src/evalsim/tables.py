@@ -213,21 +213,27 @@ _PAGE_STYLE = (
     "table.evalsim-table th:first-child,table.evalsim-table td:first-child{text-align:left}"
     "table.evalsim-table tbody tr:nth-child(even){background:#f8fafc}"
     "p.note{font-size:13px;line-height:1.45;max-width:75em;margin:10px 0}"
+    "p.part{font-size:12px;color:#475569;margin:12px 0 4px}"
     "code{background:#f1f5f9;padding:0 2px}"
 )
 _FIT_SCRIPT = """
 (function () {
-  var table = document.getElementById("evalsim-table");
-  var size = parseFloat(getComputedStyle(table).fontSize);
+  var tables = Array.prototype.slice.call(document.querySelectorAll("table.evalsim-table"));
+  var size = parseFloat(getComputedStyle(tables[0]).fontSize);
   function lastRight() {
-    var row = table.rows[0];
-    return row.cells[row.cells.length - 1].getBoundingClientRect().right;
+    return Math.max.apply(null, tables.map(function (table) {
+      var row = table.rows[0];
+      return row.cells[row.cells.length - 1].getBoundingClientRect().right;
+    }));
+  }
+  function setSize() {
+    tables.forEach(function (table) { table.style.fontSize = size + "px"; });
   }
   function fit() {
     var width = document.documentElement.clientWidth;
     while (lastRight() > width && size > %(min)d) {
       size -= 0.5;
-      table.style.fontSize = size + "px";
+      setSize();
     }
     var right = lastRight();
     if (window.parent !== window) {
@@ -237,7 +243,7 @@ _FIT_SCRIPT = """
   }
   fit();
   window.addEventListener("resize", function () {
-    size = %(max)d; table.style.fontSize = size + "px"; fit();
+    size = %(max)d; setSize(); fit();
   });
 })();
 """
@@ -279,27 +285,75 @@ def note_html(df: pd.DataFrame) -> str:
     return '<p class="note"><strong>Note.</strong> ' + "".join(out) + "</p>"
 
 
+#: Widest table the report's main panel shows as one block. At 1400 px with the category
+#: list open, 16 columns fit at 11 px or more; 22 (T08) needed 8.5 px. A wider table is
+#: shown as stacked blocks that each repeat its leading text columns (:func:`column_blocks`).
+REPORT_MAX_COLUMNS = 16
+#: At most this many leading text columns (names: policy, task, section, ...) are repeated.
+_MAX_KEY_COLUMNS = 4
+
+
+def column_blocks(df: pd.DataFrame, max_columns: int = REPORT_MAX_COLUMNS) -> list[list[str]]:
+    """The columns of each block a table is shown in: one block when it has at most
+    ``max_columns``; else its leading text columns (up to four, the row's names) in every
+    block, and the other columns in order, split into the fewest blocks of at most
+    ``max_columns`` columns each, of sizes differing by at most one."""
+    columns = [str(c) for c in df.columns]
+    if len(columns) <= max_columns:
+        return [columns]
+    keys = []
+    for c in columns[:_MAX_KEY_COLUMNS]:
+        if pd.api.types.is_numeric_dtype(df[c]) or pd.api.types.is_bool_dtype(df[c]):
+            break
+        keys.append(c)
+    rest = columns[len(keys) :]
+    per_block = max(1, max_columns - len(keys))
+    blocks = -(-len(rest) // per_block)
+    size, extra = divmod(len(rest), blocks)
+    out, start = [], 0
+    for i in range(blocks):
+        stop = start + size + (1 if i < extra else 0)
+        out.append(keys + rest[start:stop])
+        start = stop
+    return out
+
+
 def report_html(df: pd.DataFrame, table: str = "", digits: int = 4) -> str:
     """The table's page for the HTML report: its title, every row (cells as in the Markdown)
-    at the panel's full width, and its note under the rows.
+    at the panel's full width, and its note under the rows. A table wider than
+    :data:`REPORT_MAX_COLUMNS` is shown as stacked blocks of its columns
+    (:func:`column_blocks`), each with the row names.
 
     ``table`` is the product ID (e.g. ``T10``), which the page reports to the report page
     with its fit (``postMessage``: ``{evalsimTable, fontPx, lastColumnRight, width, fits}``).
     """
     title = str(df.attrs.get("title") or table)
-    head = "".join(f"<th>{_html_header(c)}</th>" for c in df.columns)
-    body = "\n".join(
-        "<tr>" + "".join(_html_cell(_cell(v, digits)) for v in row) + "</tr>"
-        for row in df.itertuples(index=False)
-    )
+    cells = [[_cell(v, digits) for v in row] for row in df.itertuples(index=False)]
+    index = {str(c): i for i, c in enumerate(df.columns)}
+    blocks = column_blocks(df)
+    parts = []
+    for i, columns in enumerate(blocks):
+        head = "".join(f"<th>{_html_header(c)}</th>" for c in columns)
+        body = "\n".join(
+            "<tr>" + "".join(_html_cell(row[index[c]]) for c in columns) + "</tr>" for row in cells
+        )
+        ident = ' id="evalsim-table"' if i == 0 else ""
+        label = (
+            f'<p class="part">Columns, part {i + 1} of {len(blocks)}</p>\n'
+            if len(blocks) > 1
+            else ""
+        )
+        parts.append(
+            f'{label}<table class="evalsim-table"{ident}>\n<thead><tr>{head}</tr></thead>\n'
+            f"<tbody>\n{body}\n</tbody>\n</table>\n"
+        )
     script = _FIT_SCRIPT % {"id": json.dumps(table), "min": _MIN_FONT_PX, "max": 13}
     return (
         '<!doctype html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         f"<title>{_html_text(title)}</title>\n<style>{_PAGE_STYLE}</style>\n</head>\n<body>\n"
         f"<h1>{_html_text(title)}</h1>\n"
-        f'<table class="evalsim-table" id="evalsim-table">\n<thead><tr>{head}</tr></thead>\n'
-        f"<tbody>\n{body}\n</tbody>\n</table>\n{note_html(df)}\n"
-        f"<script>{script}</script>\n</body>\n</html>\n"
+        + "".join(parts)
+        + f"{note_html(df)}\n<script>{script}</script>\n</body>\n</html>\n"
     )
 
 

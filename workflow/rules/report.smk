@@ -22,6 +22,7 @@ REPORT_TARGETS = [
     "results/document_code.csv",
     "results/claims.csv",
     "results/claims.md",
+    "results/report/claims.html",
 ]
 
 
@@ -69,12 +70,13 @@ rule report_claims_ledger:
         tables=REPORT_STAGE_TABLES,
         code="results/document_code.csv",
     output:
-        csv=report(
-            "results/claims.csv",
+        csv="results/claims.csv",
+        md="results/claims.md",
+        html=report(
+            "results/report/claims.html",
             caption="../report/claims_ledger.rst",
             category="report",
         ),
-        md="results/claims.md",
     log:
         "logs/report/claims_ledger.log",
     threads: 1
@@ -86,7 +88,7 @@ rule report_claims_ledger:
         python=sys.executable,
     shell:
         "{params.python} -m evalsim.ledger build --claims {input.claims} --root . "
-        "--csv {output.csv} --md {output.md} > {log} 2>&1"
+        "--csv {output.csv} --md {output.md} --html {output.html} > {log} 2>&1"
 
 
 # Small, fast jobs run inside the main Snakemake process, not as cluster jobs (issue 12);

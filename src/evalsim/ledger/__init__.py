@@ -53,6 +53,7 @@ from evalsim.ledger.output import (
     _md_table as _md_table,
 )
 from evalsim.ledger.output import (
+    ledger_html,
     ledger_markdown,
     readme_disagreements,
     replace_section,
@@ -86,6 +87,7 @@ __all__ = [
     "SourceError",
     "build_ledger",
     "judge_claim",
+    "ledger_html",
     "ledger_markdown",
     "load_claims",
     "load_skipped",

@@ -26,6 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     b.add_argument("--root", default=".")
     b.add_argument("--csv", default="results/claims.csv")
     b.add_argument("--md", default="results/claims.md")
+    b.add_argument("--html", default=None, help="the ledger's page for the HTML report")
     c = sub.add_parser("code", help="run the documents' Python and check it against evalsim")
     c.add_argument("--documents", default=None, help="folder of the documents ($EVALSIM_DOCUMENTS)")
     c.add_argument("--csv", default="results/document_code.csv")
@@ -42,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.cmd == "build":
         claims = load_claims(args.claims)
         df = build_ledger(claims, args.root)
-        write_ledger(df, args.csv, args.md, load_skipped(args.claims))
+        write_ledger(df, args.csv, args.md, load_skipped(args.claims), args.html)
         for verdict, n in verdict_counts(df).items():
             print(f"{n:4d}  {verdict}")
         return 0

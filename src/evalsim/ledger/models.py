@@ -110,6 +110,11 @@ def _quantile_band(value: np.ndarray, n_doc: float, p, n, levels=(0.05, 0.95), *
 
 
 # What a Monte Carlo estimate of ``f`` from ``n_doc`` replications prints (2 SE either way).
+#: The values each model's ``f`` can take (probabilities, widths and quantiles of k/n lie in
+#: [0, 1]; a gap of two rates in [-1, 1]): the range question (b) shows is cut to them,
+#: which changes no verdict, since a document's number lies in them too.
+VALUE_RANGE: dict[str, tuple[float, float]] = {"gap": (-1.0, 1.0)}
+
 BANDS: dict[str, Callable] = {
     "mean_wilson_width": _mean_width_band,
     "kn_quantiles": _quantile_band,
@@ -227,6 +232,8 @@ def pool_agreement(
     # The document's own Monte Carlo noise, at the value the pools give.
     band_lo, band_hi = mc_band(model, rates, point)
     lo, hi = lo - (point - band_lo) - half, hi + (band_hi - point) + half
+    floor, ceiling = VALUE_RANGE.get(model["f"], (0.0, 1.0))
+    lo, hi = np.maximum(lo, floor), np.minimum(hi, ceiling)
     ok = bool(np.all((lo - 1e-12 <= stated) & (stated <= hi + 1e-12)))
     pools = ", ".join(f"{k} {rates[k]:.4g} of {trials_of[k]}" for k in rates)
     why = (

@@ -6,6 +6,10 @@ import pandas as pd
 
 from evalsim.io import atomic_path, write_text_atomic
 from evalsim.ledger.verdicts import verdict_counts
+from evalsim.tables import report_html
+
+#: The ledger's columns on its report page (every column is in ``results/claims.csv``).
+HTML_COLUMNS = ["id", "quote", "stated", "reproduced", "verdict", "reason"]
 
 
 def _md_cell(value) -> str:
@@ -44,11 +48,29 @@ def ledger_markdown(df: pd.DataFrame, skipped: list[dict] | None = None) -> str:
     return "\n".join(parts) + "\n"
 
 
-def write_ledger(df: pd.DataFrame, csv_path, md_path, skipped: list[dict] | None = None) -> None:
-    """Write the ledger as CSV and Markdown (atomically)."""
+def ledger_html(df: pd.DataFrame) -> str:
+    """The ledger's page in the HTML report: one row per claim (:data:`HTML_COLUMNS`), in
+    the order of ``config/claims.yaml``, under the counts by verdict."""
+    page = df[HTML_COLUMNS].copy()
+    page.attrs["title"] = df.attrs.get("title", "Claims ledger")
+    page.attrs["note"] = (
+        headline(df) + ". The verdicts, and the party each names: `docs/START_HERE.md`. "
+        "`results/claims.csv` also holds each claim's lines in its document, method and "
+        "source; `results/claims.md` groups the rows by document."
+    )
+    return report_html(page, "claims")
+
+
+def write_ledger(
+    df: pd.DataFrame, csv_path, md_path, skipped: list[dict] | None = None, html_path=None
+) -> None:
+    """Write the ledger as CSV and Markdown and, if ``html_path`` is given, its report page
+    (:func:`ledger_html`), each atomically."""
     with atomic_path(csv_path) as tmp:
         df.to_csv(tmp, index=False, lineterminator="\n")
     write_text_atomic(md_path, ledger_markdown(df, skipped))
+    if html_path is not None:
+        write_text_atomic(html_path, ledger_html(df))
 
 
 BEGIN = "<!-- BEGIN generated:{name} -->"
