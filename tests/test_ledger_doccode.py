@@ -6,12 +6,12 @@ import os
 from pathlib import Path
 
 import pytest
-from scipy.stats import beta
+from scipy.stats import beta, binom, fisher_exact
 
 from evalsim.ledger.doccode import extract_snippets, run_document
 
 RIGHT_CP = """
-from scipy.stats import beta
+from scipy.stats import beta, binom, fisher_exact
 
 def clopper_pearson(k, n, alpha=0.05):
     lower = 0.0 if k == 0 else beta.ppf(alpha / 2, k, n - k + 1)
@@ -20,7 +20,7 @@ def clopper_pearson(k, n, alpha=0.05):
 """
 # The same with 004's edge handling: alpha instead of alpha/2, and 1 - ppf at k = 0.
 WRONG_CP = """
-from scipy.stats import beta
+from scipy.stats import beta, binom, fisher_exact
 
 def clopper_pearson(k, n, alpha=0.05):
     if k <= 0:
@@ -95,3 +95,117 @@ def test_without_the_documents_the_table_says_so(tmp_path):
     df = document_code_table(tmp_path / "absent")
     # the same bytes wherever it runs: the row names no folder
     assert df["ran"].tolist() == ["no documents (*.txt) found; set EVALSIM_DOCUMENTS"]
+
+
+# Lesson 25's Build it functions as the document types them (plain Python, math.comb).
+LESSON = """
+import math
+
+def wald(k, n, z=1.96):
+    p = k / n
+    h = z * math.sqrt(p * (1 - p) / n)
+    return max(0.0, p - h), min(1.0, p + h)
+
+def wilson(k, n, z=1.96):
+    p = k / n
+    den = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / den
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
+    return max(0.0, c - h), min(1.0, c + h)
+
+def binom_pmf(k, n, p):
+    return math.comb(n, k) * p ** k * (1 - p) ** (n - k)
+
+def coverage(interval, n, p, z=1.96):
+    return sum(binom_pmf(k, n, p) for k in range(n + 1)
+               if interval(k, n, z)[0] <= p <= interval(k, n, z)[1])
+
+def trials_needed(p, half_width, z=1.96):
+    n = 1
+    while True:
+        lo, hi = wilson(round(p * n), n, z)
+        if (hi - lo) / 2 <= half_width:
+            return n
+        n += 1
+
+def fisher_p(k1, n1, k2, n2):
+    K, N = k1 + k2, n1 + n2
+    pmf = {a: math.comb(n1, a) * math.comb(n2, K - a) / math.comb(N, K)
+           for a in range(max(0, K - n2), min(K, n1) + 1)}
+    return min(1.0, sum(q for q in pmf.values() if q <= pmf[k1] * (1 + 1e-7)))
+
+def power(p1, p2, n, alpha=0.05):
+    pm1 = [binom_pmf(k, n, p1) for k in range(n + 1)]
+    pm2 = [binom_pmf(k, n, p2) for k in range(n + 1)]
+    return sum(pm1[a] * pm2[b] for a in range(n + 1) for b in range(n + 1)
+               if fisher_p(a, n, b, n) < alpha)
+"""
+
+
+def _rows(tmp_path, code) -> dict:
+    return {r["function"]: r for r in run_document(_doc(tmp_path, code))}
+
+
+def test_the_lessons_functions_are_checked_against_scipy_by_name(tmp_path):
+    rows = _rows(tmp_path, LESSON)
+    assert set(rows) == {
+        "wald", "wilson", "binom_pmf", "coverage", "trials_needed", "fisher_p", "power"
+    }  # fmt: skip
+    assert all(r["right"] is True for r in rows.values()), rows
+    # The references the rows were judged by, recomputed here with SciPy on grid points.
+    from evalsim.ledger.doccode import FUNCTION_CHECKS
+
+    k1, n1, k2, n2 = FUNCTION_CHECKS["fisher_p"].calls[-1]
+    assert FUNCTION_CHECKS["fisher_p"].reference(k1, n1, k2, n2) == pytest.approx(
+        fisher_exact([[k1, n1 - k1], [k2, n2 - k2]]).pvalue, rel=1e-12
+    )
+    assert FUNCTION_CHECKS["binom_pmf"].reference(3, 20, 0.1) == pytest.approx(
+        binom.pmf(3, 20, 0.1), rel=1e-12
+    )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "function", "where"),
+    [
+        # the observed table left out of the two-sided sum (a strict '<')
+        ("q <= pmf[k1] * (1 + 1e-7)", "q < pmf[k1]", "fisher_p", "fisher_p("),
+        # an edge: at p = 0 the pmf of k = 0 is 1, not 0
+        ("return math.comb(n, k) * p", "return 0.0 if p == 0 else math.comb(n, k) * p",
+         "binom_pmf", "binom_pmf(0, "),
+        # the full width taken for the half-width
+        ("if (hi - lo) / 2 <= half_width", "if (hi - lo) <= half_width", "trials_needed",
+         "trials_needed("),
+        # power at a one-sided level
+        ("if fisher_p(a, n, b, n) < alpha", "if fisher_p(a, n, b, n) < 2 * alpha", "power",
+         "power("),
+    ],
+)  # fmt: skip
+def test_a_wrong_lesson_function_is_found(tmp_path, old, new, function, where):
+    assert old in LESSON
+    rows = _rows(tmp_path, LESSON.replace(old, new))
+    assert rows[function]["right"] is False and rows[function]["max_abs_error"] > 1e-6
+    assert rows[function]["worst_case"].startswith(where)
+    others = {f for f, r in rows.items() if r["right"] is not True}
+    # a wrong binom_pmf also spoils coverage and power, which call it; nothing else moves
+    assert others <= {function, "coverage", "power"}
+
+
+def test_a_function_that_raises_is_wrong_and_says_why(tmp_path):
+    code = "import math\n\ndef binom_pmf(k, n, p):\n    return math.comb(n, k) / (1 - p)\n"
+    (row,) = run_document(_doc(tmp_path, code))
+    assert row["function"] == "binom_pmf" and row["right"] is False
+    assert row["max_abs_error"] == float("inf") and "ZeroDivisionError" in row["worst_case"]
+
+
+def test_document_000_and_001_functions_are_right(repo):
+    env = os.environ.get("EVALSIM_DOCUMENTS")
+    folder = Path(env) if env else repo.parent / "shared" / "seeds"
+    docs = {d.name[:3]: d for d in folder.glob("00[01]_*.txt")}
+    if len(docs) < 2:
+        pytest.skip(f"documents not found at {folder} (set EVALSIM_DOCUMENTS)")
+    lesson = {r["function"]: r for r in run_document(docs["000"])}
+    for f in ("binom_pmf", "coverage", "trials_needed", "fisher_p", "power"):
+        assert lesson[f]["right"] is True, lesson[f]
+    design = {r["function"]: r for r in run_document(docs["001"])}
+    assert design["mde"]["right"] is True and design["n_per_arm"]["right"] is True
+    assert design["wald"]["right"] is False  # 001's wald is not clipped to [0, 1]
