@@ -1,8 +1,10 @@
-"""Rewrite the outputs of the README's ``evalsim`` walkthrough from real runs.
+"""Rewrite the outputs of the ``evalsim`` walkthrough (the guide and the README) from real runs.
 
-Every fenced ``console`` block in README.md's section "The evalsim command" that starts with
-``$ evalsim ...`` gets that command's real output (run in-process from the repository root).
-``tests/test_cli_lab.py`` checks that the README still matches fresh runs.
+Every fenced ``console`` block that starts with ``$ evalsim ...`` and follows the heading
+"The evalsim command" of each page in ``SECTIONS`` (the guide page ``docs/guide/cli.md``, with
+the walkthrough, and README.md, with its one example) gets that command's real output (run
+in-process from the repository root). ``tests/test_cli_lab.py`` checks that both pages still
+match fresh runs.
 
 Run from the repository root:  .venv/bin/python examples/readme_walkthrough.py
 """
@@ -18,8 +20,11 @@ from pathlib import Path
 
 from evalsim.cli import main
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-SECTION = "## The evalsim command"
+REPO = Path(__file__).resolve().parents[1]
+README = REPO / "README.md"
+GUIDE = REPO / "docs" / "guide" / "cli.md"
+#: each page with console blocks, and the heading they follow
+SECTIONS = {GUIDE: "# The evalsim command\n", README: "## The evalsim command\n"}
 BLOCK = re.compile(r"```console\n\$ (evalsim [^\n]*)\n(.*?)```", re.S)
 
 
@@ -27,7 +32,7 @@ def run_command(command: str) -> str:
     """stdout of ``evalsim ...`` run in-process at the repository root."""
     out = io.StringIO()
     cwd = os.getcwd()
-    os.chdir(README.parent)
+    os.chdir(REPO)
     try:
         with contextlib.redirect_stdout(out):
             rc = main(shlex.split(command)[1:])
@@ -38,21 +43,24 @@ def run_command(command: str) -> str:
     return out.getvalue()
 
 
-def walkthrough_blocks(text: str):
-    """(command, printed output) for each console block of the evalsim section."""
-    head, _, section = text.partition(SECTION)
-    return [(m.group(1), m.group(2)) for m in BLOCK.finditer(section)]
+def walkthrough_blocks(text: str, section: str = SECTIONS[GUIDE]):
+    """(command, printed output) for each console block after the heading ``section``."""
+    head, sep, body = text.partition(section)
+    if not sep:
+        raise ValueError(f"no heading {section.strip()!r}")
+    return [(m.group(1), m.group(2)) for m in BLOCK.finditer(body)]
 
 
-def rewrite(text: str) -> str:
-    head, sep, section = text.partition(SECTION)
+def rewrite(text: str, section: str = SECTIONS[GUIDE]) -> str:
+    head, sep, body = text.partition(section)
 
     def fill(m: re.Match) -> str:
         command = m.group(1)
         return f"```console\n$ {command}\n{run_command(command)}```"
 
-    return head + sep + BLOCK.sub(fill, section)
+    return head + sep + BLOCK.sub(fill, body)
 
 
 if __name__ == "__main__":
-    README.write_text(rewrite(README.read_text(encoding="utf-8")), encoding="utf-8")
+    for page, section in SECTIONS.items():
+        page.write_text(rewrite(page.read_text(encoding="utf-8"), section), encoding="utf-8")

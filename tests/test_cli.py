@@ -609,15 +609,20 @@ def test_example_log_is_what_its_script_writes():
 
 
 def readme_commands() -> list[list[str]]:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    section = text.split("## The evalsim command", 1)[-1]
-    return [shlex.split(line[2:]) for line in section.splitlines() if line.startswith("$ evalsim ")]
+    """The ``$ evalsim ...`` lines of the guide's walkthrough and of the README's example."""
+    lines = []
+    for page, heading in (
+        ("docs/guide/cli.md", "# The evalsim command\n"),
+        ("README.md", "## The evalsim command\n"),
+    ):
+        text = (REPO / page).read_text(encoding="utf-8")
+        assert heading in text, (page, heading)
+        lines += text.split(heading, 1)[1].splitlines()
+    return [shlex.split(line[2:]) for line in lines if line.startswith("$ evalsim ")]
 
 
 def test_readme_walkthrough_runs(capsys, monkeypatch):
     cmds = readme_commands()
-    if not cmds:
-        pytest.skip("README has no evalsim walkthrough yet")
     assert {c[1] for c in cmds} >= {"summarize", "compare", "plan", "peek"}
     monkeypatch.chdir(REPO)
     for argv in cmds:

@@ -216,14 +216,16 @@ def test_peek_paired_equals_the_library(capsys):
     assert "only with --paired" in bad(capsys, "peek", "--n", "10", "--discordance", "0.2")
 
 
-# ----------------------------------------------------------------------- README walkthrough
+# ------------------------------------------- walkthrough (docs/guide/cli.md), README example
 def test_readme_walkthrough_is_a_real_run():
     import sys
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "examples"))
-    from readme_walkthrough import README, run_command, walkthrough_blocks
+    from readme_walkthrough import GUIDE, README, SECTIONS, run_command, walkthrough_blocks
 
-    blocks = walkthrough_blocks(README.read_text(encoding="utf-8"))
-    assert len(blocks) >= 8
-    for command, printed in blocks:
+    guide = walkthrough_blocks(GUIDE.read_text(encoding="utf-8"), SECTIONS[GUIDE])
+    readme = walkthrough_blocks(README.read_text(encoding="utf-8"), SECTIONS[README])
+    assert len(guide) >= 8
+    assert len(readme) >= 1
+    for command, printed in guide + readme:
         assert printed == run_command(command), command

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -94,3 +95,62 @@ def test_site_builds_strictly(tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     api = (tmp_path / "site" / "reference" / "api" / "index.html").read_text()
     assert "wilson_interval" in api
+
+
+def _nav_pages(node):
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, list):
+        for item in node:
+            yield from _nav_pages(item)
+    elif isinstance(node, dict):
+        for value in node.values():
+            yield from _nav_pages(value)
+
+
+def test_every_page_is_in_the_nav():
+    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    nav = set(_nav_pages(config["nav"]))
+    pages = {p.relative_to(ROOT / "docs").as_posix() for p in (ROOT / "docs").rglob("*.md")}
+    assert pages == nav
+
+
+def test_readme_is_short_and_links_the_guide():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert readme.count("\n") <= 250
+    for page in sorted((ROOT / "docs" / "guide").glob("*.md")):
+        assert f"(docs/guide/{page.name}" in readme, page.name
+
+
+def _hand_written_prose() -> dict[str, str]:
+    """README without its generated sections, and the hand-written site pages, without code."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = re.sub(
+        r"<!-- BEGIN generated:.*?<!-- END generated:[a-z]+ -->", "", readme, flags=re.S
+    )
+    pages = {"README.md": readme}
+    for path in [*(ROOT / "docs").glob("*.md"), *(ROOT / "docs" / "guide").glob("*.md")]:
+        pages[path.relative_to(ROOT).as_posix()] = path.read_text(encoding="utf-8")
+    return {name: re.sub(r"```.*?```", "", text, flags=re.S) for name, text in pages.items()}
+
+
+def _normalised(text: str) -> str:
+    return re.sub(r"[\s_–]+", "-", text.lower()).replace("'", "")
+
+
+def test_hand_written_prose_neither_counts_nor_lists_a_registry():
+    from evalsim.stats.intervals import METHODS
+    from evalsim.stats.sequential import SPENDING_FAMILIES
+
+    count = re.compile(
+        r"\b(both|two|three|four|five|six|seven|eight|nine|ten|\d+) "
+        r"(interval |spending |boundary )?(methods|families|corrections|scenes)\b",
+        re.I,
+    )
+    for name, text in _hand_written_prose().items():
+        assert not count.search(text), (name, count.search(text).group(0))
+        for paragraph in text.split("\n\n"):
+            words = _normalised(paragraph)
+            for members in (METHODS, tuple(SPENDING_FAMILIES)):
+                named = [m for m in members if _normalised(m) in words]
+                assert named != list(members), (name, paragraph[:80])

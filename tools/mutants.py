@@ -150,7 +150,18 @@ cli()
 """
 )
 NOT_RUN = {"not checked", "skipped", "check was interrupted by user"}
-COPY = ["src", "tests", "config", "workflow", "examples", "benchmarks", "README.md", "Snakefile"]
+# docs/: the walkthrough tests (tests/test_cli.py, test_cli_lab.py) read docs/guide/cli.md
+COPY = [
+    "src",
+    "tests",
+    "config",
+    "workflow",
+    "examples",
+    "benchmarks",
+    "README.md",
+    "docs",
+    "Snakefile",
+]
 
 
 def _pyproject(group: dict, work: Path) -> str:

@@ -12,8 +12,8 @@ Subcommands::
     evalsim peek --n N [--p 0.7] [--looks every|K|n1,n2,...] [--alpha 0.05]
     evalsim sequential design|oc|check|sheet ...
 
-Each prints aligned tables, or with ``--json`` one JSON object (keys documented in the README,
-section "The evalsim command"). Bad input -- a missing or unreadable file, missing columns,
+Each prints aligned tables, or with ``--json`` one JSON object (keys documented in
+docs/guide/cli.md, "JSON keys"). Bad input -- a missing or unreadable file, missing columns,
 a success value that is not 0/1, an unknown policy, k > n, a probability outside [0, 1] --
 prints one line on stderr and exits with status 2, without a traceback.
 

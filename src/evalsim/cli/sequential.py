@@ -2,7 +2,7 @@
 
 * ``design --out FILE``: build a design (paired or unpaired, alpha, maximum n, spending or
   boundary shape, look spacing, futility) and write its design file (JSON, integer
-  boundaries; format in the README and :mod:`evalsim.stats.sequential_io`).
+  boundaries; format in docs/guide/sequential.md and :mod:`evalsim.stats.sequential_io`).
 * ``oc DESIGN --pa P --pb P`` (or ``--p10 --p01`` for a paired design): exact operating
   characteristics.
 * ``check DESIGN LOG [LOG ...] --a X --b Y``: replay a running trial log (the formats of
