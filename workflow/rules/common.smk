@@ -2,6 +2,7 @@
 from snakemake.utils import validate
 
 from evalsim.config import check_config
+from evalsim.sim.jobs import canonical
 
 # Our check names the bad key and the allowed values; snakemake's validate then runs the
 # same schema (and fills defaults in the same way) so `--lint` sees the schema in use.
@@ -9,6 +10,12 @@ config.update(check_config(config))
 
 
 validate(config, schema="../schemas/config.schema.yaml")
+# Every dict of the config with its keys sorted (lists keep their order): Snakemake compares
+# a job's params by their repr, which follows key order, so reordering or reformatting
+# config.yaml must not rerun anything (issue 26; tests/test_workflow_reruns.py).
+_canonical_config = canonical(dict(config))
+config.clear()
+config.update(_canonical_config)
 
 TASKS = [t["name"] for t in config["tasks"]]
 POLICIES = [p["name"] for p in config["policies"]]
