@@ -60,6 +60,7 @@ lint: venv-dev
 	$(BIN)/ruff format --check src tests benchmarks workflow/scripts tools
 	$(BIN)/snakefmt --check Snakefile workflow/rules
 	$(BIN)/snakemake --lint
+	$(BIN)/lint-imports
 
 # Mutation testing of the verdict modules (issue 17, docs/MUTANTS.md): writes results/mutants.json.
 # The groups' wall times on the shared 2-core machine (docs/MUTANTS.md) add up to about 1.5-2 h;

@@ -46,9 +46,8 @@ def _natural(text: str) -> tuple:
 
 
 def cmd_rank(args) -> Report:
-    from evalsim.products.multi import ranking_frame
     from evalsim.stats.multi_aggregate import outcome_grid
-    from evalsim.stats.multi_rank import compact_letter_display, rank_policies
+    from evalsim.stats.multi_rank import compact_letter_display, rank_policies, ranking_frame
 
     df = read_task_logs(args.files, args.policy, need_task=False)
     policies = sorted(set(df["policy"]), key=_natural)

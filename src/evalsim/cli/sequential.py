@@ -265,7 +265,7 @@ def cmd_sheet(args) -> Report:
     check_out_path(f"{args.out}.png")
     design = _load(args.design)
     from evalsim.figures import save_figure, set_style
-    from evalsim.products.sequential_sheet import bench_sheet
+    from evalsim.figures.sequential_sheet import bench_sheet
 
     set_style()
     fig = bench_sheet(design)

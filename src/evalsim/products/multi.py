@@ -19,7 +19,7 @@ from evalsim.seeding import rng_for
 from evalsim.stats.intervals import wilson_interval
 from evalsim.stats.multi import cmh_test, exact_stratified_test, per_task_tests
 from evalsim.stats.multi_aggregate import aggregate_success, outcome_grid, task_pairs
-from evalsim.stats.multi_rank import rank_policies
+from evalsim.stats.multi_rank import rank_policies, ranking_frame
 
 __all__ = [
     "MIN_RANKED_POLICIES",
@@ -240,64 +240,6 @@ def _sweep_as_policies(sweep: pd.DataFrame) -> pd.DataFrame:
     out = sweep.copy()
     out["policy"] = [f"{s:g} mm" for s in out["sigma_mm"]]
     return out.sort_values(["sigma_mm", "trial"], kind="stable")
-
-
-def ranking_frame(r, sigma=None) -> pd.DataFrame:
-    """One row per policy of a :class:`~evalsim.stats.multi_rank.Ranking`, best first.
-
-    ``sigma``: optional policy -> aim noise (mm), shown in a ``sigma_mm`` column.
-    """
-    sigma = sigma or {}
-    rows = []
-    for rank, p in enumerate(r.order, start=1):
-        a = r.aggregates[p]
-        lo, hi = r.simultaneous[p]
-        iq = r.iqm.get(p, (math.nan, math.nan, math.nan))
-        differs = [
-            q.second if q.first == p else q.first
-            for q in r.pairs
-            if q.differ and p in (q.first, q.second)
-        ]
-        rows.append(
-            {
-                "rank": rank,
-                "policy": p,
-                "sigma_mm": sigma.get(p, math.nan),
-                "letters": r.letters[p],
-                "k": a.k,
-                "n": a.n,
-                "macro": a.macro,
-                "macro_lower": a.macro_lower,
-                "macro_upper": a.macro_upper,
-                "simultaneous_lower": lo,
-                "simultaneous_upper": hi,
-                "micro": a.micro,
-                "iqm": iq[0],
-                "iqm_lower": iq[1],
-                "iqm_upper": iq[2],
-                "differs_from": ", ".join(differs),
-            }
-        )
-    df = pd.DataFrame(rows)
-    nxt = {q: r.order[i + 1] for i, q in enumerate(r.order[:-1])}
-    cols = ([], [], [])
-    for p in df["policy"]:
-        q = nxt.get(p)
-        pair = next((x for x in r.pairs if {x.first, x.second} == {p, q}), None) if q else None
-        if pair is None:
-            vals = (math.nan, math.nan, math.nan)
-        elif pair.second == p:
-            vals = (pair.prob_improvement, pair.prob_improvement_lower, pair.prob_improvement_upper)
-        else:
-            vals = (
-                1 - pair.prob_improvement,
-                1 - pair.prob_improvement_upper,
-                1 - pair.prob_improvement_lower,
-            )
-        for col, v in zip(cols, vals, strict=True):
-            col.append(v)
-    df["p_improve_over_next"], df["p_improve_lower"], df["p_improve_upper"] = cols
-    return df
 
 
 def ranking_table(

@@ -33,6 +33,7 @@ References
 from __future__ import annotations
 
 import itertools
+import math
 import string
 from dataclasses import dataclass
 
@@ -54,6 +55,7 @@ __all__ = [
     "improvement_probability",
     "iqm",
     "rank_policies",
+    "ranking_frame",
     "simultaneous_intervals",
 ]
 
@@ -417,3 +419,64 @@ def rank_policies(
         critical_value=crit,
         tasks=tasks,
     )
+
+
+def ranking_frame(r: Ranking, sigma: dict | None = None):
+    """One row per policy of a :class:`Ranking`, best first (a ``pandas.DataFrame``): T35's
+    rows and ``evalsim rank``'s table.
+
+    ``sigma``: optional policy -> aim noise (mm), shown in a ``sigma_mm`` column.
+    """
+    import pandas as pd  # heavy: only the table needs it, not the ranking
+
+    sigma = sigma or {}
+    rows = []
+    for rank, p in enumerate(r.order, start=1):
+        a = r.aggregates[p]
+        lo, hi = r.simultaneous[p]
+        iq = r.iqm.get(p, (math.nan, math.nan, math.nan))
+        differs = [
+            q.second if q.first == p else q.first
+            for q in r.pairs
+            if q.differ and p in (q.first, q.second)
+        ]
+        rows.append(
+            {
+                "rank": rank,
+                "policy": p,
+                "sigma_mm": sigma.get(p, math.nan),
+                "letters": r.letters[p],
+                "k": a.k,
+                "n": a.n,
+                "macro": a.macro,
+                "macro_lower": a.macro_lower,
+                "macro_upper": a.macro_upper,
+                "simultaneous_lower": lo,
+                "simultaneous_upper": hi,
+                "micro": a.micro,
+                "iqm": iq[0],
+                "iqm_lower": iq[1],
+                "iqm_upper": iq[2],
+                "differs_from": ", ".join(differs),
+            }
+        )
+    df = pd.DataFrame(rows)
+    nxt = {q: r.order[i + 1] for i, q in enumerate(r.order[:-1])}
+    cols = ([], [], [])
+    for p in df["policy"]:
+        q = nxt.get(p)
+        pair = next((x for x in r.pairs if {x.first, x.second} == {p, q}), None) if q else None
+        if pair is None:
+            vals = (math.nan, math.nan, math.nan)
+        elif pair.second == p:
+            vals = (pair.prob_improvement, pair.prob_improvement_lower, pair.prob_improvement_upper)
+        else:
+            vals = (
+                1 - pair.prob_improvement,
+                1 - pair.prob_improvement_upper,
+                1 - pair.prob_improvement_lower,
+            )
+        for col, v in zip(cols, vals, strict=True):
+            col.append(v)
+    df["p_improve_over_next"], df["p_improve_lower"], df["p_improve_upper"] = cols
+    return df

@@ -1,0 +1,161 @@
+"""F07: a printable bench sheet of a sequential design, to tick off by hand at the robot.
+
+Paired designs: a lattice of (discordant pairs so far, B-alone minus A-alone). After each pair
+the person moves one column right and one row up (only B succeeded) or down (only A
+succeeded); pairs where both or neither succeed are tallied in the margin and do not move.
+The shaded regions are the stops. Unpaired designs: the lead ``k_B - k_A`` needed at each look,
+drawn for a few values of A's success count (the exact thresholds are in the design file).
+
+Drawn here, in the figures layer, so that ``evalsim sequential sheet`` can draw it without
+importing the pipeline's products; :mod:`evalsim.products.sequential_sheet` is the builder.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.patches import Patch
+
+from evalsim.figures import OKABE_ITO
+from evalsim.stats.sequential import SequentialDesign
+
+__all__ = ["bench_sheet"]
+
+_A4_LANDSCAPE_IN = (11.69, 8.27)
+
+
+def _stop_marks(ax, d, lead, final, color) -> None:
+    """A boundary's stop marks: filled squares where a look stops, open ones at the last look."""
+    ok = np.isfinite(lead)
+    ax.scatter(d[ok], lead[ok], marker="s", s=9, color=color, lw=0, zorder=3)
+    okf = np.isfinite(final)
+    ax.scatter(
+        d[okf], final[okf], marker="s", s=9, facecolor="none", edgecolor=color, lw=0.6, zorder=3
+    )
+
+
+def _paired_sheet(design: SequentialDesign):
+    r = design.rows
+    d_max = design.d_max
+    d = np.arange(d_max + 1)
+    up_lead = np.where(r["upper"] <= d, 2 * r["upper"] - d, np.nan)
+    lo_lead = np.where(r["lower"] >= 0, 2 * r["lower"] - d, np.nan)
+    fin_up = np.where(r["final_upper"] <= d, 2 * r["final_upper"] - d, np.nan)
+    fin_lo = np.where(r["final_lower"] >= 0, 2 * r["final_lower"] - d, np.nan)
+    fig, ax = plt.subplots(figsize=_A4_LANDSCAPE_IN)
+    top = int(np.nanmax(np.r_[up_lead, 5])) + 2
+    bottom = -top if design.two_sided else -int(0.35 * top)
+    xs, ys = [], []
+    for k in range(d_max + 1):
+        lead = np.arange(-k, k + 1, 2)
+        lead = lead[(lead >= bottom) & (lead <= top)]
+        xs.extend([k] * lead.size)
+        ys.extend(lead.tolist())
+    ax.scatter(xs, ys, s=1.2, color="0.55", lw=0)
+    ok = np.isfinite(up_lead)
+    ax.fill_between(d[ok], up_lead[ok] - 0.5, top + 1, color=OKABE_ITO[2], alpha=0.25, lw=0)
+    _stop_marks(ax, d, up_lead, fin_up, OKABE_ITO[2])
+    if design.two_sided:
+        okl = np.isfinite(lo_lead)
+        ax.fill_between(
+            d[okl], bottom - 1, lo_lead[okl] + 0.5, color=OKABE_ITO[3], alpha=0.25, lw=0
+        )
+        _stop_marks(ax, d, lo_lead, fin_lo, OKABE_ITO[3])
+    if design.futility is not None:
+        fl = np.where(r["fut_hi"] >= 0, 2 * r["fut_hi"] - d, np.nan)
+        okz = np.isfinite(fl)
+        ax.scatter(d[okz], fl[okz], marker="v", s=8, color=OKABE_ITO[1], lw=0, zorder=3)
+    ax.set_xlim(-0.5, d_max + 0.5)
+    ax.set_ylim(bottom - 0.5, top + 0.5)
+    ax.set_xlabel("discordant pairs so far (pairs where exactly one policy succeeded)")
+    ax.set_ylabel("B-alone minus A-alone")
+    ax.grid(True, which="major", color="0.85", lw=0.5)
+    ax.set_xticks(np.arange(0, d_max + 1, 10))
+    ax.set_xticks(np.arange(0, d_max + 1, 1), minor=True)
+    c = design.certificate
+    cert = "" if c is None else f"; certified worst-case false-win rate <= {c.upper:.6f}"
+    ax.set_title(
+        f"Bench sheet -- {design.label}{cert}\n"
+        "After each pair: only B succeeded -> one step right and up; only A -> right and down; "
+        "both or neither -> no move (tick the margin box). Stop when you enter a shaded region.",
+        fontsize=9,
+    )
+    handles = [
+        Patch(
+            color=OKABE_ITO[2],
+            alpha=0.25,
+            label="stop: B better (filled squares: the lowest such point)",
+        ),
+        plt.Line2D(
+            [],
+            [],
+            color=OKABE_ITO[2],
+            marker="s",
+            mfc="none",
+            ls="",
+            label=f"at pair {design.n_max} (the last): B better on or above",
+        ),
+    ]
+    if design.two_sided:
+        handles.append(Patch(color=OKABE_ITO[3], alpha=0.25, label="stop: A better"))
+    if design.futility is not None:
+        handles.append(
+            plt.Line2D(
+                [],
+                [],
+                color=OKABE_ITO[1],
+                marker="v",
+                ls="",
+                label=f"from pair {design.futility['from']}: may stop for futility on or below",
+            )
+        )
+    ax.legend(handles=handles, loc="lower left", frameon=True, fontsize=8)
+    ax.text(
+        1.0,
+        -0.09,
+        "pairs run (tick): " + "□ " * 40,
+        transform=ax.transAxes,
+        ha="right",
+        va="top",
+        fontsize=7,
+    )
+    fig.tight_layout()
+    return fig
+
+
+def _unpaired_sheet(design: SequentialDesign):
+    r = design.rows
+    sizes = design.look_sizes
+    fig, ax = plt.subplots(figsize=_A4_LANDSCAPE_IN)
+    for i, rate in enumerate((0.3, 0.5, 0.7, 0.9)):
+        need = []
+        for j, m in enumerate(sizes):
+            ka = int(round(rate * m))
+            u = r["upper"][j, ka]
+            need.append(u - ka if u <= m else np.nan)
+        ax.step(
+            sizes,
+            need,
+            where="post",
+            color=OKABE_ITO[i],
+            label=f"A has succeeded in about {rate:.0%} of its trials",
+        )
+    ax.set_xlabel("trials per policy so far")
+    ax.set_ylabel("lead k_B - k_A needed to stop: B better")
+    ax.grid(True, color="0.85", lw=0.5)
+    c = design.certificate
+    cert = "" if c is None else f"; certified worst-case false-win rate <= {c.upper:.6f}"
+    ax.set_title(
+        f"Bench sheet -- {design.label}{cert}\n"
+        "At each look, stop with 'B better' when B's lead reaches the line for A's current count "
+        "(exact thresholds per k_A: the design file).",
+        fontsize=9,
+    )
+    ax.legend(frameon=False, fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def bench_sheet(design: SequentialDesign):
+    """F07: the printable bench sheet of a design (A4 landscape)."""
+    return _paired_sheet(design) if design.kind == "paired" else _unpaired_sheet(design)
