@@ -36,7 +36,6 @@ from evalsim.cli._common import (
     EXIT_BAD_INPUT,
     EXIT_MISSING_LIBRARY,
     BadInput,
-    MissingLibrary,
     _Parser,
     output_format,
 )
@@ -111,9 +110,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f"{err.filename}: " if getattr(err, "filename", None) else ""
         print(f"{prog}: error: {where}{err.strerror or err}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except MissingLibrary as err:
-        print(f"{prog}: error: {err}", file=sys.stderr)
-        return EXIT_MISSING_LIBRARY
     except ModuleNotFoundError as err:  # a library module that another one imports lazily
         extra = missing_extra_message(err.name or "")
         if extra is not None:  # an optional dependency: name the extra that brings it

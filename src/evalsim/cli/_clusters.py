@@ -30,7 +30,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from evalsim.cli._common import BadInput, Report, _ci_pct, _lib, _p, register_log_hook
+from evalsim.cli._common import BadInput, Report, _ci_pct, _p, register_log_hook
+
+# evalsim.stats modules are imported inside the functions that use them: they load numba
+# kernels and SciPy, which a command on a small log should not pay for at start (issue 24).
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -111,14 +114,15 @@ def _spread(g: pd.DataFrame, column: str, confidence: float, rng) -> dict:
     if len(names) < 2:
         out["clustered"] = False
         return out
-    ts = _lib("hierarchy", "two_spreads")(k, n)
+    from evalsim.stats.hierarchy import two_spreads
+    from evalsim.stats.multi_seed import cluster_interval
+
+    ts = two_spreads(k, n)
     rates = k / n
     g_n = rates.size
     half = float(stdtrit(g_n - 1, (1 + confidence) / 2) * rates.std(ddof=1) / math.sqrt(g_n))
     # T28's two-stage bootstrap (seeds, then episodes), from the counts
-    h_lo, h_hi, n_lo, n_hi = _lib("multi_seed", "cluster_interval")(
-        k, n, confidence, BOOTSTRAP_REPS, rng
-    )
+    h_lo, h_hi, n_lo, n_hi = cluster_interval(k, n, confidence, BOOTSTRAP_REPS, rng)
     dominates = ts.between_var > ts.trial_sd**2
     out.update(
         {
@@ -233,7 +237,9 @@ def apply_hook(args, df: pd.DataFrame, rep: Report) -> None:
             na = [s["n"] for s in ra["seeds"]]
             kb = [s["k"] for s in rb["seeds"]]
             nb = [s["n"] for s in rb["seeds"]]
-            sc = _lib("multi_seed", "seed_comparison")(
+            from evalsim.stats.multi_seed import seed_comparison
+
+            sc = seed_comparison(
                 ka, na, kb, nb, confidence, BOOTSTRAP_REPS, rng_for(STUDY_SEED, "clusters", *pair)
             )
             data["seed_test"] = {

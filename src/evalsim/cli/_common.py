@@ -4,7 +4,6 @@ and its text/JSON rendering, lazy access to :mod:`evalsim.stats`."""
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import math
 import os
@@ -12,6 +11,9 @@ import re
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+
+# evalsim.stats modules are imported inside the functions that use them: they load numba
+# kernels and SciPy, which a command on a small log should not pay for at start (issue 24).
 
 #: Exact McNemar power is O(n) per call (evalsim.stats.design): the exact paired n (a scan
 #: upward from 0.8 x the normal-approximation n) is searched up to this many pairs, and the
@@ -32,26 +34,6 @@ EXIT_MISSING_LIBRARY = 3
 
 class BadInput(Exception):
     """A user error: reported as one line on stderr, exit status 2."""
-
-
-class MissingLibrary(Exception):
-    """A statistics function this command needs is not installed (exit status 3)."""
-
-
-def _lib(module: str, name: str):
-    """``evalsim.stats.<module>.<name>``, imported when a subcommand first needs it."""
-    try:
-        mod = importlib.import_module(f"evalsim.stats.{module}")
-    except ModuleNotFoundError as err:
-        if err.name and err.name.startswith("evalsim"):
-            raise MissingLibrary(
-                f"evalsim.stats.{module} is not available in this install"
-            ) from None
-        raise
-    try:
-        return getattr(mod, name)
-    except AttributeError:
-        raise MissingLibrary(f"evalsim.stats.{module}.{name} is not available") from None
 
 
 # --------------------------------------------------------------------------- argument types
@@ -461,5 +443,7 @@ def _paired_mde(n: int, discordance: float, alpha: float, power: float) -> float
     when no gap reaches the power or n is above :data:`PAIRED_EXACT_MAX_N`."""
     if n > PAIRED_EXACT_MAX_N or discordance <= 0:
         return None
-    mde = _lib("design", "mcnemar_mde_exact")(n, discordance, alpha=alpha, power=power)
+    from evalsim.stats.design import mcnemar_mde_exact
+
+    mde = mcnemar_mde_exact(n, discordance, alpha=alpha, power=power)
     return None if mde != mde else float(mde)

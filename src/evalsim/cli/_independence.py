@@ -26,7 +26,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from evalsim.cli._common import BadInput, Report, _lib, _p, _pct, register_log_hook
+from evalsim.cli._common import BadInput, Report, _p, _pct, register_log_hook
+
+# evalsim.stats modules are imported inside the functions that use them: they load numba
+# kernels and SciPy, which a command on a small log should not pay for at start (issue 24).
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -118,7 +121,9 @@ def _words(policy: str, checks) -> str:
 
 
 def _group_checks(df: pd.DataFrame, key: np.ndarray, alpha: float) -> list[dict]:
-    checks_of = _lib("independence", "independence_checks")
+    from evalsim.stats.independence import independence_checks
+
+    checks_of = independence_checks
     keys = ["policy"] + (["task"] if "task" in df.columns and df["task"].nunique() > 1 else [])
     success = df["success"].to_numpy()
     out = []

@@ -14,7 +14,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from evalsim.cli import _independence
-from evalsim.cli._common import Report, _lib, _p, _pct, register_log_hook
+from evalsim.cli._common import Report, _p, _pct, register_log_hook
+
+# evalsim.stats modules are imported inside the functions that use them: they load numba
+# kernels and SciPy, which a command on a small log should not pay for at start (issue 24).
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -32,7 +35,9 @@ def session_checks(df: pd.DataFrame, column: str, alpha: float) -> list[dict]:
     along the session too, so a flag says "the success rate moves over the session", from
     drift or from the task order; the report says which tasks ran in which order.
     """
-    checks_of = _lib("independence", "independence_checks")
+    from evalsim.stats.independence import independence_checks
+
+    checks_of = independence_checks
     key = _independence._order_key(df[column], column)
     success = df["success"].to_numpy()
     tasks = df["task"].to_numpy()

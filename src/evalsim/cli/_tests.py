@@ -7,8 +7,10 @@ p-value with its certified upper bound, which the JSON carries.
 
 from __future__ import annotations
 
-from evalsim.cli._common import _lib
 from evalsim.stats.names import POWER_TESTS
+
+# evalsim.stats modules are imported inside the functions that use them: they load numba
+# kernels and SciPy, which a command on a small log should not pay for at start (issue 24).
 
 NAMES = {"fisher": "Fisher's exact", "boschloo": "Boschloo's exact", "barnard": "Barnard's exact"}
 
@@ -18,8 +20,12 @@ SHORT = {"fisher": "Fisher", "boschloo": "Boschloo", "barnard": "Barnard"}
 def plan_n(test: str, p1: float, p2: float, power: float, alpha: float):
     """n per arm for exact two-sided power (saw-tooth rule of ``n_for_fisher_power``)."""
     if test == "fisher":
-        return _lib("power", "n_for_fisher_power")(p1, p2, power=power, alpha=alpha)
-    return _lib("unconditional_power", "n_for_power")(test, p1, p2, power=power, alpha=alpha)
+        from evalsim.stats.power import n_for_fisher_power
+
+        return n_for_fisher_power(p1, p2, power=power, alpha=alpha)
+    from evalsim.stats.unconditional_power import n_for_power
+
+    return n_for_power(test, p1, p2, power=power, alpha=alpha)
 
 
 def add_test_option(p) -> None:
@@ -34,7 +40,9 @@ def add_test_option(p) -> None:
 
 def unconditional(test: str, k1: int, n1: int, k2: int, n2: int, alternative: str) -> dict:
     """Certified p-value of arm 1 (k1/n1) against arm 2; the JSON record of the test."""
-    pvalue = _lib("unconditional", "unconditional_pvalue")
+    from evalsim.stats.unconditional import unconditional_pvalue
+
+    pvalue = unconditional_pvalue
     return pvalue(test, k1, n1, k2, n2, alternative=alternative).as_dict()
 
 
@@ -46,8 +54,14 @@ def boschloo_secondary(k_a: int, n_a: int, k_b: int, n_b: int) -> tuple[float | 
     so and the deciding test stands (``--test boschloo`` itself refuses such n in one line).
     """
     tables = (n_a + 1) * (n_b + 1)
-    budget = _lib("unconditional", "MEMORY_BUDGET_BYTES")
-    if tables * _lib("unconditional", "BYTES_PER_TABLE") > budget:
+    from evalsim.stats.unconditional import (
+        BYTES_PER_TABLE,
+        MEMORY_BUDGET_BYTES,
+        unconditional_pvalue,
+    )
+
+    budget = MEMORY_BUDGET_BYTES
+    if tables * BYTES_PER_TABLE > budget:
         return None, f"not computed: {tables:.3g} tables exceed the memory budget"
-    r = _lib("unconditional", "unconditional_pvalue")("boschloo", k_a, n_a, k_b, n_b)
+    r = unconditional_pvalue("boschloo", k_a, n_a, k_b, n_b)
     return r.pvalue, f"certified <= {r.upper:.6g}"

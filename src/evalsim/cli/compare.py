@@ -14,7 +14,6 @@ from evalsim.cli._common import (
     BadInput,
     Report,
     _interval_pair,
-    _lib,
     _open_unit,
     _p,
     _paired_mde,
@@ -26,6 +25,9 @@ from evalsim.cli._common import (
     plot_rates,
 )
 from evalsim.small_logs import TrialTable, read_small_logs
+
+# evalsim.stats modules are imported inside the functions that use them: they load numba
+# kernels and SciPy, which a command on a small log should not pay for at start (issue 24).
 
 
 def _boschloo(k_a: int, n_a: int, k_b: int, n_b: int) -> tuple[float | None, str]:
@@ -106,12 +108,15 @@ def _mde_80(n_a: int, n_b: int, alpha: float, pbar: float) -> tuple[float | None
     large cannot fit around that centre (pooled rate near 0 or 1), centred on 0.5 instead,
     the worst case.
     """
-    mde_exact = _lib("design", "mde_exact")
+    from evalsim.stats.design import mde_exact
+
     n = min(n_a, n_b)
     centre = min(max(pbar, 0.0), 1.0)
     if n > FISHER_MDE_EXACT_MAX_N:
         centre = centre if 0.0 < centre < 1.0 else 0.5
-        mde = float(_lib("design", "mde_normal")(n, pbar=centre, alpha=alpha, power=0.8))
+        from evalsim.stats.design import mde_normal
+
+        mde = float(mde_normal(n, pbar=centre, alpha=alpha, power=0.8))
         return mde, (
             f"normal approximation at n = {n} per arm (exact Fisher power is computed up to "
             f"{FISHER_MDE_EXACT_MAX_N}), alpha = {alpha:g}, rates centred on {centre:.2f}"
@@ -192,11 +197,18 @@ def _paired_analysis(merged, alternative: str, conf: float) -> dict:
     a_only, b_only = int((sa & ~sb).sum()), int((~sa & sb).sum())
     both, neither = int((sa & sb).sum()), int((~sa & ~sb).sum())
     # B against A: B plays McNemar's first arm, so "greater" means B's rate is the higher.
-    p = float(_lib("paired", "mcnemar_pvalue")(b_only, a_only, alternative))
-    midp = float(_lib("paired", "mcnemar_exact")(a_only, b_only).midp_pvalue)
-    counts_b_first = _lib("paired", "PairedCounts")(both, b_only, a_only, neither)
+    from evalsim.stats.paired import (
+        PairedCounts,
+        mcnemar_exact,
+        mcnemar_pvalue,
+        paired_diff_interval,
+    )
+
+    p = float(mcnemar_pvalue(b_only, a_only, alternative))
+    midp = float(mcnemar_exact(a_only, b_only).midp_pvalue)
+    counts_b_first = PairedCounts(both, b_only, a_only, neither)
     intervals = {
-        m: _interval_pair(_lib("paired", "paired_diff_interval")(counts_b_first, m, conf))
+        m: _interval_pair(paired_diff_interval(counts_b_first, m, conf))
         for m in ("tango", "newcombe", "wald")
     }
     n = len(sa)
@@ -216,7 +228,9 @@ def _paired_analysis(merged, alternative: str, conf: float) -> dict:
 
 def _decide(p, lo, hi, alpha, alternative):
     """(test rejects, interval agrees): the stated rule, applied to one p and one interval."""
-    reject = bool(_lib("decision", "rejects")(p, alpha))
+    from evalsim.stats.decision import rejects
+
+    reject = bool(rejects(p, alpha))
     if alternative == "greater":
         excludes = lo > 0
     elif alternative == "less":
@@ -265,17 +279,23 @@ def cmd_compare(args) -> Report:
         k_a, n_a, k_b, n_b = k_a_all, n_a_all, k_b_all, n_b_all
         test_name, method = "Fisher's exact", "newcombe"
         if one_sided:
-            p = float(_lib("fisher", "fisher_pvalue_one_sided")(k_b, n_b, k_a, n_a, alternative))
+            from evalsim.stats.fisher import fisher_pvalue_one_sided
+
+            p = float(fisher_pvalue_one_sided(k_b, n_b, k_a, n_a, alternative))
         else:
-            p = float(_lib("fisher", "fisher_pvalue")(k_b, n_b, k_a, n_a))
-        ci = _interval_pair(
-            _lib("paired", "diff_interval")(k_b, n_b, k_a, n_a, method="newcombe", confidence=conf)
-        )
+            from evalsim.stats.fisher import fisher_pvalue
+
+            p = float(fisher_pvalue(k_b, n_b, k_a, n_a))
+        from evalsim.stats.paired import diff_interval
+
+        ci = _interval_pair(diff_interval(k_b, n_b, k_a, n_a, method="newcombe", confidence=conf))
         method_label = "Newcombe hybrid score (independent)"
         if args.test != "fisher":
             certificate = _tests.unconditional(args.test, k_b, n_b, k_a, n_a, alternative)
             test_name, p = _tests.NAMES[args.test], certificate["pvalue"]
-    fisher_p = float(_lib("fisher", "fisher_pvalue")(k_a_all, n_a_all, k_b_all, n_b_all))
+    from evalsim.stats.fisher import fisher_pvalue
+
+    fisher_p = float(fisher_pvalue(k_a_all, n_a_all, k_b_all, n_b_all))
     boschloo_p, boschloo_note = _boschloo(k_a_all, n_a_all, k_b_all, n_b_all)
     rate_a, rate_b = k_a / n_a, k_b / n_b
     reject, excludes = _decide(p, ci[0], ci[1], alpha, alternative)

@@ -7,11 +7,13 @@ from evalsim.cli._common import (
     _check_k_le_n,
     _count,
     _interval_pair,
-    _lib,
     _open_unit,
     _positive_int,
     add_json_flag,
 )
+
+# evalsim.stats modules are imported inside the functions that use them: they load numba
+# kernels and SciPy, which a command on a small log should not pay for at start (issue 24).
 
 _METHOD_LABELS = {
     "wald": "Wald",
@@ -24,8 +26,9 @@ _METHOD_LABELS = {
 
 def cmd_interval(args) -> Report:
     _check_k_le_n(args.k, args.n)
-    interval = _lib("intervals", "interval")
-    methods = _lib("intervals", "METHODS")
+    from evalsim.stats.intervals import METHODS, interval
+
+    methods = METHODS
     ivs = {
         m: _interval_pair(interval(args.k, args.n, method=m, confidence=args.confidence))
         for m in methods

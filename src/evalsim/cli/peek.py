@@ -5,7 +5,6 @@ from __future__ import annotations
 from evalsim.cli._common import (
     BadInput,
     Report,
-    _lib,
     _looks,
     _open_unit,
     _pct,
@@ -13,6 +12,9 @@ from evalsim.cli._common import (
     _probability,
     add_json_flag,
 )
+
+# evalsim.stats modules are imported inside the functions that use them: they load numba
+# kernels and SciPy, which a command on a small log should not pay for at start (issue 24).
 
 #: Largest --n: the exact false-win rate tracks every (k_A, k_B) state, O(n^2) memory and
 #: O(n^2) work per look (n = 2000 is 32 MB); above it the command refuses (at 100000 it ran
@@ -30,9 +32,9 @@ def cmd_peek(args) -> Report:
         raise BadInput("--discordance applies only with --paired")
     if args.paired:
         return _peek_paired(args)
-    res = _lib("peeking", "false_win_rate_exact")(
-        args.n, p=args.p, alpha=args.alpha, looks=args.looks
-    )
+    from evalsim.stats.peeking import false_win_rate_exact
+
+    res = false_win_rate_exact(args.n, p=args.p, alpha=args.alpha, looks=args.looks)
     sizes = list(res.look_sizes)
     fixed, peeked = float(res.fixed_rate), float(res.false_win_rate)
     if args.looks == "every":
@@ -111,7 +113,9 @@ def _peek_paired(args) -> Report:
         )
     if not 0.0 < disc <= 1.0:
         raise BadInput(f"--discordance must be in (0, 1] for a paired design, got {disc:g}")
-    res = _lib("peeking", "sequential_mcnemar_probability")(
+    from evalsim.stats.peeking import sequential_mcnemar_probability
+
+    res = sequential_mcnemar_probability(
         args.n, disc / 2, disc / 2, alpha=args.alpha, looks=args.looks
     )
     sizes = list(res.look_sizes)

@@ -10,7 +10,6 @@ from evalsim.cli._common import (
     FISHER_MDE_EXACT_MAX_N,
     BadInput,
     Report,
-    _lib,
     _open_unit,
     _paired_mde,
     _pct,
@@ -20,6 +19,9 @@ from evalsim.cli._common import (
     _probability,
     add_json_flag,
 )
+
+# evalsim.stats modules are imported inside the functions that use them: they load numba
+# kernels and SciPy, which a command on a small log should not pay for at start (issue 24).
 
 #: The exact paired n is a scan upward over n (one O(n) exact power each); it runs only when
 #: the normal-approximation n is at most this many pairs.
@@ -42,7 +44,8 @@ def _mcnemar_n_exact(p10: float, p01: float, alpha: float, power: float, start: 
     """Smallest number of pairs, scanning up from ``start``, whose exact McNemar power
     (``evalsim.stats.design.mcnemar_power_exact``) reaches ``power``; None past
     :data:`PAIRED_SCAN_MAX_N`."""
-    mcnemar_power_exact = _lib("design", "mcnemar_power_exact")
+    from evalsim.stats.design import mcnemar_power_exact
+
     n = max(1, start)
     while mcnemar_power_exact(n, p10, p01, alpha) < power:
         n += 1
@@ -67,9 +70,9 @@ def cmd_plan(args) -> Report:
     rows, notes = [], []
     if args.paired:
         p10, p01 = _discordant_split(p1, p2, args.discordance)
-        normal = _lib("design", "paired_n")(
-            p1, p2, discordance=args.discordance, alpha=alpha, power=power
-        )
+        from evalsim.stats.design import paired_n
+
+        normal = paired_n(p1, p2, discordance=args.discordance, alpha=alpha, power=power)
         n_normal = int(normal.n)
         n_exact = None
         if n_normal <= PAIRED_SCAN_MAX_N:
@@ -86,7 +89,9 @@ def cmd_plan(args) -> Report:
     else:
         res = _tests.plan_n(args.test, p1, p2, power, alpha)
         n_exact, n_first = int(res.n), int(res.n_first)
-        n_normal = int(_lib("design", "n_per_arm_normal")(p1, p2, alpha=alpha, power=power).n)
+        from evalsim.stats.design import n_per_arm_normal
+
+        n_normal = int(n_per_arm_normal(p1, p2, alpha=alpha, power=power).n)
         unit = "trials per arm"
         exact_label = (
             f"exact {_tests.SHORT[args.test]} (power stays >= target up to n + {res.window})"
@@ -98,7 +103,9 @@ def cmd_plan(args) -> Report:
                 f"{_pct(power, 0)} at n = {n_first} per arm but dips below again before "
                 f"n = {n_exact}"
             )
-    hours_fn = _lib("design", "bench_hours") if args.minutes_per_trial else None
+    from evalsim.stats.design import bench_hours
+
+    hours_fn = bench_hours if args.minutes_per_trial else None
 
     def hours(n_per_arm: int | None):
         if n_per_arm is None:
@@ -119,14 +126,19 @@ def cmd_plan(args) -> Report:
     at_n_method = "exact"
     if args.n is not None:
         if args.paired:
-            power_at_n = float(_lib("design", "mcnemar_power_exact")(args.n, p10, p01, alpha))
+            from evalsim.stats.design import mcnemar_power_exact
+
+            power_at_n = float(mcnemar_power_exact(args.n, p10, p01, alpha))
             mde = _paired_mde(args.n, args.discordance, alpha, power)
         elif args.n > FISHER_MDE_EXACT_MAX_N:  # the fast path: normal approximations, labelled
             power_at_n, mde = _normal_power_mde(p1, p2, args.n, alpha, power)
             at_n_method = "normal approximation"
         else:
-            power_at_n = float(_lib("power", "fisher_power")(p1, args.n, p2, args.n, alpha=alpha))
-            res = _lib("design", "mde_exact")(
+            from evalsim.stats.design import mde_exact
+            from evalsim.stats.power import fisher_power
+
+            power_at_n = float(fisher_power(p1, args.n, p2, args.n, alpha=alpha))
+            res = mde_exact(
                 args.n, alpha=alpha, power=power, baseline=(p1 + p2) / 2, convention="centered"
             )
             mde = float(res.mde) if math.isfinite(res.mde) else None

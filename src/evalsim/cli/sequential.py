@@ -21,7 +21,6 @@ from evalsim._log_files import pairing_key
 from evalsim.cli._common import (
     BadInput,
     Report,
-    _lib,
     _looks,
     _open_unit,
     _pct,
@@ -31,6 +30,9 @@ from evalsim.cli._common import (
     check_out_path,
 )
 
+# evalsim.stats modules are imported inside the functions that use them: they load numba
+# kernels and SciPy, which a command on a small log should not pay for at start (issue 24).
+
 #: Largest n_max of a paired design the command builds: the exact paired recursion and its
 #: certificate grow as O(n_max^2) states per look (unpaired designs stop at
 #: :data:`evalsim.stats.sequential.UNPAIRED_N_MAX`).
@@ -38,7 +40,9 @@ PAIRED_N_MAX = 2000
 
 
 def _load(path: str):
-    return _lib("sequential_io", "load_design")(path)
+    from evalsim.stats.sequential_io import load_design
+
+    return load_design(path)
 
 
 def _cert_text(design) -> str:
@@ -76,7 +80,9 @@ def cmd_design(args) -> Report:
             )
         if args.looks != "every":
             raise BadInput("paired designs look after every pair; drop --looks")
-        design = _lib("sequential_paired", "paired_design")(
+        from evalsim.stats.sequential_paired import paired_design
+
+        design = paired_design(
             args.alpha,
             args.n_max,
             args.alternative,
@@ -86,11 +92,15 @@ def cmd_design(args) -> Report:
             futility=futility,
         )
     elif args.spending == "shape":
-        design = _lib("sequential", "unpaired_shape_design")(
+        from evalsim.stats.sequential import unpaired_shape_design
+
+        design = unpaired_shape_design(
             args.alpha, args.n_max, args.b, args.alternative, args.looks, futility=futility
         )
     else:
-        design = _lib("sequential", "unpaired_design")(
+        from evalsim.stats.sequential import unpaired_design
+
+        design = unpaired_design(
             args.alpha,
             args.n_max,
             args.alternative,
@@ -99,7 +109,9 @@ def cmd_design(args) -> Report:
             looks=args.looks,
             futility=futility,
         )
-    _lib("sequential_io", "save_design")(design, args.out)
+    from evalsim.stats.sequential_io import save_design
+
+    save_design(design, args.out)
     c = design.certificate
     data = {
         "out": args.out,
@@ -167,9 +179,9 @@ def cmd_oc(args) -> Report:
             "give --p10 and --p01, or --pa and --pb, not both: a paired design's operating "
             "characteristics depend on p10 and p01 only, so --pa/--pb would be ignored"
         )
-    oc = _lib("sequential", "operating_characteristics")(
-        design, p_a=args.pa, p_b=args.pb, p10=args.p10, p01=args.p01
-    )
+    from evalsim.stats.sequential import operating_characteristics
+
+    oc = operating_characteristics(design, p_a=args.pa, p_b=args.pb, p10=args.p10, p01=args.p01)
     return _oc_report(design, oc)
 
 
@@ -213,13 +225,13 @@ def cmd_check(args) -> Report:
         merged = merged.assign(done=np.maximum(merged["row_a"], merged["row_b"])).sort_values(
             "done", kind="stable"
         )
-        res = _lib("sequential_io", "check_paired")(
-            design, merged["success_a"].to_numpy(), merged["success_b"].to_numpy()
-        )
+        from evalsim.stats.sequential_io import check_paired
+
+        res = check_paired(design, merged["success_a"].to_numpy(), merged["success_b"].to_numpy())
     else:
-        res = _lib("sequential_io", "check_unpaired")(
-            design, a["success"].to_numpy(), b["success"].to_numpy()
-        )
+        from evalsim.stats.sequential_io import check_unpaired
+
+        res = check_unpaired(design, a["success"].to_numpy(), b["success"].to_numpy())
     beyond = {name: len(g) - design.n_max for name, g in (("A", a), ("B", b))}
     beyond = {k: v for k, v in beyond.items() if v > 0} if design.kind == "unpaired" else {}
     data = {

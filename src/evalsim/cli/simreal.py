@@ -19,12 +19,14 @@ from evalsim.cli._common import (
     FORMATS,
     BadInput,
     Report,
-    _lib,
     _open_unit,
     _pct,
     add_json_flag,
 )
 from evalsim.stats.names import SIMREAL_DEFAULT_REAL_SHARE, SIMREAL_METHODS
+
+# evalsim.stats modules are imported inside the functions that use them: they load numba
+# kernels and SciPy, which a command on a small log should not pay for at start (issue 24).
 
 _LABELS = {
     "clopper_pearson": "Clopper-Pearson (real only)",
@@ -109,8 +111,10 @@ def cmd_simreal(args) -> Report:
             f"{args.sim_log}: N = {further.size} simulated trials beyond the twins, fewer "
             f"than the n = {y.size} real ones; the simulation must be the larger sample"
         )
-    data = _lib("simreal", "simreal_data")(y, t, int(further.sum()), int(further.size))
-    results = _lib("simreal", "simreal_intervals")(data, args.confidence, args.real_share)
+    from evalsim.stats.simreal import simreal_data, simreal_intervals
+
+    data = simreal_data(y, t, int(further.sum()), int(further.size))
+    results = simreal_intervals(data, args.confidence, args.real_share)
     chosen = results[args.method]
     cp = results["clopper_pearson"]
     gain = chosen.width < cp.width

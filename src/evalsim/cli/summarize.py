@@ -7,11 +7,9 @@ import numpy as np
 from evalsim.cli import _clusters, _independence
 from evalsim.cli._common import (
     BadInput,
-    MissingLibrary,
     Report,
     _ci_pct,
     _interval_pair,
-    _lib,
     _open_unit,
     _pct,
     _plural,
@@ -24,14 +22,19 @@ from evalsim.cli._common import (
 )
 from evalsim.small_logs import TrialTable, read_small_logs
 
+# evalsim.stats modules are imported inside the functions that use them: they load numba
+# kernels and SciPy, which a command on a small log should not pay for at start (issue 24).
+
 #: summarize warns when the Wilson interval's half-width, (upper - lower) / 2, exceeds this:
 #: a rate printed as "70%" is read as good to about +/-10 points, and at n = 20 it is not.
 PRECISION_HALF_WIDTH = 0.10
 
 
 def _rate_row(k: int, n: int, confidence: float) -> dict:
-    wilson = _lib("intervals", "wilson_interval")(k, n, confidence=confidence)
-    cp = _lib("intervals", "clopper_pearson_interval")(k, n, confidence=confidence)
+    from evalsim.stats.intervals import clopper_pearson_interval, wilson_interval
+
+    wilson = wilson_interval(k, n, confidence=confidence)
+    cp = clopper_pearson_interval(k, n, confidence=confidence)
     w = _interval_pair(wilson)
     return {
         "k": int(k),
@@ -46,13 +49,11 @@ def _rate_row(k: int, n: int, confidence: float) -> dict:
 def _trials_for(rate: float, half_width: float, confidence: float) -> tuple[int, int] | None:
     """(first n, n from which it holds for good) for a Wilson half-width of ``half_width`` at
     ``rate`` (:func:`evalsim.stats.budget.half_width_budget`, table D's two columns); None
-    if unavailable."""
+    where the budget is not defined."""
+    from evalsim.stats.budget import half_width_budget
+
     try:
-        fn = _lib("budget", "half_width_budget")
-    except MissingLibrary:
-        return None
-    try:
-        res = fn(rate, half_width, confidence=confidence)
+        res = half_width_budget(rate, half_width, confidence=confidence)
     except ValueError:  # e.g. a rate of exactly 0 or 1, where the budget is not defined
         return None
     return int(res.first_n), int(res.stays_below_from)
