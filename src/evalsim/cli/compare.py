@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -312,24 +313,26 @@ def cmd_compare(args) -> Report:
     if mde is None:
         mde, mde_rule = _mde_80(n_a, n_b, alpha, (k_a + k_b) / (n_a + n_b))
 
-    verdict, decided = _verdict(
-        args,
-        rate_a,
-        rate_b,
-        n_a,
-        n_b,
-        paired,
-        test_name,
-        p,
-        alpha,
-        alternative,
-        reject,
-        excludes,
-        ci,
-        conf,
-        method_label,
-        mde,
+    decision = Decision(
+        a=args.a,
+        b=args.b,
+        rate_a=rate_a,
+        rate_b=rate_b,
+        n_a=n_a,
+        n_b=n_b,
+        paired=paired,
+        test_name=test_name,
+        pvalue=p,
+        alpha=alpha,
+        alternative=alternative,
+        reject=reject,
+        interval_agrees=excludes,
+        interval=(ci[0], ci[1]),
+        confidence=conf,
+        method_label=method_label,
+        mde=mde,
     )
+    verdict, decided = _verdict(decision)
     if one_sided:
         shown_ci = [ci[0], 1.0] if alternative == "greater" else [-1.0, ci[1]]
     else:
@@ -467,33 +470,46 @@ def _ci_pts(lo: float, hi: float) -> str:
     return f"[{100 * lo:+.1f}, {100 * hi:+.1f}]"
 
 
-def _verdict(
-    args,
-    rate_a,
-    rate_b,
-    n_a,
-    n_b,
-    paired,
-    test_name,
-    p,
-    alpha,
-    alternative,
-    reject,
-    excludes,
-    ci,
-    conf,
-    method_label,
-    mde,
-):
+@dataclass(frozen=True)
+class Decision:
+    """What ``compare`` decided and on what: the inputs of its verdict sentence.
+
+    ``interval`` is the B - A interval (or, one-sided, the interval whose end is the bound)
+    at ``confidence``; ``interval_agrees``: it excludes 0 on the tested side; ``mde``: the
+    smallest gap detectable with 80% power at these n (None when not computed).
+    """
+
+    a: str
+    b: str
+    rate_a: float
+    rate_b: float
+    n_a: int
+    n_b: int
+    paired: bool
+    test_name: str
+    pvalue: float
+    alpha: float
+    alternative: str
+    reject: bool
+    interval_agrees: bool
+    interval: tuple[float, float]
+    confidence: float
+    method_label: str
+    mde: float | None
+
+
+def _verdict(d: Decision) -> tuple[str, str | None]:
     """The verdict sentence and the decision ("A", "B" or None)."""
-    if paired:
+    rate_a, rate_b, n_a, n_b, alpha = d.rate_a, d.rate_b, d.n_a, d.n_b, d.alpha
+    alternative, ci, p = d.alternative, d.interval, d.pvalue
+    if d.paired:
         n_text = f"on {n_a} paired conditions"
     else:
         n_text = f"at n = {n_a} per arm" if n_a == n_b else f"at n = {n_a} (A) and {n_b} (B)"
     if rate_b > rate_a:
-        better, hi_r, lo_r = args.b, rate_b, rate_a
+        better, hi_r, lo_r = d.b, rate_b, rate_a
     elif rate_a > rate_b:
-        better, hi_r, lo_r = args.a, rate_a, rate_b
+        better, hi_r, lo_r = d.a, rate_a, rate_b
     else:
         better = None
     one_sided = alternative != "two-sided"
@@ -503,40 +519,38 @@ def _verdict(
             if alternative == "greater"
             else f"B - A <= {100 * ci[1]:+.1f} points"
         )
-        iv = f"{method_label} {100 * (1 - alpha):g}% one-sided bound: {bound}"
+        iv = f"{d.method_label} {100 * (1 - alpha):g}% one-sided bound: {bound}"
     else:
-        iv = f"{method_label} {100 * conf:g}% interval for B - A: {_ci_pts(*ci)} points"
-    test = f"{test_name} p = {_p(p)}, {alternative}"
+        iv = f"{d.method_label} {100 * d.confidence:g}% interval for B - A: {_ci_pts(*ci)} points"
+    test = f"{d.test_name} p = {_p(p)}, {alternative}"
     looks = (
         f"the better-looking policy is {better} ({_pct(hi_r, 0)} vs {_pct(lo_r, 0)})"
         if better
         else f"both policies score {_pct(rate_a, 0)}"
     )
-    if reject and excludes:
-        winner = (
-            args.b if (alternative == "greater" or (not one_sided and rate_b > rate_a)) else args.a
-        )
-        loser = args.a if winner == args.b else args.b
-        w_r, l_r = (rate_b, rate_a) if winner == args.b else (rate_a, rate_b)
+    if d.reject and d.interval_agrees:
+        winner = d.b if (alternative == "greater" or (not one_sided and rate_b > rate_a)) else d.a
+        loser = d.a if winner == d.b else d.b
+        w_r, l_r = (rate_b, rate_a) if winner == d.b else (rate_a, rate_b)
         return (
             f"{winner} beats {loser}: {_pct(w_r, 0)} vs {_pct(l_r, 0)} {n_text} ({test} "
             f"< {alpha:g}; {iv})",
-            "B" if winner == args.b else "A",
+            "B" if winner == d.b else "A",
         )
-    if reject != excludes:
+    if d.reject != d.interval_agrees:
         return (
             f"no verdict: {looks} {n_text}, but the test and its interval disagree at "
             f"alpha = {alpha:g} ({test}; {iv}); treat the difference as not established",
             None,
         )
     claim = {
-        "two-sided": f"{args.a} and {args.b} are not detectably different",
-        "greater": f"{args.b} is not shown better than {args.a}",
-        "less": f"{args.b} is not shown worse than {args.a}",
+        "two-sided": f"{d.a} and {d.b} are not detectably different",
+        "greater": f"{d.b} is not shown better than {d.a}",
+        "less": f"{d.b} is not shown worse than {d.a}",
     }[alternative]
     mde_text = (
-        f"; at this n the smallest gap detectable with 80% power is about {100 * mde:.0f} points"
-        if mde is not None
+        f"; at this n the smallest gap detectable with 80% power is about {100 * d.mde:.0f} points"
+        if d.mde is not None
         else ""
     )
     return f"{claim} {n_text} ({test}){mde_text}; {looks}; {iv}", None
