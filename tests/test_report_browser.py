@@ -149,20 +149,16 @@ def test_every_product_renders_in_chromium_with_its_caption_and_note(smoke_repor
             assert "\t".join(header) not in text, f"{p.path}: its rows are in the sidebar"
 
 
-@pytest.mark.slow
-def test_report_screenshot_is_drawn(smoke_report, tmp_path):
-    """The report's first screen paints (a PNG of the requested size, not blank)."""
-    browser = find_browser()
-    if browser is None:
-        pytest.skip("no Chromium on PATH")
-    shot = tmp_path / "report.png"
+def assert_screenshot_paints(browser: str, uri: str, shot: Path, budget_ms: int) -> None:
+    """Chromium draws ``uri`` at 1400 x 900 into ``shot``: a PNG of that size, not (nearly)
+    one colour."""
     res = subprocess.run(
         [
             *browser_args(browser),
             "--window-size=1400,900",
-            "--virtual-time-budget=10000",
+            f"--virtual-time-budget={budget_ms}",
             f"--screenshot={shot}",
-            smoke_report.as_uri(),
+            uri,
         ],
         capture_output=True,
         text=True,
@@ -175,6 +171,15 @@ def test_report_screenshot_is_drawn(smoke_report, tmp_path):
         assert img.size == (1400, 900)
         colours = img.convert("RGB").getcolors(maxcolors=1 << 16)
     assert colours is None or len(colours) > 50, "the screenshot is (nearly) one colour"
+
+
+@pytest.mark.slow
+def test_report_screenshot_is_drawn(smoke_report, tmp_path):
+    """The report's first screen paints (a PNG of the requested size, not blank)."""
+    browser = find_browser()
+    if browser is None:
+        pytest.skip("no Chromium on PATH")
+    assert_screenshot_paints(browser, smoke_report.as_uri(), tmp_path / "report.png", 10000)
 
 
 # Appended to the report: open each table as a reader does (its category, then the table,
@@ -306,26 +311,8 @@ def test_every_table_fills_the_main_panel_with_its_last_column_in_view(smoke_rep
     assert (work / t34).read_text(encoding="utf-8").count('<table class="evalsim-table"') >= 2
     assert seen[t34]["fits"], "T34 needs sideways scrolling"
 
-    shot = tmp_path / "T10.png"
-    res = subprocess.run(
-        [
-            *browser_args(browser),
-            "--window-size=1400,900",
-            "--virtual-time-budget=60000",
-            f"--screenshot={shot}",
-            _instrumented(smoke_report, tmp_path, t10).as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert res.returncode == 0, res.stderr[-2000:]
-    from PIL import Image
-
-    with Image.open(shot) as img:
-        assert img.size == (1400, 900)
-        colours = img.convert("RGB").getcolors(maxcolors=1 << 16)
-    assert colours is None or len(colours) > 50, "the screenshot is (nearly) one colour"
+    page = _instrumented(smoke_report, tmp_path, t10).as_uri()
+    assert_screenshot_paints(browser, page, tmp_path / "T10.png", 60000)
 
 
 @pytest.mark.slow

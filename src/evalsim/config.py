@@ -233,6 +233,22 @@ def load_config(path: str | os.PathLike) -> dict:
         return check_config(yaml.safe_load(fh) or {})
 
 
+def canonical(obj):
+    """``obj`` with every dict's keys in sorted order, recursively (lists keep their order).
+
+    Snakemake compares a job's params by their ``repr``, and a dict's repr follows its key
+    order: without this, reordering or reformatting ``config.yaml`` would rerun every chunk
+    (issue 26). The workflow makes the whole checked config canonical
+    (``workflow/rules/common.smk``); the values are unchanged, and the Parquet metadata hashes
+    sorted-key JSON (:func:`config_hash`), so the chunks' bytes are too.
+    """
+    if isinstance(obj, dict):
+        return {k: canonical(obj[k]) for k in sorted(obj)}
+    if isinstance(obj, list | tuple):
+        return type(obj)(canonical(v) for v in obj)
+    return obj
+
+
 def config_hash(config: dict) -> str:
     """SHA-256 of the config's canonical JSON: stamped into Parquet metadata."""
     blob = json.dumps(config, sort_keys=True, separators=(",", ":"), default=str)

@@ -177,19 +177,27 @@ def note_rst(df: pd.DataFrame) -> str:
     would read as markup (``*``, ``_``, ``|``, ...) is escaped, so any note renders as
     written. Empty (a blank line) when the table has no note.
     """
+    spans = _note_spans(df)
+    if not spans:
+        return "\n"
+    out = [f"``{text}``" if code else _rst_text(text) for code, text in spans]
+    return "**Note.** " + "".join(out) + "\n"
+
+
+def _note_spans(df: pd.DataFrame) -> list[tuple[bool, str]]:
+    """The table's note (whitespace collapsed) as (is a Markdown code span, text) pieces, the
+    code spans stripped; an unmatched backtick makes the whole note text. Empty without a
+    note."""
     note = " ".join(str(df.attrs.get("note") or "").split())
     if not note:
-        return "\n"
+        return []
     parts = note.split("`")
     if len(parts) % 2 == 0:  # an unmatched backtick: treat it as text
         parts = [note.replace("`", "'")]
-    out = []
-    for i, part in enumerate(parts):
-        if i % 2 and part.strip():
-            out.append(f"``{part.strip()}``")
-        else:
-            out.append(_rst_text(part))
-    return "**Note.** " + "".join(out) + "\n"
+    return [
+        (True, part.strip()) if i % 2 and part.strip() else (False, part)
+        for i, part in enumerate(parts)
+    ]
 
 
 # The table's page in the HTML report (shown full width beside the sidebar, in an iframe).
@@ -272,16 +280,10 @@ def _html_cell(text: str) -> str:
 def note_html(df: pd.DataFrame) -> str:
     """The table's note as one HTML paragraph (Markdown code spans as ``<code>``); empty
     when the table has no note."""
-    note = " ".join(str(df.attrs.get("note") or "").split())
-    if not note:
+    spans = _note_spans(df)
+    if not spans:
         return ""
-    parts = note.split("`")
-    if len(parts) % 2 == 0:  # an unmatched backtick: treat it as text
-        parts = [note.replace("`", "'")]
-    out = [
-        f"<code>{_html_text(part.strip())}</code>" if i % 2 and part.strip() else _html_text(part)
-        for i, part in enumerate(parts)
-    ]
+    out = [f"<code>{_html_text(t)}</code>" if code else _html_text(t) for code, t in spans]
     return '<p class="note"><strong>Note.</strong> ' + "".join(out) + "</p>"
 
 

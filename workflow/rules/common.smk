@@ -1,8 +1,7 @@
 # Shared by every stage: config check (before any job), wildcard constraints, paths.
 from snakemake.utils import validate
 
-from evalsim.config import check_config
-from evalsim.sim.jobs import canonical
+from evalsim.config import canonical, check_config
 
 # Our check names the bad key and the allowed values; snakemake's validate then runs the
 # same schema (and fills defaults in the same way) so `--lint` sees the schema in use.

@@ -13,25 +13,12 @@ from __future__ import annotations
 
 import copy
 
+from evalsim.config import canonical
+
 # Simulation keys that decide how many trials there are and how they are split into jobs,
 # not what one trial records: a chunk's own (start, stop) is in its params instead.
 # ``document`` (the lesson's counts, read by T30 and the calibration) changes no trial either.
 COUNT_KEYS = ("n_seeds", "trials_per_seed", "trials_per_chunk", "sweep", "document")
-
-
-def canonical(obj):
-    """``obj`` with every dict's keys in sorted order, recursively (lists keep their order).
-
-    Snakemake compares a job's params by their ``repr``, and a dict's repr follows its key
-    order: without this, reordering or reformatting ``config.yaml`` would rerun every chunk
-    (issue 26). The values are unchanged, and the Parquet metadata hashes sorted-key JSON
-    (:func:`evalsim.config.config_hash`), so the chunks' bytes are too.
-    """
-    if isinstance(obj, dict):
-        return {k: canonical(obj[k]) for k in sorted(obj)}
-    if isinstance(obj, list | tuple):
-        return type(obj)(canonical(v) for v in obj)
-    return obj
 
 
 def _named(items: list[dict], name: str, key: str) -> dict:
