@@ -35,7 +35,7 @@ from statsmodels.stats.proportion import proportion_confint
 from evalsim.stats import _fisher_kernels as fk
 from evalsim.stats.coverage import coverage_curve
 from evalsim.stats.fisher import fisher_pvalue, fisher_pvalue_table
-from evalsim.stats.intervals import METHODS
+from evalsim.stats.intervals import REGISTRY
 from evalsim.stats.power import fisher_power, n_for_fisher_power
 
 
@@ -62,20 +62,15 @@ def scipy_all_tables(n1: int, n2: int) -> np.ndarray:
     return out
 
 
-_SM = {
-    "wald": "normal",
-    "wilson": "wilson",
-    "clopper_pearson": "beta",
-    "jeffreys": "jeffreys",
-    "agresti_coull": "agresti_coull",
-}
+#: The registry's methods that statsmodels has (the baseline), by statsmodels' name.
+_SM = {m: e.statsmodels for m, e in REGISTRY.items() if e.statsmodels}
 
 
 def reference_coverage_curves(n: int, grid: np.ndarray) -> None:
     """The same curves from SciPy's pmf and statsmodels' intervals (the baseline)."""
     k = np.arange(n + 1)
     pmf = binom.pmf(k[None, :], n, grid[:, None])
-    for m in METHODS:
+    for m in _SM:
         lo, hi = proportion_confint(k, n, alpha=0.05, method=_SM[m])
         inside = (lo[None, :] <= grid[:, None]) & (grid[:, None] <= hi[None, :])
         (pmf * inside).sum(axis=1)
@@ -101,9 +96,9 @@ def run(window: int, repeat: int) -> dict:
     search_seconds = time.perf_counter() - t0
 
     grid = np.linspace(0.001, 0.999, 2000)
-    for m in METHODS:  # warm-up (JIT cache load)
+    for m in _SM:  # warm-up (JIT cache load); the methods the baseline has
         coverage_curve(m, 50, grid[:2])
-    coverage_seconds = best_of(lambda: [coverage_curve(m, 50, grid) for m in METHODS], repeat)
+    coverage_seconds = best_of(lambda: [coverage_curve(m, 50, grid) for m in _SM], repeat)
     coverage_ref_seconds = best_of(lambda: reference_coverage_curves(50, grid), repeat)
 
     single = {}

@@ -11,7 +11,7 @@ from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 from evalsim.stats.coverage import coverage_curve, exact_coverage
-from evalsim.stats.intervals import METHODS
+from evalsim.stats.intervals import METHODS, REGISTRY
 
 P_A = 221 / 300
 
@@ -43,16 +43,11 @@ def test_matches_the_lessons_plain_python_coverage(method, reference):
             assert got == pytest.approx(naive.coverage(reference, n, p, 1.96), abs=1e-13)
 
 
-SM = {
-    "wald": "normal",
-    "wilson": "wilson",
-    "clopper_pearson": "beta",
-    "jeffreys": "jeffreys",
-    "agresti_coull": "agresti_coull",
-}
+#: The registry's methods that statsmodels has, by statsmodels' name.
+SM = {m: e.statsmodels for m, e in REGISTRY.items() if e.statsmodels}
 
 
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", SM)
 def test_matches_statsmodels_intervals_with_scipy_pmf(method):
     grid = np.linspace(0.005, 0.995, 97)
     for n in (7, 30, 120):
@@ -75,6 +70,18 @@ def test_clopper_pearson_never_undercovers():
     grid = np.linspace(0.0, 1.0, 1001)
     for n in (3, 10, 20, 50):
         assert coverage_curve("clopper_pearson", n, grid).min() >= 0.95 - 1e-12
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_registry_guaranteed_coverage_is_true_to_the_method(method):
+    # Coverage >= nominal at every p and n for the methods flagged so; the others fall below
+    # it somewhere (at n = 20, 0.95, on a fine grid of p), so the flag cannot be wrong either way.
+    grid = np.linspace(0.0005, 0.9995, 4000)
+    worst = min(coverage_curve(method, n, grid).min() for n in (5, 20, 50))
+    if REGISTRY[method].guaranteed_coverage:
+        assert worst >= 0.95 - 1e-12
+    else:
+        assert worst < 0.95 - 1e-4
 
 
 def test_wald_coverage_collapses_near_the_edges():

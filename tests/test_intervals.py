@@ -3,6 +3,7 @@ lesson's printed values; property tests for ordering and containment; bad argume
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import naive_binom as naive
@@ -15,6 +16,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from evalsim.stats.intervals import (
     METHODS,
+    REGISTRY,
     Interval,
     agresti_coull_interval,
     clopper_pearson_interval,
@@ -25,13 +27,8 @@ from evalsim.stats.intervals import (
     z_for_confidence,
 )
 
-SM_METHOD = {
-    "wald": "normal",
-    "wilson": "wilson",
-    "clopper_pearson": "beta",
-    "jeffreys": "jeffreys",
-    "agresti_coull": "agresti_coull",
-}
+#: The registry's methods that statsmodels has, by statsmodels' name.
+SM_METHOD = {m: e.statsmodels for m, e in REGISTRY.items() if e.statsmodels}
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +40,7 @@ def all_counts():
 
 
 @pytest.mark.parametrize("confidence", [0.95, 0.5, 0.8, 0.99, 0.999])
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", SM_METHOD)
 def test_matches_statsmodels_for_every_k_n_up_to_200(all_counts, method, confidence):
     k, n = all_counts
     ours = interval(k, n, method, confidence)
@@ -64,6 +61,35 @@ def test_closed_forms_match_plain_python(method, reference):
                 want = reference(k, n, z)
                 assert got.lower == pytest.approx(want[0], abs=1e-14), (k, n, z)
                 assert got.upper == pytest.approx(want[1], abs=1e-14), (k, n, z)
+
+
+def test_registry_entries_are_complete_and_distinct():
+    from evalsim.figures import OKABE_ITO
+
+    assert METHODS == tuple(REGISTRY) and len(METHODS) >= 5
+    assert all(m == e.id for m, e in REGISTRY.items())
+    labels = [e.label for e in REGISTRY.values()]
+    colors = [e.color for e in REGISTRY.values()]
+    assert len(set(labels)) == len(labels) and len(set(colors)) == len(colors)
+    assert set(colors) <= set(OKABE_ITO)
+    assert all(e.reference for e in REGISTRY.values())
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_every_method_matches_its_plain_python_reference(method):
+    # tests/naive_binom.py holds a reference named by each method's id: (k, n, z) for the
+    # closed forms, (k, n, tail) for the tail inversions; a method without one fails here.
+    reference = getattr(naive, method)
+    takes_tail = "tail" in inspect.signature(reference).parameters
+    for confidence in (0.8, 0.95, 0.99):
+        z = z_for_confidence(confidence)
+        tail = (1 - confidence) / 2
+        for n in (1, 2, 7, 20, 33):
+            for k in range(n + 1):
+                got = interval(k, n, method, confidence)
+                want = reference(k, n, tail if takes_tail else z)
+                assert got.lower == pytest.approx(want[0], rel=1e-9, abs=1e-13), (k, n)
+                assert got.upper == pytest.approx(want[1], rel=1e-9, abs=1e-13), (k, n)
 
 
 def test_clopper_pearson_matches_binomial_tail_inversion():
@@ -176,7 +202,7 @@ def test_finite_and_ordered_up_to_ten_million(method):
         assert (np.diff(iv.lower) >= 0).all() and (np.diff(iv.upper) >= 0).all()
 
 
-CONTAINS_P_HAT = ("wald", "wilson", "clopper_pearson", "agresti_coull")
+CONTAINS_P_HAT = tuple(m for m, e in REGISTRY.items() if e.contains_p_hat)
 
 
 @settings(max_examples=300, deadline=None)

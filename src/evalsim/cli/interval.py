@@ -15,29 +15,20 @@ from evalsim.cli._common import (
 # evalsim.stats modules are imported inside the functions that use them: they load numba
 # kernels and SciPy, which a command on a small log should not pay for at start (issue 24).
 
-_METHOD_LABELS = {
-    "wald": "Wald",
-    "wilson": "Wilson",
-    "clopper_pearson": "Clopper-Pearson",
-    "jeffreys": "Jeffreys",
-    "agresti_coull": "Agresti-Coull",
-}
-
 
 def cmd_interval(args) -> Report:
     _check_k_le_n(args.k, args.n)
-    from evalsim.stats.intervals import METHODS, interval
+    from evalsim.stats.intervals import REGISTRY, interval
 
-    methods = METHODS
     ivs = {
         m: _interval_pair(interval(args.k, args.n, method=m, confidence=args.confidence))
-        for m in methods
+        for m in REGISTRY
     }
     rate = args.k / args.n
     rep = Report({"k": args.k, "n": args.n, "rate": rate, "intervals": ivs})
     level = f"{100 * args.confidence:g}%"
     rows = [
-        [_METHOD_LABELS.get(m, m), f"{lo:.4f}", f"{hi:.4f}", f"{hi - lo:.4f}"]
+        [REGISTRY[m].label, f"{lo:.4f}", f"{hi:.4f}", f"{hi - lo:.4f}"]
         for m, (lo, hi) in ivs.items()
     ]
     rep.line(f"k/n = {args.k}/{args.n}, rate = {rate:.4f}")

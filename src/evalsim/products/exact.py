@@ -10,7 +10,7 @@ verdict, never to steer a computation.
 - :func:`prob_at_least_table` (T03): P(>= 9 of 10) at the stated and at the pool rates.
 - :func:`trials_for_half_width_table` (T04): table D, with the n from which each target
   holds for good.
-- :func:`coverage_vs_p_figure`: exact coverage of the five intervals against p.
+- :func:`coverage_vs_p_figure`: exact coverage of every interval method of the registry against p.
 """
 
 from __future__ import annotations
@@ -20,14 +20,19 @@ import pandas as pd
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
-from evalsim.figures import OKABE_ITO, PAGE_WIDTH_IN, color_for
+from evalsim.figures import PAGE_WIDTH_IN
 from evalsim.stats.binomial import binom_pmf, prob_at_least
 from evalsim.stats.budget import half_width_budget
 from evalsim.stats.coverage import coverage_curve, exact_coverage
-from evalsim.stats.intervals import METHODS, wald_interval, wilson_interval, z_for_confidence
+from evalsim.stats.intervals import (
+    METHODS,
+    REGISTRY,
+    wald_interval,
+    wilson_interval,
+    z_for_confidence,
+)
 
 __all__ = [
-    "COVERAGE_COLORS",
     "coverage_vs_p_figure",
     "exact_coverage_table",
     "plot_coverage_curve",
@@ -35,14 +40,6 @@ __all__ = [
     "trials_for_half_width_table",
     "wilson_vs_library",
 ]
-
-METHOD_LABELS = {
-    "wald": "Wald",
-    "wilson": "Wilson",
-    "clopper_pearson": "Clopper-Pearson",
-    "jeffreys": "Jeffreys",
-    "agresti_coull": "Agresti-Coull",
-}
 
 
 def _fmt_interval(lo: float, hi: float, decimals: int) -> str:
@@ -335,17 +332,6 @@ def trials_for_half_width_table(
     return df
 
 
-#: Each method's color in the coverage figure: Wald in vermillion (the one that fails), Wilson
-#: in blue (the lesson's choice).
-COVERAGE_COLORS = {
-    "wald": OKABE_ITO[3],
-    "wilson": OKABE_ITO[0],
-    "clopper_pearson": OKABE_ITO[2],
-    "jeffreys": OKABE_ITO[1],
-    "agresti_coull": OKABE_ITO[4],
-}
-
-
 def plot_coverage_curve(
     method: str,
     n: int,
@@ -366,7 +352,7 @@ def plot_coverage_curve(
     grid = np.asarray(grid, dtype=float)
     cov = coverage_curve(method, int(n), grid, confidence=confidence)
     ax.axhline(confidence, color="black", lw=0.7, ls=(0, (4, 2)), zorder=1)
-    ax.plot(grid, cov, color=color or COVERAGE_COLORS.get(method, color_for(0)), lw=0.8, zorder=2)
+    ax.plot(grid, cov, color=color or REGISTRY[method].color, lw=0.8, zorder=2)
     if np.nanmin(cov) < y_min:
         ax.text(
             0.5,
@@ -392,11 +378,12 @@ def coverage_vs_p_figure(
     methods: list[str] | None = None,
     y_min: float = 0.75,
 ):
-    """Exact coverage of the five intervals against p: small multiples (Brown et al. 2001).
+    """Exact coverage of the registry's interval methods against p: small multiples (Brown et al.
+    2001).
 
     One row per interval method, one column per n, each panel one curve
     (:func:`plot_coverage_curve`) over the nominal level; axes are shared, so rows and columns
-    compare at a glance without five curves crossing in one panel.
+    compare at a glance without the curves crossing in one panel.
 
     Parameters
     ----------
@@ -406,7 +393,7 @@ def coverage_vs_p_figure(
         Nominal level; drawn as a dashed line.
     p_points, p_min, p_max : grid of true p.
     methods : list of str, optional
-        Interval methods, one row each (default: all five).
+        Interval methods, one row each (default: every method of the registry).
     y_min : float
         Lower y limit; Wald's coverage falls far below it near p = 0 and 1 (clipped, noted in
         the panel).
@@ -432,8 +419,8 @@ def coverage_vs_p_figure(
                 ax.set_title(f"n = {n} trials", fontsize=8)
             if j == 0:
                 ax.set_ylabel(
-                    METHOD_LABELS.get(m, m),
-                    color=COVERAGE_COLORS.get(m, "black"),
+                    REGISTRY[m].label,
+                    color=REGISTRY[m].color,
                     fontsize=8,
                     fontweight="bold",
                 )

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evalsim.stats.intervals import METHODS, _bounds, _resolve
+from evalsim.stats.intervals import bounds, check_method, resolve_level
 
 __all__ = ["HalfWidthBudget", "half_width_budget", "half_widths", "trials_for_half_width"]
 
@@ -65,14 +65,13 @@ def half_widths(
 ) -> np.ndarray:
     """Half-width (upper - lower) / 2 of the interval at k = round(rate * n), for each n."""
     rate = _check_rate(rate)
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    zf, tail = _resolve(confidence, z)
+    check_method(method)
+    zf, tail = resolve_level(confidence, z)
     n_arr = np.atleast_1d(np.asarray(n, dtype=np.int64))
     if (n_arr < 1).any():
         raise ValueError(f"n must be integers >= 1, got {n!r}")
     k = _observed_k(rate, n_arr, rounding)
-    lower, upper = _bounds(method, k, n_arr, zf, tail)
+    lower, upper = bounds(method, k, n_arr, zf, tail)
     return (upper - lower) / 2.0
 
 

@@ -21,20 +21,19 @@ import numpy as np
 
 from evalsim.stats import _binom_kernels as _K
 from evalsim.stats._validate import check_n, check_probability
-from evalsim.stats.intervals import METHODS, _bounds, _resolve
+from evalsim.stats.intervals import bounds, check_method, resolve_level
 
 __all__ = ["coverage_curve", "exact_coverage"]
 
 
 def _all_bounds(method: str, n: int, confidence, z):
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    check_method(method)
     n = check_n(n, "n")
     if not isinstance(n, int):
         raise ValueError(f"n must be a single integer, got {n!r}")
-    zf, tail = _resolve(confidence, z)
+    zf, tail = resolve_level(confidence, z)
     k = np.arange(n + 1, dtype=np.int64)
-    lower, upper = _bounds(method, k, np.full(n + 1, n, dtype=np.int64), zf, tail)
+    lower, upper = bounds(method, k, np.full(n + 1, n, dtype=np.int64), zf, tail)
     return n, lower, upper
 
 

@@ -1,7 +1,8 @@
 """Confidence intervals for a binomial proportion: k successes in n trials.
 
-Five methods, each vectorised over arrays of ``k`` and ``n`` (broadcast together) and valid for
-any confidence level. The conventions are those of
+The methods are the entries of :data:`REGISTRY` (id, label, bounds, statsmodels name, figure
+color, properties), each vectorised over arrays of ``k`` and ``n`` (broadcast together) and valid
+for any confidence level. Where statsmodels has the method, the conventions are those of
 ``statsmodels.stats.proportion.proportion_confint`` (0.15), which the tests check to 1e-10 for
 every k <= n <= 200:
 
@@ -36,9 +37,9 @@ Clopper-Pearson and Jeffreys need Beta quantiles; they call SciPy's vectorised
 statsmodels reaches through ``scipy.stats.beta.ppf`` / ``isf``) rather than a hand-written
 root finder.
 
-Which methods always contain p_hat = k/n: Wald, Wilson, Agresti-Coull (whose interval
-contains Wilson's) and Clopper-Pearson (k is a median of Binomial(n, k/n)). Jeffreys does not
-(k = 0, k = n, and low confidence levels).
+Which methods always contain p_hat = k/n is the registry's ``contains_p_hat`` (Agresti-Coull's
+interval contains Wilson's; for Clopper-Pearson, k is a median of Binomial(n, k/n)); Jeffreys
+does not (k = 0, k = n, and low confidence levels).
 
 References
 ----------
@@ -56,6 +57,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -65,17 +67,20 @@ from evalsim.stats._validate import check_confidence, check_counts
 
 __all__ = [
     "METHODS",
+    "REGISTRY",
     "Interval",
+    "IntervalMethod",
     "agresti_coull_interval",
+    "bounds",
+    "check_method",
     "clopper_pearson_interval",
     "interval",
     "jeffreys_interval",
+    "resolve_level",
     "wald_interval",
     "wilson_interval",
     "z_for_confidence",
 ]
-
-METHODS = ("wald", "wilson", "clopper_pearson", "jeffreys", "agresti_coull")
 
 
 @dataclass(frozen=True, eq=False)
@@ -107,13 +112,177 @@ class Interval:
         )
 
 
+#: bounds(k, n, z, tail) -> (lower, upper): flat validated int64 arrays k, n; the normal
+#: multiplier z and the tail probability alpha/2 = Phi(-z) (each method uses the one it needs).
+BoundsFunction = Callable[[np.ndarray, np.ndarray, float, float], tuple[np.ndarray, np.ndarray]]
+
+
+@dataclass(frozen=True)
+class IntervalMethod:
+    """One interval method: everything the code, the figures, the command and the tests read.
+
+    Attributes
+    ----------
+    id : str
+        The name used in the API, the config and the command's JSON.
+    label : str
+        Its name in tables, figures and the command's text output.
+    bounds : BoundsFunction
+        Computes the bounds for flat int64 arrays ``k``, ``n`` (see :data:`BoundsFunction`).
+    statsmodels : str or None
+        The same interval's ``method`` in ``statsmodels.stats.proportion.proportion_confint``
+        (the tests' and benchmark's cross-check), or None where statsmodels has none.
+    color : str
+        Its color in figures (an Okabe-Ito color, distinct across methods).
+    contains_p_hat : bool
+        The interval contains k/n for every k, n and confidence level.
+    guaranteed_coverage : bool
+        Coverage >= the nominal level at every p and n (only the "exact" interval).
+    reference : str
+        Where the method is defined.
+    """
+
+    id: str
+    label: str
+    bounds: BoundsFunction
+    statsmodels: str | None
+    color: str
+    contains_p_hat: bool
+    guaranteed_coverage: bool
+    reference: str
+
+
+def _empty_pair(k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return np.empty(k.shape[0], dtype=np.float64), np.empty(k.shape[0], dtype=np.float64)
+
+
+# The numba kernels are imported inside the three closed-form methods: numba's start-up is
+# paid only when one of them runs (a single Wilson interval is _wilson_one, in Python).
+def _wald_bounds(k, n, z, tail):
+    from evalsim.stats._binom_kernels import wald_bounds
+
+    lower, upper = _empty_pair(k)
+    wald_bounds(k, n, z, lower, upper)
+    return lower, upper
+
+
+def _wilson_bounds(k, n, z, tail):
+    from evalsim.stats._binom_kernels import wilson_bounds
+
+    lower, upper = _empty_pair(k)
+    wilson_bounds(k, n, z, lower, upper)
+    return lower, upper
+
+
+def _agresti_coull_bounds(k, n, z, tail):
+    from evalsim.stats._binom_kernels import agresti_coull_bounds
+
+    lower, upper = _empty_pair(k)
+    agresti_coull_bounds(k, n, z, lower, upper)
+    return lower, upper
+
+
+def _clopper_pearson_bounds(k, n, z, tail):
+    lower, upper = _empty_pair(k)
+    kf = k.astype(np.float64)
+    nf = n.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        lower[:] = special.betaincinv(kf, nf - kf + 1.0, tail)
+        upper[:] = special.betainccinv(kf + 1.0, nf - kf, tail)
+    lower[k == 0] = 0.0
+    upper[k == n] = 1.0
+    return lower, upper
+
+
+def _jeffreys_bounds(k, n, z, tail):
+    lower, upper = _empty_pair(k)
+    kf = k.astype(np.float64) + 0.5
+    mf = n.astype(np.float64) - k + 0.5
+    lower[:] = special.betaincinv(kf, mf, tail)
+    upper[:] = special.betainccinv(kf, mf, tail)
+    return lower, upper
+
+
+_OKABE_ITO_BLUE, _ORANGE, _GREEN, _VERMILLION, _PURPLE, _SKY_BLUE = (
+    "#0072B2",
+    "#E69F00",
+    "#009E73",
+    "#D55E00",
+    "#CC79A7",
+    "#56B4E9",
+)
+
+#: The interval methods, in the order of the command's table and the coverage figure's rows.
+#: Adding a method: one entry here, its bounds function, a plain-Python reference in
+#: tests/naive_binom.py and a test; the command, figures, coverage, budget and benchmark read
+#: the registry.
+REGISTRY: dict[str, IntervalMethod] = {
+    m.id: m
+    for m in (
+        IntervalMethod(
+            "wald",
+            "Wald",
+            _wald_bounds,
+            statsmodels="normal",
+            color=_VERMILLION,
+            contains_p_hat=True,
+            guaranteed_coverage=False,
+            reference="Laplace (1812); the lesson's step 1",
+        ),
+        IntervalMethod(
+            "wilson",
+            "Wilson",
+            _wilson_bounds,
+            statsmodels="wilson",
+            color=_OKABE_ITO_BLUE,
+            contains_p_hat=True,
+            guaranteed_coverage=False,
+            reference="Wilson (1927)",
+        ),
+        IntervalMethod(
+            "clopper_pearson",
+            "Clopper-Pearson",
+            _clopper_pearson_bounds,
+            statsmodels="beta",
+            color=_GREEN,
+            contains_p_hat=True,
+            guaranteed_coverage=True,
+            reference="Clopper and Pearson (1934)",
+        ),
+        IntervalMethod(
+            "jeffreys",
+            "Jeffreys",
+            _jeffreys_bounds,
+            statsmodels="jeffreys",
+            color=_ORANGE,
+            contains_p_hat=False,
+            guaranteed_coverage=False,
+            reference="Brown, Cai and DasGupta (2001)",
+        ),
+        IntervalMethod(
+            "agresti_coull",
+            "Agresti-Coull",
+            _agresti_coull_bounds,
+            statsmodels="agresti_coull",
+            color=_PURPLE,
+            contains_p_hat=True,
+            guaranteed_coverage=False,
+            reference="Agresti and Coull (1998)",
+        ),
+    )
+}
+
+#: The methods' ids, in registry order.
+METHODS = tuple(REGISTRY)
+
+
 def z_for_confidence(confidence: float) -> float:
     """Two-sided normal multiplier Phi^-1(1 - (1 - confidence)/2); 1.959964 at 0.95."""
     c = check_confidence(confidence)
     return float(-special.ndtri((1.0 - c) / 2.0))
 
 
-def _resolve(confidence, z) -> tuple[float, float]:
+def resolve_level(confidence, z) -> tuple[float, float]:
     """(z, alpha/2) from ``confidence`` or, when given, ``z``."""
     if z is None:
         c = check_confidence(confidence)
@@ -127,6 +296,13 @@ def _resolve(confidence, z) -> tuple[float, float]:
     return zf, float(special.ndtr(-zf))
 
 
+def check_method(method) -> IntervalMethod:
+    """The registry entry of ``method``; ValueError naming the allowed ids otherwise."""
+    if not isinstance(method, str) or method not in REGISTRY:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    return REGISTRY[method]
+
+
 def _prepare(k, n):
     """Validated flat int64 arrays plus the output shape (None for scalars)."""
     k, n = check_counts(k, n)
@@ -135,31 +311,12 @@ def _prepare(k, n):
     return k.ravel(), n.ravel(), k.shape
 
 
-def _bounds(method: str, k: np.ndarray, n: np.ndarray, z: float, tail: float):
-    """Interval bounds for flat int64 arrays k, n (validated); returns (lower, upper)."""
-    lower = np.empty(k.shape[0], dtype=np.float64)
-    upper = np.empty(k.shape[0], dtype=np.float64)
-    if method in ("wald", "wilson", "agresti_coull"):
-        # numba's start-up is paid only here (a single Wilson interval is _wilson_one)
-        from evalsim.stats import _binom_kernels as _K
+def bounds(method: str, k: np.ndarray, n: np.ndarray, z: float, tail: float):
+    """Interval bounds for flat int64 arrays k, n (validated); returns (lower, upper).
 
-        getattr(_K, f"{method}_bounds")(k, n, z, lower, upper)
-    elif method == "clopper_pearson":
-        kf = k.astype(np.float64)
-        nf = n.astype(np.float64)
-        with np.errstate(invalid="ignore"):
-            lower[:] = special.betaincinv(kf, nf - kf + 1.0, tail)
-            upper[:] = special.betainccinv(kf + 1.0, nf - kf, tail)
-        lower[k == 0] = 0.0
-        upper[k == n] = 1.0
-    elif method == "jeffreys":
-        kf = k.astype(np.float64) + 0.5
-        mf = n.astype(np.float64) - k + 0.5
-        lower[:] = special.betaincinv(kf, mf, tail)
-        upper[:] = special.betainccinv(kf, mf, tail)
-    else:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    return lower, upper
+    ``z`` and ``tail`` come from :func:`resolve_level`.
+    """
+    return check_method(method).bounds(k, n, z, tail)
 
 
 def _wilson_one(k: int, n: int, z: float) -> tuple[float, float]:
@@ -191,8 +348,9 @@ def interval(k, n, method: str = "wilson", confidence: float = 0.95, z=None) -> 
     ----------
     k, n : int or array_like of int
         Successes and trials, 0 <= k <= n, n >= 1; arrays broadcast together.
-    method : {"wald", "wilson", "clopper_pearson", "jeffreys", "agresti_coull"}
-        See the module docstring for each method's definition and conventions.
+    method : str
+        One of :data:`METHODS`; see the module docstring for each method's definition and
+        conventions.
     confidence : float
         Confidence level in (0, 1). Ignored when ``z`` is given.
     z : float, optional
@@ -216,13 +374,12 @@ def interval(k, n, method: str = "wilson", confidence: float = 0.95, z=None) -> 
     >>> interval(10, 10, "wald")
     Interval(lower=1.0, upper=1.0)
     """
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    zf, tail = _resolve(confidence, z)
+    entry = check_method(method)
+    zf, tail = resolve_level(confidence, z)
     kk, nn, shape = _prepare(k, n)
     if method == "wilson" and shape is None:
         return Interval(*_wilson_one(int(kk[0]), int(nn[0]), zf))
-    lower, upper = _bounds(method, kk, nn, zf, tail)
+    lower, upper = entry.bounds(kk, nn, zf, tail)
     return _finish(lower, upper, shape)
 
 
