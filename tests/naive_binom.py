@@ -89,6 +89,21 @@ def clopper_pearson(k: int, n: int, tail: float) -> tuple[float, float]:
     return lo, hi
 
 
+def clopper_pearson_midp(k: int, n: int, tail: float) -> tuple[float, float]:
+    """Mid-p Clopper-Pearson by inverting the mid-p tails:
+    P(X > k; lo) + P(X = k; lo)/2 = tail = P(X < k; hi) + P(X = k; hi)/2."""
+
+    def above(q):
+        return sum(_pmf_float(j, n, q) for j in range(k + 1, n + 1)) + _pmf_float(k, n, q) / 2
+
+    def below(q):
+        return sum(_pmf_float(j, n, q) for j in range(k)) + _pmf_float(k, n, q) / 2
+
+    lo = 0.0 if k == 0 else _bisect(lambda q: above(q) - tail, 0.0, 1.0)
+    hi = 1.0 if k == n else _bisect(lambda q: tail - below(q), 0.0, 1.0)
+    return lo, hi
+
+
 def _betacf(a: float, b: float, x: float) -> float:
     """Continued fraction of the incomplete beta (modified Lentz; Numerical Recipes 6.4)."""
     tiny = 1e-300

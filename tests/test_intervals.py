@@ -3,6 +3,7 @@ lesson's printed values; property tests for ordering and containment; bad argume
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 
@@ -11,15 +12,17 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy import stats
+from scipy import optimize, stats
 from statsmodels.stats.proportion import proportion_confint
 
+from evalsim.stats.coverage import coverage_curve
 from evalsim.stats.intervals import (
     METHODS,
     REGISTRY,
     Interval,
     agresti_coull_interval,
     clopper_pearson_interval,
+    clopper_pearson_midp_interval,
     interval,
     jeffreys_interval,
     wald_interval,
@@ -109,6 +112,51 @@ def test_jeffreys_matches_plain_python_beta_quantiles():
             want = naive.jeffreys(k, n, 0.05)
             assert got.lower == pytest.approx(want[0], abs=1e-11), (k, n)
             assert got.upper == pytest.approx(want[1], abs=1e-11), (k, n)
+
+
+@pytest.mark.parametrize("confidence", [0.8, 0.95, 0.999])
+def test_clopper_pearson_midp_matches_scipy_root_of_the_mid_p_tails(confidence):
+    # An independent path: SciPy's binomial sf/cdf/pmf and brentq, computed here.
+    tail = (1 - confidence) / 2
+
+    def root(f):
+        return optimize.brentq(f, 0.0, 1.0, xtol=1e-300, rtol=1e-15, maxiter=500)
+
+    for n in (1, 2, 5, 20, 57, 200):
+        got = clopper_pearson_midp_interval(np.arange(n + 1), n, confidence)
+        for k in range(n + 1):
+            sf = functools.partial(stats.binom.sf, k, n)
+            below = functools.partial(stats.binom.cdf, k - 1, n)
+            half = functools.partial(stats.binom.pmf, k, n)
+            lo = 0.0 if k == 0 else root(lambda p, f=sf, h=half: f(p) + h(p) / 2 - tail)
+            hi = 1.0 if k == n else root(lambda p, f=below, h=half: f(p) + h(p) / 2 - tail)
+            assert got.lower[k] == pytest.approx(lo, rel=1e-12, abs=1e-300), (k, n)
+            assert got.upper[k] == pytest.approx(hi, rel=1e-12, abs=1e-300), (k, n)
+
+
+def test_clopper_pearson_midp_edges_are_the_closed_forms():
+    # k = n: P(X = n; p)/2 = p^n / 2 = alpha/2; k = 0 mirrors it.
+    for n in (1, 3, 10, 1000):
+        assert clopper_pearson_midp_interval(n, n).lower == pytest.approx(
+            0.05 ** (1 / n), rel=1e-14
+        )
+        assert clopper_pearson_midp_interval(0, n).upper == pytest.approx(
+            1 - 0.05 ** (1 / n), rel=1e-12
+        )
+        assert clopper_pearson_midp_interval(0, n).lower == 0.0
+        assert clopper_pearson_midp_interval(n, n).upper == 1.0
+
+
+def test_clopper_pearson_midp_lies_inside_clopper_pearson_and_covers_nearer_nominal():
+    for n in range(1, 101):
+        k = np.arange(n + 1)
+        mid, cp = clopper_pearson_midp_interval(k, n), clopper_pearson_interval(k, n)
+        assert (mid.lower[1:] > cp.lower[1:]).all() and (mid.upper[:-1] < cp.upper[:-1]).all(), n
+    # Mean coverage over p (Brown, Cai and DasGupta 2001, sec. 4.1.2): above nominal, below CP's.
+    grid = np.linspace(0.0005, 0.9995, 4000)
+    for n in (10, 20, 50):
+        mean_mid = coverage_curve("clopper_pearson_midp", n, grid).mean()
+        assert 0.95 < mean_mid < coverage_curve("clopper_pearson", n, grid).mean() - 0.005, n
 
 
 def test_clopper_pearson_equals_scipy_exact():
