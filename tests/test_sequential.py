@@ -8,18 +8,25 @@ from __future__ import annotations
 
 import itertools
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 from scipy.stats import binom, binomtest, fisher_exact, norm
 
 from evalsim.stats import _sequential_kernels as K
+from evalsim.stats import boundaries
 from evalsim.stats.sequential import (
+    BOUNDARY_FAMILIES,
+    SPENDING_FAMILIES,
+    UNPAIRED_BUILDERS,
     certify_type1,
     operating_characteristics,
     spending,
     type1_curve,
     unpaired_design,
+    unpaired_family_design,
     unpaired_shape_design,
 )
 from evalsim.stats.sequential_io import replay_paired, replay_unpaired
@@ -354,3 +361,77 @@ def test_replay_unpaired_equals_plain_walk():
         assert (look[e], verdict[e]) == naive_unpaired_verdict(
             d, a[e].astype(int).tolist(), b[e].astype(int).tolist()
         )
+
+
+# ------------------------------------------------------------------ the boundary-family registry
+
+#: A value of each family parameter, for building every family of the registry.
+PARAMETER_VALUES = {"rho": 1.5, "b": 0.2}
+
+
+def _parameter_of(family) -> dict:
+    return (
+        {} if family.parameter is None else {family.parameter: PARAMETER_VALUES[family.parameter]}
+    )
+
+
+def test_spending_families_view_is_unchanged_public_api():
+    assert SPENDING_FAMILIES == {"pocock": None, "obrien-fleming": None, "power": "rho"}
+    assert SPENDING_FAMILIES is boundaries.SPENDING_FAMILIES
+    assert BOUNDARY_FAMILIES is boundaries.BOUNDARY_FAMILIES
+    for fid, family in BOUNDARY_FAMILIES.items():
+        assert family.id == fid and family.label and family.description and family.reference
+        assert set(family.kinds) <= set(boundaries.DESIGN_KINDS) and family.kinds
+        assert family.parameter is None or family.parameter in PARAMETER_VALUES
+
+
+def test_every_family_a_design_kind_takes_is_built_with_its_parameter():
+    for fid in boundaries.families_for("paired"):
+        family = BOUNDARY_FAMILIES[fid]
+        assert family.spending, f"paired_design calibrates on spending functions only: {fid}"
+        par = _parameter_of(family)
+        d = paired_design(0.1, 12, "one-sided", fid, **par)
+        assert d.boundary == {"family": fid, **par} and d.certificate.upper <= 0.1
+    for fid in boundaries.families_for("unpaired"):
+        family = BOUNDARY_FAMILIES[fid]
+        if fid == "optimised":  # chosen by sequential_optimise from stated alternatives
+            assert not family.cli
+            continue
+        assert family.spending or fid in UNPAIRED_BUILDERS, fid
+        par = _parameter_of(family)
+        d = unpaired_family_design(fid, 0.1, 12, "one-sided", looks=4, **par)
+        assert d.boundary["family"] == fid and d.certificate.upper <= 0.1
+        for name, value in par.items():
+            assert d.boundary[name] == value
+
+
+@pytest.mark.parametrize(
+    ("family", "parameter", "match"),
+    [
+        ("optimised", {}, "optimised is not built by unpaired_family_design"),
+        ("haybittle", {}, r"'haybittle' is not a boundary family; unpaired designs take pocock, "),
+        ("shape", {}, "boundary shape takes b, got none"),
+        ("pocock", {"rho": 2.0}, "boundary pocock takes no parameter, got rho"),
+    ],
+)
+def test_unpaired_family_design_refuses_what_the_registry_does_not_allow(family, parameter, match):
+    with pytest.raises(ValueError, match=match):
+        unpaired_family_design(family, 0.05, 10, **parameter)
+
+
+def test_paired_design_names_the_registry_families_it_takes():
+    allowed = boundaries.or_list(boundaries.families_for("paired"))
+    with pytest.raises(
+        ValueError,
+        match=f"spending 'shape' is for unpaired designs; paired designs take {allowed}$",
+    ):
+        paired_design(0.05, 10, "one-sided", "shape")
+
+
+def test_registry_loads_without_numpy_scipy_or_numba():
+    code = (
+        "import sys, evalsim.stats.boundaries; "
+        "print(sorted(m for m in ('numpy', 'scipy', 'numba') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -6,6 +6,7 @@ rows in plain Python (read with ``json``), not from the library's replay.
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
@@ -13,7 +14,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalsim.cli import main
+from evalsim.cli import build_parser, main
+from evalsim.stats.boundaries import (
+    BOUNDARY_FAMILIES,
+    CLI_BOUNDARY_FAMILIES,
+    DESIGN_KINDS,
+    families_for,
+    or_list,
+)
 from evalsim.stats.sequential import operating_characteristics, unpaired_design
 from evalsim.stats.sequential_io import design_from_dict, design_to_dict, load_design, save_design
 from evalsim.stats.sequential_paired import paired_design
@@ -229,3 +237,68 @@ def test_bad_design_file_names_the_key(tmp_path, designs, capsys):
     bad.write_text(json.dumps(spec))
     rc, _, err = run(capsys, "sequential", "oc", bad, "--pa", "0.5", "--pb", "0.6")
     assert rc == 2 and "integers" in err
+
+
+# ------------------------------------------------------------------ the boundary-family registry
+
+
+def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    for action in parser._actions:  # argparse keeps subcommands only here
+        if isinstance(action, argparse._SubParsersAction) and name in action.choices:
+            return action.choices[name]
+    raise KeyError(name)
+
+
+def test_spending_choices_are_the_registry_cli_families():
+    design = _subparser(_subparser(build_parser(), "sequential"), "design")
+    (spending,) = [a for a in design._actions if "--spending" in a.option_strings]
+    assert tuple(spending.choices) == CLI_BOUNDARY_FAMILIES
+    assert CLI_BOUNDARY_FAMILIES == tuple(f.id for f in BOUNDARY_FAMILIES.values() if f.cli)
+    assert spending.default in CLI_BOUNDARY_FAMILIES
+
+
+@pytest.mark.parametrize(
+    ("family", "kind"),
+    [
+        (f, k)
+        for f in CLI_BOUNDARY_FAMILIES
+        for k in DESIGN_KINDS
+        if not BOUNDARY_FAMILIES[f].takes(k)
+    ],
+)
+def test_spending_of_another_kind_names_the_registry_families(family, kind, tmp_path, capsys):
+    argv = ["sequential", "design", "--out", tmp_path / "x.json", "--kind", kind]
+    argv += (
+        ["--spending", family, "--rho", "1"]
+        if BOUNDARY_FAMILIES[family].parameter == "rho"
+        else ["--spending", family]
+    )
+    rc, out, err = run(capsys, *argv)
+    kinds = or_list(BOUNDARY_FAMILIES[family].kinds)
+    takes = or_list(families_for(kind, cli=True))
+    assert rc == 2 and out == ""
+    assert err.rstrip().endswith(
+        f"--spending {family} is for {kinds} designs; {kind} designs take {takes}"
+    )
+
+
+@pytest.mark.parametrize("family", CLI_BOUNDARY_FAMILIES)
+def test_rho_only_with_a_family_that_takes_it(family, tmp_path, capsys):
+    parameter = BOUNDARY_FAMILIES[family].parameter
+    argv = [
+        "sequential",
+        "design",
+        "--out",
+        tmp_path / "x.json",
+        "--n-max",
+        "10",
+        "--spending",
+        family,
+    ]
+    if parameter == "rho":
+        rc, _, err = run(capsys, *argv)
+        assert rc == 2 and err.rstrip().endswith(f"--spending {family} needs --rho")
+        return
+    rc, _, err = run(capsys, *argv, "--rho", "2")
+    takes = "none" if parameter is None else f"--{parameter}"
+    assert rc == 2 and err.rstrip().endswith(f"; {family} takes {takes}")

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from evalsim.config import ConfigError, check_config
+from evalsim.config import ConfigError, check_config, load_schema
+from evalsim.stats.boundaries import BOUNDARY_FAMILIES, DESIGN_KINDS, families_for, or_list
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -60,3 +61,54 @@ def test_bad_sequential_config_names_the_key(good, edit, match):
     edit(cfg["sequential"])
     with pytest.raises(ConfigError, match=match):
         check_config(cfg)
+
+
+# ------------------------------------------------------------------ the boundary-family registry
+
+
+def _design_items(schema: dict) -> dict:
+    return schema["properties"]["sequential"]["properties"]["designs"]["items"]["properties"]
+
+
+def test_schema_boundary_enum_is_the_registry():
+    items = _design_items(load_schema())
+    assert items["boundary"]["enum"] == list(BOUNDARY_FAMILIES)
+    assert items["kind"]["enum"] == list(DESIGN_KINDS)
+    for family in BOUNDARY_FAMILIES.values():
+        if family.parameter is not None:
+            assert family.parameter in items, family.id
+
+
+@pytest.mark.parametrize(
+    "family", [f for f in BOUNDARY_FAMILIES.values() if f.parameter is not None], ids=str
+)
+def test_a_family_without_its_parameter_is_refused(good, family):
+    cfg = copy.deepcopy(good)
+    kind = family.kinds[0]
+    cfg["sequential"]["designs"].append({"name": "x", "kind": kind, "boundary": family.id})
+    match = rf"sequential.designs\[\d+\]': boundary {family.id} needs {family.parameter}$"
+    with pytest.raises(ConfigError, match=match):
+        check_config(cfg)
+
+
+@pytest.mark.parametrize(
+    ("family", "kind"),
+    [
+        (f.id, kind)
+        for f in BOUNDARY_FAMILIES.values()
+        for kind in DESIGN_KINDS
+        if not f.takes(kind)
+    ],
+)
+def test_a_family_of_another_kind_is_refused_naming_the_registry_families(good, family, kind):
+    cfg = copy.deepcopy(good)
+    spec = {"name": "x", "kind": kind, "boundary": family, "rho": 1.0, "b": 0.2}
+    cfg["sequential"]["designs"].append(spec)
+    kinds = or_list(BOUNDARY_FAMILIES[family].kinds)
+    takes = or_list(families_for(kind))
+    with pytest.raises(ConfigError) as err:
+        check_config(cfg)
+    assert str(err.value) == (
+        f"config key 'sequential.designs[{len(cfg['sequential']['designs']) - 1}].boundary': "
+        f"{family!r} is for {kinds} designs; {kind} designs take {takes}"
+    )

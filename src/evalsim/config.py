@@ -22,6 +22,8 @@ from typing import Any
 import jsonschema
 import yaml
 
+from evalsim.stats.boundaries import BOUNDARY_FAMILIES, kind_problem
+
 REPO_SCHEMA = Path(__file__).resolve().parents[2] / "workflow" / "schemas" / "config.schema.yaml"
 
 
@@ -147,14 +149,16 @@ def _sequential_checks(seq: dict) -> None:
     if dup:
         raise ConfigError(f"config key 'sequential.designs': duplicate name(s) {', '.join(dup)}")
     for i, d in enumerate(designs):
-        if d["boundary"] == "power" and "rho" not in d:
-            raise ConfigError(f"config key 'sequential.designs[{i}]': boundary power needs rho")
-        if d["boundary"] == "shape" and "b" not in d:
-            raise ConfigError(f"config key 'sequential.designs[{i}]': boundary shape needs b")
-        if d["kind"] == "paired" and d["boundary"] in ("shape", "optimised"):
+        # the boundary families' kinds and parameters: evalsim.stats.boundaries
+        problem = kind_problem(d["boundary"], d["kind"])
+        if problem is not None:
             raise ConfigError(
-                f"config key 'sequential.designs[{i}].boundary': {d['boundary']!r} is for unpaired "
-                "designs; paired designs take pocock, obrien-fleming or power"
+                f"config key 'sequential.designs[{i}].boundary': {d['boundary']!r} {problem}"
+            )
+        parameter = BOUNDARY_FAMILIES[d["boundary"]].parameter
+        if parameter is not None and parameter not in d:
+            raise ConfigError(
+                f"config key 'sequential.designs[{i}]': boundary {d['boundary']} needs {parameter}"
             )
     refs = [("sequential.sheet_design", seq.get("sheet_design"))]
     refs += [

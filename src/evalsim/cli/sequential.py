@@ -29,9 +29,17 @@ from evalsim.cli._common import (
     add_json_flag,
     check_out_path,
 )
+from evalsim.stats.boundaries import (
+    BOUNDARY_FAMILIES,
+    CLI_BOUNDARY_FAMILIES,
+    kind_problem,
+    or_list,
+)
 
-# evalsim.stats modules are imported inside the functions that use them: they load numba
-# kernels and SciPy, which a command on a small log should not pay for at start (issue 24).
+# evalsim.stats.boundaries holds only names (no numba, no SciPy), so it is imported here for
+# the --spending choices. The other evalsim.stats modules are imported inside the functions
+# that use them: they load numba kernels and SciPy, which a command on a small log should not
+# pay for at start (issue 24).
 
 #: Largest n_max of a paired design the command builds: the exact paired recursion and its
 #: certificate grow as O(n_max^2) states per look (unpaired designs stop at
@@ -55,6 +63,25 @@ def _cert_text(design) -> str:
     )
 
 
+def _family_parameter(args) -> dict:
+    """The ``--spending`` family's parameter as a keyword (``{"rho": 1.5}``), checked.
+
+    ``--rho`` belongs to the families whose parameter is rho, ``--b`` (which has a default)
+    to those whose parameter is b (:data:`evalsim.stats.boundaries.BOUNDARY_FAMILIES`).
+    """
+    name = BOUNDARY_FAMILIES[args.spending].parameter
+    given = {"rho": args.rho, "b": args.b}
+    if name is not None and given[name] is None:
+        raise BadInput(f"--spending {args.spending} needs --{name}")
+    if args.rho is not None and name != "rho":
+        takers = [f for f in CLI_BOUNDARY_FAMILIES if BOUNDARY_FAMILIES[f].parameter == "rho"]
+        takes = f"--{name}" if name else "none"
+        raise BadInput(
+            f"--rho is the exponent of --spending {or_list(takers)}; {args.spending} takes {takes}"
+        )
+    return {} if name is None else {name: given[name]}
+
+
 def cmd_design(args) -> Report:
     futility = None
     if (args.futility_z is None) != (args.futility_from is None):
@@ -62,22 +89,17 @@ def cmd_design(args) -> Report:
     if args.futility_z is not None:
         futility = {"z": args.futility_z, "from": args.futility_from}
     check_out_path(args.out)
-    if args.spending == "power" and args.rho is None:
-        raise BadInput("--spending power needs --rho")
-    if args.rho is not None and args.spending != "power":
-        raise BadInput(f"--rho is the exponent of --spending power; {args.spending} takes none")
+    parameter = _family_parameter(args)
     if args.d_max is not None and args.kind != "paired":
         raise BadInput("--d-max (a cap on discordant pairs) is for --kind paired designs")
     if args.kind == "paired" and args.n_max > PAIRED_N_MAX:
         raise BadInput(
             f"--n-max {args.n_max} is above the paired limit {PAIRED_N_MAX} of this command"
         )
+    problem = kind_problem(args.spending, args.kind, cli=True)
+    if problem is not None:
+        raise BadInput(f"--spending {args.spending} {problem}")
     if args.kind == "paired":
-        if args.spending == "shape":
-            raise BadInput(
-                "--spending shape is for unpaired designs; "
-                "paired designs take pocock, obrien-fleming or power"
-            )
         if args.looks != "every":
             raise BadInput("paired designs look after every pair; drop --looks")
         from evalsim.stats.sequential_paired import paired_design
@@ -87,27 +109,21 @@ def cmd_design(args) -> Report:
             args.n_max,
             args.alternative,
             args.spending,
-            rho=args.rho,
             d_max=args.d_max,
             futility=futility,
-        )
-    elif args.spending == "shape":
-        from evalsim.stats.sequential import unpaired_shape_design
-
-        design = unpaired_shape_design(
-            args.alpha, args.n_max, args.b, args.alternative, args.looks, futility=futility
+            **parameter,
         )
     else:
-        from evalsim.stats.sequential import unpaired_design
+        from evalsim.stats.sequential import unpaired_family_design
 
-        design = unpaired_design(
+        design = unpaired_family_design(
+            args.spending,
             args.alpha,
             args.n_max,
             args.alternative,
-            args.spending,
-            rho=args.rho,
-            looks=args.looks,
+            args.looks,
             futility=futility,
+            **parameter,
         )
     from evalsim.stats.sequential_io import save_design
 
@@ -314,9 +330,7 @@ def register(sub) -> None:
         default=200,
         help="max trials per policy (pairs); default 200",
     )
-    d.add_argument(
-        "--spending", choices=("pocock", "obrien-fleming", "power", "shape"), default="pocock"
-    )
+    d.add_argument("--spending", choices=CLI_BOUNDARY_FAMILIES, default="pocock")
     d.add_argument("--rho", type=_number, help="exponent of the power spending family")
     d.add_argument(
         "--b",

@@ -28,11 +28,11 @@ from evalsim.figures import OKABE_ITO, PAGE_WIDTH_IN
 from evalsim.seeding import rng_for
 from evalsim.stats.peeking import sequential_rejection_probability
 from evalsim.stats.sequential import (
+    BOUNDARY_FAMILIES,
     SequentialDesign,
     operating_characteristics,
     type1_curve,
-    unpaired_design,
-    unpaired_shape_design,
+    unpaired_family_design,
 )
 from evalsim.stats.sequential_io import replay_paired, replay_unpaired
 from evalsim.stats.sequential_optimise import fixed_n_for_power, fixed_n_power, optimise_design
@@ -55,13 +55,18 @@ _LINE_COLORS = [OKABE_ITO[k] for k in (0, 1, 2, 4, 5, 7)]
 def build_design(
     spec: dict, alpha: float, n_max: int, alternative: str, looks, futility: dict, optimise: dict
 ) -> SequentialDesign:
-    """The design named by one entry of ``sequential.designs`` (see config/README.md)."""
+    """The design named by one entry of ``sequential.designs`` (see config/README.md).
+
+    The entry's ``boundary`` is a family of :data:`evalsim.stats.sequential.BOUNDARY_FAMILIES`;
+    its parameter, if it has one, is the entry's key of that name. ``optimised`` is chosen by
+    :func:`evalsim.stats.sequential_optimise.optimise_design` from ``optimise``.
+    """
     fut = futility if spec.get("futility", False) else None
+    family = BOUNDARY_FAMILIES[spec["boundary"]]
+    parameter = {} if family.parameter is None else {family.parameter: spec[family.parameter]}
     if spec["kind"] == "paired":
-        return paired_design(
-            alpha, n_max, alternative, spec["boundary"], rho=spec.get("rho"), futility=fut
-        )
-    if spec["boundary"] == "optimised":
+        return paired_design(alpha, n_max, alternative, family.id, futility=fut, **parameter)
+    if family.id == "optimised":
         res = optimise_design(
             [tuple(a) for a in optimise["alternatives"]],
             alpha,
@@ -74,19 +79,27 @@ def build_design(
             futility=fut,
         )
         return res.design
-    if spec["boundary"] == "shape":
-        return unpaired_shape_design(alpha, n_max, spec["b"], alternative, looks, futility=fut)
-    return unpaired_design(
-        alpha, n_max, alternative, spec["boundary"], rho=spec.get("rho"), looks=looks, futility=fut
+    return unpaired_family_design(
+        family.id, alpha, n_max, alternative, looks, futility=fut, **parameter
     )
 
 
 def _boundary_text(d: SequentialDesign) -> str:
+    """T31's boundary column: the spending family and its unit, or the shape's formula.
+
+    Spending families (:data:`evalsim.stats.sequential.BOUNDARY_FAMILIES`) are named by id,
+    with their parameter; a family with a builder of its own by its label and parameters.
+    """
     b = d.boundary
     fam = b.get("family")
     if fam == "shape":
         return f"c_t = {b['a']:.4f} (t/{d.n_max})^-{b['b']:.2f}"
-    extra = f", rho = {b['rho']:g}" if "rho" in b else ""
+    family = BOUNDARY_FAMILIES.get(fam)
+    if family is not None and not family.spending:
+        values = ", ".join(f"{k} = {v:g}" for k, v in b.items() if k != "family")
+        return f"{family.label} ({values})" if values else family.label
+    par = family.parameter if family is not None else None
+    extra = f", {par} = {b[par]:g}" if par is not None and par in b else ""
     unit = "discordant pairs d/d_max" if d.kind == "paired" else "trials t/n_max"
     return f"{fam} spending in {unit}{extra}"
 

@@ -20,6 +20,10 @@ Two designs share the exact dynamic programs of :mod:`evalsim.stats._sequential_
 * **Paired** (:mod:`evalsim.stats.sequential_paired`): boundaries on the walk of B's solo
   wins over the discordant pairs, exact for every nuisance rate.
 
+The boundary families (their ids, labels, parameters and the design kinds that take them)
+are the registry :data:`BOUNDARY_FAMILIES` of :mod:`evalsim.stats.boundaries`, re-exported
+here; :func:`unpaired_family_design` builds an unpaired design of any of them but
+``optimised`` (:func:`evalsim.stats.sequential_optimise.optimise_design`).
 Exact operating characteristics for any (p_A, p_B) come from :func:`operating_characteristics`.
 Design files: :mod:`evalsim.stats.sequential_io`.
 
@@ -46,11 +50,14 @@ from scipy.special import ndtr, ndtri
 
 from evalsim.stats import _sequential_kernels as _k
 from evalsim.stats._validate import check_alpha, check_n, check_probability
+from evalsim.stats.boundaries import BOUNDARY_FAMILIES, SPENDING_FAMILIES, kind_problem
 from evalsim.stats.peeking import look_sizes
 
 __all__ = [
     "ALTERNATIVES",
+    "BOUNDARY_FAMILIES",
     "SPENDING_FAMILIES",
+    "UNPAIRED_BUILDERS",
     "VERDICTS",
     "Certificate",
     "OperatingCharacteristics",
@@ -60,11 +67,10 @@ __all__ = [
     "spending",
     "type1_curve",
     "unpaired_design",
+    "unpaired_family_design",
     "unpaired_shape_design",
 ]
 
-#: Spending families: name -> parameter name (None when the family has none).
-SPENDING_FAMILIES = {"pocock": None, "obrien-fleming": None, "power": "rho"}
 ALTERNATIVES = ("one-sided", "two-sided")
 #: Verdict codes of the kernels -> words.
 VERDICTS = {0: "no difference shown", 1: "B better", 2: "A better", 3: "futility"}
@@ -376,9 +382,10 @@ def unpaired_design(
         Maximum trials per policy (<= 500).
     alternative : {"one-sided", "two-sided"}
         One-sided: verdict "B better" only; two-sided: either policy, alpha split evenly.
-    spending_family : {"pocock", "obrien-fleming", "power"}
+    spending_family : str
+        A spending family, a key of :data:`SPENDING_FAMILIES`.
     rho : float
-        Exponent of the power family.
+        The family's parameter, when it has one (the exponent of the power family).
     looks : "every", int or sequence of int
         Look schedule in trials per policy (:func:`evalsim.stats.peeking.look_sizes`).
     futility : dict, optional
@@ -394,9 +401,10 @@ def unpaired_design(
     _check_choice(spending_family, "spending", tuple(SPENDING_FAMILIES))
     futility = _check_futility(futility, n_max)
     boundary = {"family": spending_family}
-    if spending_family == "power":
-        spending(1.0, alpha, "power", rho)
-        boundary["rho"] = float(rho)
+    parameter = SPENDING_FAMILIES[spending_family]
+    if parameter is not None:
+        spending(1.0, alpha, spending_family, rho)  # checks the parameter
+        boundary[parameter] = float(rho)
     two_sided = alternative == "two-sided"
     budget = alpha * (1.0 - 1e-7)
     for _ in range(6):
@@ -483,6 +491,63 @@ def unpaired_shape_design(
             return replace(design, certificate=cert)
         a *= 1.0 + 1e-3
     raise RuntimeError(f"could not certify {design.label}")  # pragma: no cover
+
+
+#: Builders of the unpaired families of :data:`BOUNDARY_FAMILIES` that are not spending
+#: families, by id; each takes alpha, n_max, alternative, looks, futility, certify and the
+#: family's parameter as keywords. ``optimised`` is built by
+#: :func:`evalsim.stats.sequential_optimise.optimise_design` from its own settings.
+UNPAIRED_BUILDERS = {"shape": unpaired_shape_design}
+
+
+def unpaired_family_design(
+    family,
+    alpha=0.05,
+    n_max=200,
+    alternative="one-sided",
+    looks="every",
+    futility=None,
+    certify=True,
+    **parameter,
+) -> SequentialDesign:
+    """An unpaired design of a boundary family of :data:`BOUNDARY_FAMILIES`, by its id.
+
+    Spending families are calibrated by :func:`unpaired_design`, the others built by their
+    function in :data:`UNPAIRED_BUILDERS`.
+
+    Parameters
+    ----------
+    family : str
+        The family's id; unpaired designs must take it.
+    alpha, n_max, alternative, looks, futility, certify
+        As in :func:`unpaired_design`.
+    **parameter
+        The family's parameter by name (``rho=`` for ``power``, ``b=`` for ``shape``), none
+        for a family without one.
+
+    Returns
+    -------
+    SequentialDesign
+    """
+    problem = kind_problem(family, "unpaired")
+    if problem is not None:
+        raise ValueError(f"boundary {family!r} {problem}")
+    found = BOUNDARY_FAMILIES[family]
+    if set(parameter) != ({found.parameter} - {None}):
+        raise ValueError(
+            f"boundary {family} takes {found.parameter or 'no parameter'}, "
+            f"got {', '.join(sorted(parameter)) or 'none'}"
+        )
+    common = {"looks": looks, "futility": futility, "certify": certify}
+    if found.spending:
+        return unpaired_design(alpha, n_max, alternative, family, **parameter, **common)
+    if family not in UNPAIRED_BUILDERS:
+        raise ValueError(
+            f"boundary {family} is not built by unpaired_family_design: {found.description}"
+        )
+    return UNPAIRED_BUILDERS[family](
+        alpha=alpha, n_max=n_max, alternative=alternative, **parameter, **common
+    )
 
 
 @dataclass(frozen=True)

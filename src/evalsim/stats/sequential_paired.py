@@ -33,10 +33,10 @@ import numpy as np
 
 from evalsim.stats import _sequential_paired_kernels as _pk
 from evalsim.stats._validate import check_alpha, check_n, check_probability
+from evalsim.stats.boundaries import SPENDING_FAMILIES, kind_problem
 from evalsim.stats.sequential import (
     ALTERNATIVES,
     ROUNDING_ALLOWANCE,
-    SPENDING_FAMILIES,
     Certificate,
     OperatingCharacteristics,
     SequentialDesign,
@@ -91,10 +91,12 @@ def paired_design(
     n_max : int
         Maximum number of pairs.
     alternative : {"one-sided", "two-sided"}
-    spending_family : {"pocock", "obrien-fleming", "power"}
-        Spending in the fraction ``d / d_max`` of discordant pairs.
+    spending_family : str
+        A boundary family that paired designs take
+        (:func:`evalsim.stats.boundaries.families_for`), all of them spending families:
+        alpha is spent in the fraction ``d / d_max`` of discordant pairs.
     rho : float
-        Exponent of the power family.
+        The family's parameter, when it has one (the exponent of the power family).
     d_max : int, optional
         Stop at this many discordant pairs (default ``n_max``).
     futility : dict, optional
@@ -112,13 +114,16 @@ def paired_design(
     if d_max > n_max:
         raise ValueError(f"d_max must be at most n_max={n_max}, got {d_max!r}")
     _check_choice(alternative, "alternative", ALTERNATIVES)
-    _check_choice(spending_family, "spending", tuple(SPENDING_FAMILIES))
+    problem = kind_problem(spending_family, "paired")
+    if problem is not None:
+        raise ValueError(f"spending {spending_family!r} {problem}")
     futility = _check_futility(futility, n_max)
     two_sided = alternative == "two-sided"
     boundary = {"family": spending_family}
-    if spending_family == "power":
-        spending(1.0, alpha, "power", rho)
-        boundary["rho"] = float(rho)
+    parameter = SPENDING_FAMILIES[spending_family]
+    if parameter is not None:
+        spending(1.0, alpha, spending_family, rho)  # checks the parameter
+        boundary[parameter] = float(rho)
     tau = np.arange(d_max + 1) / d_max
     targets = spending(tau, alpha, spending_family, rho) * (1.0 - 1e-9)
     upper, lower, f_upper, f_lower, _, _ = _pk.sign_walk_spending(d_max, targets, two_sided)

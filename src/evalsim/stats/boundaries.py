@@ -1,0 +1,192 @@
+"""The boundary families of the sequential designs: one registry, importable without SciPy or numba.
+
+Every place that names a boundary family reads :data:`BOUNDARY_FAMILIES`: the spending
+functions and builders (:mod:`evalsim.stats.sequential`,
+:mod:`evalsim.stats.sequential_paired`), the ``evalsim sequential design --spending`` choices,
+the config's cross-key checks (:mod:`evalsim.config`) and the T31 boundary text
+(:mod:`evalsim.products.sequential`). :mod:`evalsim.stats.sequential` re-exports the registry
+and its :data:`SPENDING_FAMILIES` view; this module holds only names and words, so the command
+line can declare its options without loading the kernels (like :mod:`evalsim.stats.names`).
+The config schema's ``sequential.designs[].boundary`` enum lists the same ids (a test keeps
+the two equal).
+
+References
+----------
+.. [1] Lan, K. K. G. & DeMets, D. L. (1983), "Discrete sequential boundaries for clinical
+   trials", Biometrika 70(3), 659-663.
+.. [2] Kim, K. & DeMets, D. L. (1987), "Design and analysis of group sequential tests based
+   on the type I error spending rate function", Biometrika 74(1), 149-154.
+.. [3] Wang, S. K. & Tsiatis, A. A. (1987), "Approximately optimal one-parameter boundaries
+   for group sequential trials", Biometrics 43(1), 193-199.
+.. [4] Jennison, C. & Turnbull, B. W. (2000), *Group Sequential Methods with Applications to
+   Clinical Trials*, Chapman & Hall/CRC.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "BOUNDARY_FAMILIES",
+    "CLI_BOUNDARY_FAMILIES",
+    "DESIGN_KINDS",
+    "SPENDING_FAMILIES",
+    "BoundaryFamily",
+    "families_for",
+    "kind_problem",
+    "or_list",
+]
+
+#: The two kinds of sequential design: the discordant-pair walk and the pooled z.
+DESIGN_KINDS = ("paired", "unpaired")
+
+
+@dataclass(frozen=True)
+class BoundaryFamily:
+    """One family of sequential boundaries.
+
+    Attributes
+    ----------
+    id : str
+        The name in configs, design files (``boundary.family``) and ``--spending``.
+    label : str
+        The name in tables and figures.
+    parameter : str or None
+        The parameter the family needs (``"rho"``, ``"b"``), None when it needs none.
+    kinds : tuple of str
+        The design kinds (:data:`DESIGN_KINDS`) that take it.
+    cli : bool
+        Whether ``evalsim sequential design --spending`` offers it.
+    spending : bool
+        An alpha-spending function of :func:`evalsim.stats.sequential.spending` (the boundary
+        is calibrated look by look on it), rather than a boundary of its own builder.
+    description : str
+        One line: what the boundary is.
+    reference : str
+        Where the boundary is defined.
+    """
+
+    id: str
+    label: str
+    parameter: str | None
+    kinds: tuple[str, ...]
+    cli: bool
+    spending: bool
+    description: str
+    reference: str
+
+    def takes(self, kind: str) -> bool:
+        """Whether a design of ``kind`` (paired, unpaired) can have this boundary."""
+        return kind in self.kinds
+
+
+#: Boundary families by id, in the order the command line and the schema list them.
+#: Adding a family: one entry here; its boundary function in evalsim.stats.sequential (a
+#: branch of ``spending`` for a spending family, else a builder in ``UNPAIRED_BUILDERS``); its
+#: id in the schema's ``sequential.designs[].boundary`` enum (tests/test_sequential_config.py
+#: checks the two agree); a plain-Python reference and a test in tests/test_sequential.py. The
+#: command, the config checks, the T31 text and the design builders read the registry.
+BOUNDARY_FAMILIES = {
+    f.id: f
+    for f in (
+        BoundaryFamily(
+            id="pocock",
+            label="Pocock",
+            parameter=None,
+            kinds=DESIGN_KINDS,
+            cli=True,
+            spending=True,
+            description="Lan-DeMets Pocock-type spending, alpha log(1 + (e - 1) tau).",
+            reference="Lan and DeMets (1983)",
+        ),
+        BoundaryFamily(
+            id="obrien-fleming",
+            label="O'Brien-Fleming",
+            parameter=None,
+            kinds=DESIGN_KINDS,
+            cli=True,
+            spending=True,
+            description=(
+                "Lan-DeMets O'Brien-Fleming-type spending, 2 - 2 Phi(z_{1-alpha/2} / sqrt(tau))."
+            ),
+            reference="Lan and DeMets (1983)",
+        ),
+        BoundaryFamily(
+            id="power",
+            label="power family",
+            parameter="rho",
+            kinds=DESIGN_KINDS,
+            cli=True,
+            spending=True,
+            description="Power-family spending alpha tau^rho.",
+            reference="Kim and DeMets (1987); Jennison and Turnbull (2000), chapter 7",
+        ),
+        BoundaryFamily(
+            id="shape",
+            label="boundary shape",
+            parameter="b",
+            kinds=("unpaired",),
+            cli=True,
+            spending=False,
+            description="Critical z c_t = a (t/n_max)^-b, the scale a calibrated on alpha.",
+            reference="Wang and Tsiatis (1987)",
+        ),
+        BoundaryFamily(
+            id="optimised",
+            label="optimised shape",
+            parameter=None,
+            kinds=("unpaired",),
+            cli=False,
+            spending=False,
+            description=(
+                "The shape b of least mean expected trials at stated alternatives "
+                "(config sequential.optimise, evalsim.stats.sequential_optimise)."
+            ),
+            reference="Jennison and Turnbull (2000), section 4.5",
+        ),
+    )
+}
+
+#: Spending families: id -> parameter name (None when the family has none).
+SPENDING_FAMILIES = {f.id: f.parameter for f in BOUNDARY_FAMILIES.values() if f.spending}
+
+#: The families ``evalsim sequential design --spending`` offers.
+CLI_BOUNDARY_FAMILIES = tuple(f.id for f in BOUNDARY_FAMILIES.values() if f.cli)
+
+
+def families_for(kind: str, cli: bool = False) -> tuple[str, ...]:
+    """Ids of the families a design of ``kind`` takes (only those the CLI offers if ``cli``)."""
+    return tuple(f.id for f in BOUNDARY_FAMILIES.values() if f.takes(kind) and (f.cli or not cli))
+
+
+def or_list(names) -> str:
+    """``"a, b or c"``: names for a message."""
+    names = list(names)
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+
+
+def kind_problem(family, kind: str, cli: bool = False) -> str | None:
+    """Why a design of ``kind`` cannot have boundary ``family``, or None when it can.
+
+    Parameters
+    ----------
+    family : str
+        The boundary family's id.
+    kind : {"paired", "unpaired"}
+    cli : bool
+        Name only the families the command line offers as the alternatives.
+
+    Returns
+    -------
+    str or None
+        E.g. ``"is for unpaired designs; paired designs take pocock, obrien-fleming or
+        power"``, for the caller to prefix with the family as its user wrote it (option,
+        config key).
+    """
+    allowed = f"{kind} designs take {or_list(families_for(kind, cli))}"
+    found = BOUNDARY_FAMILIES.get(family) if isinstance(family, str) else None
+    if found is None:
+        return f"is not a boundary family; {allowed}"
+    if found.takes(kind):
+        return None
+    return f"is for {or_list(found.kinds)} designs; {allowed}"
