@@ -1,39 +1,110 @@
-"""Boschloo, Barnard, Berger-Boos: SciPy, a brute-force grid supremum, and the certificate."""
+"""Boschloo, Barnard, Berger-Boos: SciPy, a brute-force grid supremum, and the certificate.
+
+The tests are the entries of the two-sample registry (``TWO_SAMPLE_TESTS``); each is checked
+against its SciPy cross-check, named by the registry, and its ``certified`` flag against what
+the library does with it.
+"""
 
 from __future__ import annotations
 
 import warnings
 
 import pytest
+import scipy.stats
 from naive_unconditional import grid_sup, region
 from naive_unconditional import power as naive_power
 from naive_unconditional import pvalue as naive_pvalue
-from scipy.stats import barnard_exact, binom, boschloo_exact
+from scipy.stats import binom
 
+from evalsim.figures import OKABE_ITO
+from evalsim.stats import names
+from evalsim.stats.fisher import fisher_pvalue, fisher_pvalue_one_sided
 from evalsim.stats.power import fisher_power, n_for_fisher_power
 from evalsim.stats.unconditional import (
     MEMORY_BUDGET_BYTES,
+    TESTS,
     berger_boos_interval,
     unconditional_pvalue,
     unconditional_pvalue_table,
 )
-from evalsim.stats.unconditional_power import exact_power, n_for_power, rejection_region
+from evalsim.stats.unconditional_power import (
+    POWER_TESTS,
+    TWO_SAMPLE_TESTS,
+    exact_power,
+    n_for_power,
+    rejection_region,
+)
 
-SCIPY = {"boschloo": boschloo_exact, "barnard": barnard_exact}
 ALTS = ("two-sided", "less", "greater")
+#: The registry's tests whose p-value is a certified supremum (evalsim.stats.unconditional).
+CERTIFIED = [t.id for t in TWO_SAMPLE_TESTS.values() if t.certified]
+
+
+def scipy_function(test):
+    """The registry's SciPy cross-check of ``test``: ``scipy.stats.<name>``."""
+    name = TWO_SAMPLE_TESTS[test].scipy
+    assert name.startswith("scipy.stats."), name
+    return getattr(scipy.stats, name.removeprefix("scipy.stats."))
 
 
 def scipy_p(test, k1, n1, k2, n2, alternative, n=200):
+    """SciPy's p-value of arm 1 (k1/n1) against arm 2 for ``test``; ``n``: the Sobol points of
+    the unconditional tests' nuisance search."""
+    table = [[k1, k2], [n1 - k1, n2 - k2]]
+    options = {"n": n} if TWO_SAMPLE_TESTS[test].certified else {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return SCIPY[test]([[k1, k2], [n1 - k1, n2 - k2]], alternative=alternative, n=n).pvalue
+        return scipy_function(test)(table, alternative=alternative, **options).pvalue
+
+
+def evalsim_p(test, k1, n1, k2, n2, alternative):
+    """evalsim's p-value of ``test``: the certified supremum, or Fisher's conditional sum."""
+    if TWO_SAMPLE_TESTS[test].certified:
+        return unconditional_pvalue(test, k1, n1, k2, n2, alternative=alternative).pvalue
+    if alternative == "two-sided":
+        return float(fisher_pvalue(k1, n1, k2, n2))
+    return fisher_pvalue_one_sided(k1, n1, k2, n2, alternative)
 
 
 TABLES = [(14, 20, 18, 20), (7, 19, 8, 11), (3, 10, 9, 12), (0, 5, 5, 5), (37, 50, 44, 50),
           (5, 5, 0, 7), (0, 8, 0, 9), (147, 200, 175, 200)]  # fmt: skip
 
 
-@pytest.mark.parametrize("test", ["boschloo", "barnard"])
+@pytest.mark.parametrize("test", list(TWO_SAMPLE_TESTS))
+@pytest.mark.parametrize("alternative", ALTS)
+@pytest.mark.parametrize("table", TABLES)
+def test_every_registry_test_matches_its_scipy_cross_check(test, alternative, table):
+    assert evalsim_p(test, *table, alternative) == pytest.approx(
+        scipy_p(test, *table, alternative), rel=1e-10, abs=1e-300
+    )
+
+
+def test_registry_entries():
+    assert POWER_TESTS == tuple(TWO_SAMPLE_TESTS) == names.POWER_TESTS
+    assert TWO_SAMPLE_TESTS is names.TWO_SAMPLE_TESTS
+    assert POWER_TESTS[0] == "fisher"  # the default: the documents' test
+    assert TESTS == tuple(CERTIFIED)
+    for key, t in TWO_SAMPLE_TESTS.items():
+        assert key == t.id and t.label and t.short and t.reference
+        assert callable(scipy_function(t.id)) and t.color in OKABE_ITO
+    for field in ("label", "short", "scipy", "color"):
+        values = [getattr(t, field) for t in TWO_SAMPLE_TESTS.values()]
+        assert len(set(values)) == len(values), field
+
+
+@pytest.mark.parametrize("test", list(TWO_SAMPLE_TESTS))
+def test_certified_is_true_to_the_test(test):
+    # certified: the library returns the p-value with a certified upper bound; not
+    # certified: the unconditional module refuses the test (a conditional p-value is a sum)
+    if TWO_SAMPLE_TESTS[test].certified:
+        r = unconditional_pvalue(test, 7, 19, 8, 11)
+        assert r.certified and r.pvalue <= r.upper <= r.pvalue * (1 + 1e-6)
+    else:
+        with pytest.raises(ValueError, match="test must be one of"):
+            unconditional_pvalue(test, 7, 19, 8, 11)
+
+
+@pytest.mark.parametrize("test", CERTIFIED)
 @pytest.mark.parametrize("alternative", ALTS)
 @pytest.mark.parametrize("table", TABLES)
 def test_pvalue_vs_scipy(test, alternative, table):
@@ -44,7 +115,7 @@ def test_pvalue_vs_scipy(test, alternative, table):
     assert r.certified
 
 
-@pytest.mark.parametrize("test", ["boschloo", "barnard"])
+@pytest.mark.parametrize("test", CERTIFIED)
 @pytest.mark.parametrize("alternative", ALTS)
 @pytest.mark.parametrize("table", [(2, 6, 5, 7), (4, 9, 1, 6), (0, 4, 3, 3), (6, 8, 6, 8)])
 def test_pvalue_vs_brute_force_grid(test, alternative, table):
@@ -70,7 +141,7 @@ def test_scipy_optimiser_misses_the_supremum():
     assert g == pytest.approx(r.pvalue, rel=1e-6)
 
 
-@pytest.mark.parametrize("test", ["boschloo", "barnard"])
+@pytest.mark.parametrize("test", CERTIFIED)
 @pytest.mark.parametrize("alternative", ["two-sided", "less"])
 def test_table_form_equals_one_table_form(test, alternative):
     n1, n2 = 13, 9
@@ -100,10 +171,8 @@ def test_berger_boos_definition_and_table_form():
 
 def test_boschloo_never_above_fisher_one_sided():
     # Boschloo's p-value is at most Fisher's (the supremum includes Fisher's conditional size)
-    from scipy.stats import fisher_exact
-
     for k1, n1, k2, n2 in [(3, 10, 9, 12), (14, 20, 18, 20), (7, 19, 8, 11)]:
-        f = fisher_exact([[k1, k2], [n1 - k1, n2 - k2]], alternative="less").pvalue
+        f = scipy_p("fisher", k1, n1, k2, n2, "less")
         b = unconditional_pvalue("boschloo", k1, n1, k2, n2, "less").pvalue
         assert b <= f * (1 + 1e-12)
 
@@ -129,7 +198,7 @@ def test_bad_input(kwargs, match):
     assert MEMORY_BUDGET_BYTES == 2 * 1024**3
 
 
-@pytest.mark.parametrize("test", ["boschloo", "barnard"])
+@pytest.mark.parametrize("test", CERTIFIED)
 @pytest.mark.parametrize("alternative", ["two-sided", "less"])
 def test_power_vs_brute_force(test, alternative):
     n1, n2 = 7, 6
@@ -144,7 +213,7 @@ def test_power_vs_brute_force(test, alternative):
 
 def test_size_at_null_at_most_alpha_and_boschloo_beats_fisher():
     for pi in (0.1, 0.5, 0.877):
-        for test in ("boschloo", "barnard"):
+        for test in CERTIFIED:
             assert exact_power(test, pi, 30, pi, 30, 0.05) <= 0.05 + 1e-12
     for n in (20, 50, 80):
         assert exact_power("boschloo", 0.737, n, 0.877, n) >= fisher_power(0.737, n, 0.877, n)

@@ -9,13 +9,13 @@ fast paths replace (``hyper_all`` + ``barnard_all`` + ``region_beta``).
 from __future__ import annotations
 
 import functools
-import warnings
 
 import numpy as np
 import pytest
 from naive_unconditional import grid_sup, region
 from naive_unconditional import pvalue as naive_pvalue
-from scipy.stats import barnard_exact, binom, boschloo_exact
+from scipy.stats import binom
+from test_unconditional import CERTIFIED, scipy_p
 
 from evalsim.stats import _unconditional_kernels as k
 from evalsim.stats.unconditional import (
@@ -24,15 +24,7 @@ from evalsim.stats.unconditional import (
     unconditional_pvalue_table,
 )
 
-SCIPY = {"boschloo": boschloo_exact, "barnard": barnard_exact}
 EPS = 2.0**-53
-
-
-def scipy_p(test, k1, n1, k2, n2, alternative, n=200):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        table = [[k1, k2], [n1 - k1, n2 - k2]]
-        return SCIPY[test](table, alternative=alternative, n=n).pvalue
 
 
 def _space(n1, n2):
@@ -83,7 +75,7 @@ def test_one_table_beta_is_region_beta_bit_for_bit(n1, n2, cap):
             assert np.array_equal(got, _region_beta(n1, n2, score, score[t], hyp)), (k1, k2, side)
 
 
-@pytest.mark.parametrize("test", ["boschloo", "barnard"])
+@pytest.mark.parametrize("test", CERTIFIED)
 @pytest.mark.parametrize("alternative", ["two-sided", "less", "greater"])
 @pytest.mark.parametrize(
     "table",
@@ -99,7 +91,7 @@ def test_edge_tables_vs_scipy(test, alternative, table):
     assert r.certified
 
 
-@pytest.mark.parametrize("test", ["boschloo", "barnard"])
+@pytest.mark.parametrize("test", CERTIFIED)
 @pytest.mark.parametrize("alternative", ["two-sided", "less", "greater"])
 @pytest.mark.parametrize("table", [(0, 4, 0, 5), (4, 4, 5, 5), (0, 5, 5, 5), (3, 6, 3, 6)])
 def test_edge_tables_vs_brute_force(test, alternative, table):
@@ -192,7 +184,7 @@ def test_binom_rows_vs_scipy(nn):
         assert np.all(row[~big] < 1e-270)
 
 
-@pytest.mark.parametrize("test", ["boschloo", "barnard"])
+@pytest.mark.parametrize("test", CERTIFIED)
 def test_table_form_upper_bounds_the_brute_force(test):
     n1, n2 = 6, 5
     p, up = unconditional_pvalue_table(test, n1, n2, "less")

@@ -6,7 +6,12 @@ import pytest
 from naive_fisher import power as naive_fisher_power
 
 from evalsim.products.unconditional import unconditional_power_figure, unconditional_power_table
-from evalsim.stats.unconditional_power import exact_power, n_for_power
+from evalsim.stats.unconditional_power import (
+    POWER_TESTS,
+    TWO_SAMPLE_TESTS,
+    exact_power,
+    n_for_power,
+)
 
 
 def test_t38_rows_and_sizing():
@@ -17,7 +22,8 @@ def test_t38_rows_and_sizing():
         assert row.power_fisher == pytest.approx(naive_fisher_power(0.3, n, 0.8, n), rel=1e-9)
         assert row.power_boschloo == pytest.approx(exact_power("boschloo", 0.3, n, 0.8, n))
         assert row.power_boschloo >= row.power_fisher - 1e-12
-    want = {t: n_for_power(t, 0.3, 0.8, window=3).n for t in ("fisher", "boschloo", "barnard")}
+    want = {t: n_for_power(t, 0.3, 0.8, window=3).n for t in TWO_SAMPLE_TESTS}
+    assert [c for c in df.columns if c.startswith("power_")] == [f"power_{t}" for t in want]
     assert {t: int(df[f"n_{t}"].iloc[0]) for t in want} == want
     saved = want["fisher"] - want["boschloo"]
     assert f"Boschloo saves {saved} trials per arm" in df.attrs["note"]
@@ -26,6 +32,16 @@ def test_t38_rows_and_sizing():
 def test_f12_curves():
     fig = unconditional_power_figure(0.3, 0.8, [5, 9], size_n=6, size_rates=[0.2, 0.5])
     ax, bx = fig.axes
-    assert len(ax.lines) == 4 and len(bx.lines) == 4  # three tests and the reference line
-    y = bx.lines[1].get_ydata()  # Boschloo's size
+    n = len(POWER_TESTS)
+    assert len(ax.lines) == n + 1 and len(bx.lines) == n + 1  # each test, the reference line
+    y = bx.lines[POWER_TESTS.index("boschloo")].get_ydata()  # Boschloo's size
     assert y[1] == pytest.approx(exact_power("boschloo", 0.5, 6, 0.5, 6))
+    # the legend and colors are the registry's
+    for axis in (ax, bx):
+        drawn = [(line.get_label(), line.get_color()) for line in axis.lines[:n]]
+        assert drawn == [
+            (TWO_SAMPLE_TESTS[t].short, TWO_SAMPLE_TESTS[t].color) for t in POWER_TESTS
+        ]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        TWO_SAMPLE_TESTS[t].short for t in POWER_TESTS
+    ]

@@ -1,6 +1,8 @@
-"""``--test fisher|boschloo|barnard`` of ``evalsim compare`` and ``evalsim plan``.
+"""``--test`` of ``evalsim compare`` and ``evalsim plan``: the unpaired two-sample tests.
 
-Fisher's exact test stays the default (the documents' test). Boschloo's and Barnard's exact
+The choices, labels and properties come from the registry
+:data:`evalsim.stats.names.TWO_SAMPLE_TESTS` (importable without SciPy or numba). Fisher's
+exact test stays the default (the documents' test). Boschloo's and Barnard's exact
 unconditional tests come from :mod:`evalsim.stats.unconditional` at any n (no cap), each
 p-value with its certified upper bound, which the JSON carries.
 """
@@ -12,9 +14,13 @@ from evalsim.stats.names import POWER_TESTS
 # evalsim.stats modules are imported inside the functions that use them: they load numba
 # kernels and SciPy, which a command on a small log should not pay for at start (issue 24).
 
-NAMES = {"fisher": "Fisher's exact", "boschloo": "Boschloo's exact", "barnard": "Barnard's exact"}
+#: The test ``--test`` takes when not given (the documents' test).
+DEFAULT_TEST = "fisher"
 
-SHORT = {"fisher": "Fisher", "boschloo": "Boschloo", "barnard": "Barnard"}
+
+def _spoken(words: list[str]) -> str:
+    """'a', 'a or b', 'a, b or c'."""
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
 
 
 def plan_n(test: str, p1: float, p2: float, power: float, alpha: float):
@@ -29,12 +35,13 @@ def plan_n(test: str, p1: float, p2: float, power: float, alpha: float):
 
 
 def add_test_option(p) -> None:
-    """Add ``--test`` (default fisher) to a subcommand parser."""
+    """Add ``--test`` (default :data:`DEFAULT_TEST`) to a subcommand parser."""
+    others = [t for t in POWER_TESTS if t != DEFAULT_TEST]
     p.add_argument(
         "--test",
         choices=POWER_TESTS,
-        default="fisher",
-        help="unpaired test: fisher (default, the documents' test), boschloo or barnard",
+        default=DEFAULT_TEST,
+        help=f"unpaired test: {DEFAULT_TEST} (default, the documents' test), {_spoken(others)}",
     )
 
 

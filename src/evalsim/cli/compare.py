@@ -26,6 +26,7 @@ from evalsim.cli._common import (
     plot_rates,
 )
 from evalsim.small_logs import TrialTable, read_small_logs
+from evalsim.stats.names import TWO_SAMPLE_TESTS
 
 # evalsim.stats modules are imported inside the functions that use them: they load numba
 # kernels and SciPy, which a command on a small log should not pay for at start (issue 24).
@@ -278,7 +279,7 @@ def cmd_compare(args) -> Report:
     else:
         pa = None
         k_a, n_a, k_b, n_b = k_a_all, n_a_all, k_b_all, n_b_all
-        test_name, method = "Fisher's exact", "newcombe"
+        test_name, method = TWO_SAMPLE_TESTS["fisher"].label, "newcombe"
         if one_sided:
             from evalsim.stats.fisher import fisher_pvalue_one_sided
 
@@ -291,9 +292,9 @@ def cmd_compare(args) -> Report:
 
         ci = _interval_pair(diff_interval(k_b, n_b, k_a, n_a, method="newcombe", confidence=conf))
         method_label = "Newcombe hybrid score (independent)"
-        if args.test != "fisher":
+        if TWO_SAMPLE_TESTS[args.test].certified:
             certificate = _tests.unconditional(args.test, k_b, n_b, k_a, n_a, alternative)
-            test_name, p = _tests.NAMES[args.test], certificate["pvalue"]
+            test_name, p = TWO_SAMPLE_TESTS[args.test].label, certificate["pvalue"]
     from evalsim.stats.fisher import fisher_pvalue
 
     fisher_p = float(fisher_pvalue(k_a_all, n_a_all, k_b_all, n_b_all))
@@ -395,15 +396,16 @@ def cmd_compare(args) -> Report:
         )
     side = {"two-sided": "two-sided", "greater": "one-sided, B > A", "less": "one-sided, B < A"}
     tests = [[f"{test_name} ({'paired' if paired else 'unpaired'})", _p(p), side[alternative]]]
+    fisher = TWO_SAMPLE_TESTS["fisher"].label
     if paired:
         tests.append(["McNemar mid-p (paired)", _p(pa["midp_two_sided"]), "secondary; two-sided"])
-        tests.append(["Fisher's exact (unpaired)", _p(fisher_p), "secondary; ignores pairing"])
+        tests.append([f"{fisher} (unpaired)", _p(fisher_p), "secondary; ignores pairing"])
     else:
         if one_sided:
-            tests.append(["Fisher's exact", _p(fisher_p), "secondary; two-sided"])
+            tests.append([fisher, _p(fisher_p), "secondary; two-sided"])
     tests.append(
         [
-            "Boschloo's exact (unpaired)",
+            f"{TWO_SAMPLE_TESTS['boschloo'].label} (unpaired)",
             _p(boschloo_p),
             "secondary; two-sided" if boschloo_p is not None else boschloo_note,
         ]

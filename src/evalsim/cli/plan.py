@@ -19,6 +19,7 @@ from evalsim.cli._common import (
     _probability,
     add_json_flag,
 )
+from evalsim.stats.names import TWO_SAMPLE_TESTS
 
 # evalsim.stats modules are imported inside the functions that use them: they load numba
 # kernels and SciPy, which a command on a small log should not pay for at start (issue 24).
@@ -93,9 +94,8 @@ def cmd_plan(args) -> Report:
 
         n_normal = int(n_per_arm_normal(p1, p2, alpha=alpha, power=power).n)
         unit = "trials per arm"
-        exact_label = (
-            f"exact {_tests.SHORT[args.test]} (power stays >= target up to n + {res.window})"
-        )
+        short = TWO_SAMPLE_TESTS[args.test].short
+        exact_label = f"exact {short} (power stays >= target up to n + {res.window})"
         normal_label = "normal approx. (Fleiss, no c.c.)"
         if n_first != n_exact:
             notes.append(
@@ -177,7 +177,7 @@ def cmd_plan(args) -> Report:
     else:
         rep.line("add --minutes-per-trial M for the bench hours")
     if args.n is not None:
-        test = "exact McNemar" if args.paired else "Fisher's exact"
+        test = "exact McNemar" if args.paired else TWO_SAMPLE_TESTS["fisher"].label
         if at_n_method != "exact":
             test = f"{at_n_method}: n above {FISHER_MDE_EXACT_MAX_N} per arm"
         where = (

@@ -1,9 +1,11 @@
-"""T38 and F12: exact power of Fisher's, Boschloo's and Barnard's tests (issue 28).
+"""T38 and F12: exact power of the unpaired two-sample tests (issue 28).
 
-T38: exact power of the three two-sided tests at the lesson's rates (0.737 vs 0.877) and at
-0.80 vs 0.90 on a grid of n per arm, each test's n for the target power (the saw-tooth rule
-of :func:`evalsim.stats.power.n_for_fisher_power`) and the trials Boschloo saves over Fisher.
-F12: the three power curves, and each test's exact size at the null against the common rate.
+The tests, their labels and their colors are the entries of
+:data:`evalsim.stats.unconditional_power.TWO_SAMPLE_TESTS`. T38: exact power of each two-sided
+test at the lesson's rates (0.737 vs 0.877) and at 0.80 vs 0.90 on a grid of n per arm, each
+test's n for the target power (the saw-tooth rule of
+:func:`evalsim.stats.power.n_for_fisher_power`) and the trials Boschloo saves over Fisher.
+F12: the power curves, and each test's exact size at the null against the common rate.
 """
 
 from __future__ import annotations
@@ -11,9 +13,19 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from evalsim.stats.unconditional_power import POWER_TESTS, exact_power, n_for_power
+from evalsim.stats.unconditional_power import (
+    POWER_TESTS,
+    TWO_SAMPLE_TESTS,
+    exact_power,
+    n_for_power,
+)
 
 __all__ = ["unconditional_power_table", "unconditional_power_figure"]
+
+
+def _spoken(words: list[str]) -> str:
+    """'a', 'a and b', 'a, b and c'."""
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 def unconditional_power_table(
@@ -50,9 +62,9 @@ def unconditional_power_table(
             df.loc[(df.p_a == p_a) & (df.p_b == p_b), f"n_{t}"] = ns[t]
     for t in POWER_TESTS:
         df[f"n_{t}"] = df[f"n_{t}"].astype("int64")
+    whose = _spoken([f"{TWO_SAMPLE_TESTS[t].short}'s" for t in POWER_TESTS])
     df.attrs["title"] = (
-        f"T38 - Exact power of Fisher's, Boschloo's and Barnard's two-sided tests "
-        f"(alpha = {alpha:g}), n trials per arm"
+        f"T38 - Exact power of {whose} two-sided tests (alpha = {alpha:g}), n trials per arm"
     )
     df.attrs["note"] = (
         "; ".join(heads) + f". n: the first n from which the power stays >= {target_power:g} for "
@@ -74,16 +86,16 @@ def unconditional_power_figure(
     """F12: power against n per arm (left) and size at the null against p (right)."""
     import matplotlib.pyplot as plt  # heavy optional dependency, only for figures
 
-    from evalsim.figures import PAGE_WIDTH_IN, color_for
+    from evalsim.figures import PAGE_WIDTH_IN
 
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(PAGE_WIDTH_IN, 2.8))
     ns = np.asarray(n_values, dtype=int)
-    labels = {"fisher": "Fisher", "boschloo": "Boschloo", "barnard": "Barnard"}
-    for i, test in enumerate(POWER_TESTS):
+    for test in POWER_TESTS:
+        entry = TWO_SAMPLE_TESTS[test]
         pw = [exact_power(test, p_a, int(n), p_b, int(n), alpha) for n in ns]
-        ax.plot(ns, pw, color=color_for(i), lw=1.0, label=labels[test])
+        ax.plot(ns, pw, color=entry.color, lw=1.0, label=entry.short)
         size = [exact_power(test, p, size_n, p, size_n, alpha) for p in size_rates]
-        bx.plot(size_rates, size, color=color_for(i), lw=1.0, label=labels[test])
+        bx.plot(size_rates, size, color=entry.color, lw=1.0, label=entry.short)
     ax.axhline(0.8, color="0.5", lw=0.6, ls=":")
     ax.set_xlabel("trials per arm")
     ax.set_ylabel("exact power")

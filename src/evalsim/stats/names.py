@@ -1,16 +1,99 @@
 """Names the ``evalsim`` command offers as choices, importable without SciPy or numba.
 
 The statistics modules that own these registries re-export them
-(:data:`evalsim.stats.unconditional_power.POWER_TESTS`, :data:`evalsim.stats.simreal.METHODS`),
-so the command line can declare its options without loading the kernels.
+(:data:`evalsim.stats.unconditional_power.TWO_SAMPLE_TESTS` and ``POWER_TESTS``,
+:data:`evalsim.stats.simreal.METHODS`), so the command line can declare its options without
+loading the kernels.
 """
 
 from __future__ import annotations
 
-__all__ = ["POWER_TESTS", "SIMREAL_DEFAULT_REAL_SHARE", "SIMREAL_METHODS"]
+from dataclasses import dataclass
 
-#: Unpaired two-sample tests with exact power and sample size.
-POWER_TESTS = ("fisher", "boschloo", "barnard")
+__all__ = [
+    "POWER_TESTS",
+    "SIMREAL_DEFAULT_REAL_SHARE",
+    "SIMREAL_METHODS",
+    "TWO_SAMPLE_TESTS",
+    "TwoSampleTest",
+]
+
+
+@dataclass(frozen=True)
+class TwoSampleTest:
+    """One unpaired test of two binomial proportions: what the code, the command, the figures
+    and the tests read.
+
+    Attributes
+    ----------
+    id : str
+        The name used in the API (``test=``), the config and the command's ``--test``.
+    label : str
+        Its name in the command's tables, verdict and JSON ``test`` (e.g. "Fisher's exact").
+    short : str
+        Its short name in figure legends, table titles and ``plan`` (e.g. "Fisher").
+    scipy : str
+        The SciPy function that computes the same p-value, the tests' cross-check (e.g.
+        ``scipy.stats.fisher_exact``), on the table ``[[k1, k2], [n1 - k1, n2 - k2]]`` with
+        the same ``alternative``.
+    certified : bool
+        The p-value is a supremum over the common rate (an exact unconditional test,
+        :mod:`evalsim.stats.unconditional`) and comes with a certified upper bound; False for
+        a conditional test, whose p-value is a finite sum.
+    color : str
+        Its color in figures (an Okabe-Ito color, distinct across tests).
+    reference : str
+        Where the test is defined.
+    """
+
+    id: str
+    label: str
+    short: str
+    scipy: str
+    certified: bool
+    color: str
+    reference: str
+
+
+#: Unpaired two-sample tests with exact p-values, power and sample size, in the order of the
+#: command's choices and of T38's columns and F12's curves; the first is the default. Adding a
+#: test: one entry here and its p-value and power in :mod:`evalsim.stats.unconditional_power`
+#: (the command, T38, F12 and the tests' SciPy cross-check read the registry).
+TWO_SAMPLE_TESTS: dict[str, TwoSampleTest] = {
+    t.id: t
+    for t in (
+        TwoSampleTest(
+            "fisher",
+            "Fisher's exact",
+            "Fisher",
+            scipy="scipy.stats.fisher_exact",
+            certified=False,
+            color="#0072B2",  # Okabe-Ito blue
+            reference="Fisher (1935)",
+        ),
+        TwoSampleTest(
+            "boschloo",
+            "Boschloo's exact",
+            "Boschloo",
+            scipy="scipy.stats.boschloo_exact",
+            certified=True,
+            color="#E69F00",  # orange
+            reference="Boschloo (1970)",
+        ),
+        TwoSampleTest(
+            "barnard",
+            "Barnard's exact",
+            "Barnard",
+            scipy="scipy.stats.barnard_exact",
+            certified=True,
+            color="#009E73",  # bluish green
+            reference="Barnard (1947), pooled score statistic",
+        ),
+    )
+}
+
+#: Unpaired two-sample tests with exact power and sample size: the registry's ids.
+POWER_TESTS = tuple(TWO_SAMPLE_TESTS)
 
 #: Sim + real interval methods (:mod:`evalsim.stats.simreal`).
 SIMREAL_METHODS = ("clopper_pearson", "wilson", "ppi", "ppi_plus", "stratified_exact")

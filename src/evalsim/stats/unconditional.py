@@ -68,6 +68,7 @@ from scipy.special import betaincinv
 
 from evalsim.stats import _unconditional_kernels as _k
 from evalsim.stats._validate import check_counts, check_n
+from evalsim.stats.names import TWO_SAMPLE_TESTS
 
 __all__ = [
     "ALTERNATIVES",
@@ -81,8 +82,9 @@ __all__ = [
     "unconditional_pvalue_table",
 ]
 
-#: Unconditional tests this module implements.
-TESTS = ("boschloo", "barnard")
+#: Unconditional tests this module implements: the certified entries of
+#: :data:`evalsim.stats.names.TWO_SAMPLE_TESTS`.
+TESTS = tuple(t.id for t in TWO_SAMPLE_TESTS.values() if t.certified)
 #: Alternatives, with SciPy's meaning (arm 1 against arm 2).
 ALTERNATIVES = ("two-sided", "less", "greater")
 #: Berger-Boos gamma used when a caller asks for the restriction without a value.
@@ -275,8 +277,9 @@ def unconditional_pvalue(
 
     Parameters
     ----------
-    test : {"boschloo", "barnard"}
-        Boschloo's test (Fisher's one-sided p as the statistic) or Barnard's (pooled z).
+    test : str
+        One of :data:`TESTS`: Boschloo's test (Fisher's one-sided p as the statistic) or
+        Barnard's (pooled z).
     k1, n1, k2, n2 : int
         Successes and trials of arm 1 and arm 2 (``n >= 1``, ``0 <= k <= n``).
     alternative : {"two-sided", "less", "greater"}

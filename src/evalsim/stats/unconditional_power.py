@@ -41,9 +41,13 @@ from evalsim.stats._validate import check_alpha, check_n, check_probability
 from evalsim.stats.decision import alpha_threshold
 from evalsim.stats.power import N_DEFINITION, _normal_n, _power, saw_tooth_n
 
-__all__ = ["POWER_TESTS", "TestPowerN", "exact_power", "n_for_power"]
+__all__ = ["POWER_TESTS", "TWO_SAMPLE_TESTS", "TestPowerN", "exact_power", "n_for_power"]
 
-#: Tests with an exact power here (Fisher: two-sided, :func:`evalsim.stats.power.fisher_power`).
+#: The unpaired two-sample tests: id, labels, SciPy cross-check, figure color, properties
+#: (:class:`evalsim.stats.names.TwoSampleTest`).
+TWO_SAMPLE_TESTS = _names.TWO_SAMPLE_TESTS
+#: Tests with an exact power here (Fisher: two-sided, :func:`evalsim.stats.power.fisher_power`):
+#: the registry's ids.
 POWER_TESTS = _names.POWER_TESTS
 
 
@@ -149,7 +153,8 @@ def exact_power(test, p1, n1, p2, n2, alpha=0.05, alternative="two-sided", gamma
 
     Parameters
     ----------
-    test : {"fisher", "boschloo", "barnard"}
+    test : str
+        One of :data:`POWER_TESTS`.
     p1, p2 : float
         True rates of arm 1 and arm 2, in [0, 1]. With ``p1 == p2`` the result is the
         test's exact size at that common rate.
