@@ -59,15 +59,21 @@ def test_cli_page_has_every_subcommand_and_option():
                     assert flag in page, (name, flag)
 
 
-def test_products_page_lists_every_caption_with_its_text():
+def test_products_page_lists_every_product_and_caption_with_its_text():
+    from evalsim.products.manifest import PRODUCTS, product_paths
+
     page = gen_docs.products_page()
     captions = sorted((ROOT / "workflow/report").glob("*.rst"))
     for path in captions:
         if path.stem in gen_docs.NOT_PRODUCTS:
             continue
         first_words = " ".join(path.read_text().split()[:6]).replace("``", "`")
-        assert f"## `{path.stem}`" in page
         assert first_words in page, path.stem
+    for p in PRODUCTS:
+        assert f"### `{p.id}` ({p.kind})" in page, p.key
+        assert f"`{product_paths(p)['csv' if p.kind == 'table' else 'png']}`" in page, p.key
+        assert f"builder: `evalsim.products.{p.builder.replace(':', '.')}`" in page, p.key
+    assert "### `F04_scene`" in page  # a report page of its own rule
 
 
 def test_api_page_lists_public_modules_only():

@@ -174,6 +174,6 @@ def test_lost_product_reruns_only_its_job(smoke_run, tmp_path):
     lost.unlink()
     dry = snakemake(work, "-n", "--configfile", "config/smoke.yaml", "--quiet", "rules")
     out = dry.stdout + dry.stderr
-    assert "exact_t03" in out and "simulate_chunk" not in out, out[-2000:]
+    assert "exact_T03_prob_at_least_9_of_10" in out and "simulate_chunk" not in out, out[-2000:]
     res = snakemake(work, "--cores", "1", "--configfile", "config/smoke.yaml")
     assert res.returncode == 0 and lost.is_file()

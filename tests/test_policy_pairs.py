@@ -83,7 +83,11 @@ def test_adding_policy_c_to_the_smoke_config_puts_c_in_t10(repo, smoke, tmp_path
     configfile = tmp_path / "smoke_c.yaml"
     configfile.write_text(yaml.safe_dump(with_policy_c(smoke)), encoding="utf-8")
     kwargs, t18, t27 = _builder_kwargs(
-        repo, configfile, "resample_table_e", "design_T18", "design_T27"
+        repo,
+        configfile,
+        "resample_T10_compare",
+        "design_T18_mcnemar_vs_unpaired",
+        "design_T27_paired_contingency",
     )
     assert t18["pairs"] == t27["pairs"] == [["A", "B"], ["A", "C"], ["B", "C"]]
     assert kwargs["comparisons"] == [["A", "B"], ["A", "C"], ["B", "C"]]

@@ -5,7 +5,8 @@ Each page is made from the thing it describes, so it cannot go stale unnoticed:
 - ``cli.md``: every subcommand's ``--help``, from the argparse parser (``evalsim.cli``);
 - ``config.md``: every config key with its type, default, allowed values and description,
   from the JSON schema (``workflow/schemas/config.schema.yaml``);
-- ``products.md``: every table and figure with its caption, from ``workflow/report/*.rst``;
+- ``products.md``: every table and figure with its files, builder, inputs, config keys and
+  caption, from the product manifest (``evalsim.products.manifest``);
 - ``api.md``: the public modules of ``evalsim``, rendered by mkdocstrings from their numpydoc
   docstrings.
 
@@ -28,6 +29,8 @@ import yaml
 
 import evalsim
 from evalsim.cli import build_parser
+from evalsim.config import canonical, check_config
+from evalsim.products.manifest import PRODUCTS, STAGES, config_keys, product_paths, products_of
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "reference"
@@ -148,21 +151,49 @@ def _caption(path: Path) -> str:
 
 
 def products_page() -> str:
-    """The product catalogue: every caption of the report, tables then figures then others."""
-    entries = sorted(p for p in CAPTIONS.glob("*.rst") if p.stem not in NOT_PRODUCTS)
-
-    def kind(stem: str) -> int:
-        return 0 if re.match(r"T\d", stem) else 1 if re.match(r"F\d", stem) else 2
-
-    entries.sort(key=lambda p: (kind(p.stem), p.stem))
+    """The product catalogue, from the product manifest: each table and figure with its
+    stage, files, builder, inputs, the config keys its builder reads (in the default config)
+    and its caption; then the report's other pages (captions no manifest entry uses)."""
+    config = canonical(check_config(yaml.safe_load((ROOT / "config" / "config.yaml").read_text())))
     parts = [
-        HEADER.format(source="the report captions, workflow/report/*.rst"),
-        "# Product catalogue\n\nTables are `results/tables/<ID>_<slug>.{csv,md,tex}`, figures "
-        "`figures/<ID>_<slug>.{png,pdf}`; the HTML report (`results/report.html`) shows each "
-        "with this caption.\n",
+        HEADER.format(source="the product manifest, src/evalsim/products/manifest.py"),
+        "# Product catalogue\n\nEvery table and figure of the study, one entry of "
+        "`evalsim.products.manifest.PRODUCTS` each, in stage order. The HTML report "
+        "(`results/report.html`) shows each with its caption; `snakemake <file>` rebuilds "
+        "one.\n",
     ]
-    for path in entries:
-        parts.append(f"## `{path.stem}`\n\n{_caption(path)}\n")
+    for stage in STAGES:
+        products = products_of(stage)
+        if not products:
+            continue
+        parts.append(f"## Stage `{stage}`\n")
+        for p in products:
+            files = ", ".join(f"`{f}`" for f in product_paths(p).values())
+            inputs = p.inputs(config)
+            shown_inputs = (
+                ", ".join(
+                    f"`{name}`: "
+                    + (", ".join(f"`{x}`" for x in path) if isinstance(path, list) else f"`{path}`")
+                    for name, path in inputs.items()
+                )
+                or "none"
+            )
+            keys = ", ".join(f"`{k}`" for k in config_keys(p, config)) or "none"
+            parts.append(
+                f"### `{p.id}` ({p.kind})\n\n{_caption(CAPTIONS / f'{p.caption}.rst')}\n\n"
+                f"- files: {files}\n- builder: `evalsim.products.{p.builder.replace(':', '.')}`\n"
+                f"- inputs: {shown_inputs}\n- config keys: {keys}\n- rule: `{p.rule}`, log "
+                f"`{p.log}`\n"
+            )
+    used = {p.caption for p in PRODUCTS} | NOT_PRODUCTS
+    others = sorted(c for c in CAPTIONS.glob("*.rst") if c.stem not in used)
+    if others:
+        parts.append(
+            "## Other report pages\n\nEntries of the report built by rules of their own "
+            "(not manifest products).\n"
+        )
+        for path in others:
+            parts.append(f"### `{path.stem}`\n\n{_caption(path)}\n")
     return "\n".join(parts)
 
 

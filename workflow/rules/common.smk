@@ -27,35 +27,9 @@ wildcard_constraints:
     chunk=r"\d+",
 
 
-def table(tid):
-    """Table ``tid``'s products (e.g. 'T01_wilson_vs_library'): CSV, Markdown, LaTeX, the
-    note as an rst fragment that the table's report caption includes, and the table's page in
-    the report (title, rows, note; shown full width beside the sidebar)."""
-    return {
-        "csv": f"results/tables/{tid}.csv",
-        "md": f"results/tables/{tid}.md",
-        "tex": f"results/tables/{tid}.tex",
-        "rst": f"results/report/tables/{tid}.rst",
-        "html": f"results/report/tables/{tid}.html",
-    }
-
-
 def figure(fid):
     """The PNG and PDF products of figure ``fid``."""
     return {"png": f"figures/{fid}.png", "pdf": f"figures/{fid}.pdf"}
-
-
-def report_table(tid, category, caption=None):
-    """Table ``tid``'s outputs; its HTML page is the report's entry (the rows full width in
-    the main panel), with its caption (workflow/report/<caption or tid>.rst, which includes
-    the note's rst fragment) in the sidebar."""
-    paths = table(tid)
-    return {
-        **paths,
-        "html": report(
-            paths["html"], caption=f"../report/{caption or tid}.rst", category=category
-        ),
-    }
 
 
 def report_figure(fid, category):
@@ -68,15 +42,11 @@ def report_figure(fid, category):
 
 
 def all_targets():
-    """Every final product: each stage file defines its <STAGE>_TARGETS list."""
+    """Every final product: the manifest's tables and figures (products.smk) and the files
+    the other stage files list in their <STAGE>_TARGETS."""
     return (
-        EXACT_TARGETS
-        + FISHER_TARGETS
+        PRODUCT_TARGETS
         + SIMULATE_TARGETS
-        + RESAMPLE_TARGETS
-        + DESIGN_TARGETS
-        + PEEKING_TARGETS
-        + MULTI_TARGETS
         + SEQUENTIAL_TARGETS
         + DRIFT_TARGETS
         + REPORT_TARGETS

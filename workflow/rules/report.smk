@@ -1,50 +1,22 @@
-# Stage 'report': the protocol flowchart (F02) and the claims ledger, which joins
-# config/claims.yaml with every table the other stages produce (evalsim.ledger).
+# Stage 'report': the documents' own code and the claims ledger, which joins
+# config/claims.yaml with the tables of the stages it checks (evalsim.ledger).
 import sys
 
-# Every CSV table of the other stages: the ledger reads its sources from them.
+# The CSV tables of the stages the ledger checks: it reads its sources from them.
 REPORT_STAGE_TABLES = sorted(
-    {
-        p
-        for p in EXACT_TARGETS
-        + FISHER_TARGETS
-        + SIMULATE_TARGETS
-        + RESAMPLE_TARGETS
-        + DESIGN_TARGETS
-        + PEEKING_TARGETS
-        if p.startswith("results/tables/") and p.endswith(".csv")
-    }
+    product_paths(p)["csv"]
+    for p in PRODUCTS
+    if p.kind == "table"
+    and p.stage in ("exact", "fisher", "simulate", "resample", "design", "peeking")
 )
 
 
 REPORT_TARGETS = [
-    *figure("F02_protocol").values(),
     "results/document_code.csv",
     "results/claims.csv",
     "results/claims.md",
     "results/report/claims.html",
 ]
-
-
-rule report_f02_protocol:
-    output:
-        png=report(
-            figure("F02_protocol")["png"],
-            caption="../report/F02_protocol.rst",
-            category="report",
-        ),
-        pdf=figure("F02_protocol")["pdf"],
-    log:
-        "logs/report/F02_protocol.log",
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=10,
-    params:
-        builder="report:protocol_flowchart",
-        kwargs={},
-    script:
-        "../scripts/make_figure.py"
 
 
 # The documents' own Python, run in a subprocess (timeout, no network) and checked against
@@ -94,6 +66,5 @@ rule report_claims_ledger:
 # Small, fast jobs run inside the main Snakemake process, not as cluster jobs (issue 12);
 # the rules above without a benchmark: are cheap (seconds, mostly imports).
 localrules:
-    report_f02_protocol,
     report_document_code,
     report_claims_ledger,

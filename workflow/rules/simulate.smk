@@ -55,9 +55,6 @@ if SIM_RENDER in (True, "auto"):
 SIMULATE_TARGETS = [
     "results/pools/pools.parquet",
     "results/pools/sigma_sweep.parquet",
-    *table("sim_pool_rates").values(),
-    *table("T30_acceptance").values(),
-    *figure("success_vs_sigma").values(),
     *(figure("F04_scene").values() if SIM_GL else []),
 ]
 
@@ -164,39 +161,6 @@ rule simulate_merge_sweep:
         "../scripts/simulate_merge.py"
 
 
-rule simulate_pool_rates:
-    input:
-        pools="results/pools/pools.parquet",
-    output:
-        **report_table("sim_pool_rates", "simulate"),
-    log:
-        "logs/simulate/sim_pool_rates.log",
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=10,
-    params:
-        builder="simulate:pool_rates_table",
-        kwargs={"confidence": config["confidence"]},
-    script:
-        "../scripts/make_table.py"
-
-
-rule simulate_acceptance:
-    input:
-        pools="results/pools/pools.parquet",
-    output:
-        **report_table("T30_acceptance", "simulate"),
-    log:
-        "logs/simulate/T30_acceptance.log",
-    threads: 1
-    params:
-        builder="simulate:acceptance_table",
-        kwargs={"document": SIM["document"], "alpha": config["alpha"]},
-    script:
-        "../scripts/make_table.py"
-
-
 rule simulate_render:
     input:
         pools="results/pools/pools.parquet",
@@ -211,34 +175,6 @@ rule simulate_render:
         backend=SIM_GL or "egl",
     script:
         "../scripts/simulate_render.py"
-
-
-rule simulate_sigma_figure:
-    input:
-        sweep="results/pools/sigma_sweep.parquet",
-        pools="results/pools/pools.parquet",
-    output:
-        png=report(
-            figure("success_vs_sigma")["png"],
-            caption="../report/sim_success_vs_sigma.rst",
-            category="simulate",
-        ),
-        pdf=figure("success_vs_sigma")["pdf"],
-    log:
-        "logs/simulate/success_vs_sigma.log",
-    threads: 1
-    resources:
-        mem_mb=1000,
-        runtime=10,
-    params:
-        builder="simulate:success_vs_sigma_figure",
-        kwargs={
-            "confidence": config["confidence"],
-            "policies": {p["name"]: p["sigma_mm"] for p in config["policies"]},
-            "document": SIM["document"],
-        },
-    script:
-        "../scripts/make_figure.py"
 
 
 # Not part of `all`: rerun the calibration sweep that chose the scene defaults
@@ -267,5 +203,3 @@ localrules:
     simulate_merge_seed,
     simulate_merge_pools,
     simulate_merge_sweep,
-    simulate_pool_rates,
-    simulate_sigma_figure,

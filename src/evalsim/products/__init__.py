@@ -2,6 +2,8 @@
 
 Each builder takes DataFrames (read from other rules' products) and plain parameters from
 the config, and returns a ``pandas.DataFrame`` (a table, T-ids) or a matplotlib ``Figure``
-(F-ids). ``workflow/scripts/make_table.py`` and ``make_figure.py`` call them by name, so a
-number's origin is: target id → rule in ``workflow/rules/`` → builder here → ``evalsim.stats``.
+(F-ids). The product manifest (:mod:`evalsim.products.manifest`) names each product's builder,
+inputs and config keys; ``workflow/rules/products.smk`` makes one rule per entry and
+``workflow/scripts/make_product.py`` runs it (:mod:`evalsim.products.build`), so a number's
+origin is: target id → manifest entry → builder here → ``evalsim.stats``.
 """

@@ -1,6 +1,6 @@
 """T31-T33, F05-F06: sequential designs, their operating characteristics, the pools check.
 
-Builders called by ``workflow/scripts/sequential_make.py`` (designs read from the design files
+Builders called by ``workflow/scripts/make_product.py`` (designs read from the design files
 of rule ``sequential_design``, pools from ``results/pools/pools.parquet``):
 
 * :func:`build_design` -- one design of the config's ``sequential.designs`` list;
