@@ -6,6 +6,7 @@ never from the command's own helpers.
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 
@@ -13,8 +14,10 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import binomtest, fisher_exact
+from statsmodels.stats.multitest import multipletests
 
-from evalsim.cli import main
+from evalsim.cli import build_parser, main
+from evalsim.stats.multi import CORRECTIONS
 
 
 def run(capsys, *argv):
@@ -75,6 +78,32 @@ def test_compare_by_task_per_task_fisher_and_pooled(tmp_path, capsys):
     assert (
         ex["odds_ratio"] > 1 and ex["odds_ratio_ci"][0] < ex["odds_ratio"] < ex["odds_ratio_ci"][1]
     )
+
+
+def test_compare_by_task_has_one_column_per_correction(tmp_path, capsys):
+    # the JSON keys p_<id>, the table's headers and the --by help follow the registry, and
+    # each column is statsmodels' multipletests with the registry's name
+    log = write_log(tmp_path / "log.csv")
+    argv = ("compare", log, "--a", "base", "--b", "new", "--by", "task")
+    rc, out, err = run(capsys, *argv, "--json")
+    assert rc == 0, err
+    tasks = json.loads(out)["tasks"]
+    raw = [t["pvalue"] for t in tasks]
+    for m, c in CORRECTIONS.items():
+        want = multipletests(raw, method=c.statsmodels)[1]
+        assert [t[f"p_{m}"] for t in tasks] == pytest.approx(want, rel=1e-12)
+    keys = list(tasks[0])
+    assert keys[keys.index("pvalue") + 1 :] == [f"p_{m}" for m in CORRECTIONS]
+    rc, out, err = run(capsys, *argv)
+    assert rc == 0, err
+    header = next(line for line in out.splitlines() if line.startswith("task "))
+    assert header.split()[-len(CORRECTIONS) - 1 :] == [
+        "p",
+        *(c.short for c in CORRECTIONS.values()),
+    ]
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    by = next(a for a in sub.choices["compare"]._actions if a.dest == "by")
+    assert "/".join(c.short for c in CORRECTIONS.values()) + "-adjusted p" in by.help
 
 
 def test_compare_by_task_text_uses_mcnemar_when_paired(tmp_path, capsys):

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy.stats import binomtest, fisher_exact
+from statsmodels.stats.multitest import multipletests
 
 from evalsim.config import ConfigError, check_config, load_config
 from evalsim.products.multi import (
@@ -20,6 +21,7 @@ from evalsim.products.multi import (
     ranking_figure,
     ranking_table,
 )
+from evalsim.stats.multi import CORRECTIONS
 
 matplotlib.use("Agg")
 
@@ -81,7 +83,15 @@ def test_per_task_table_contents(paired):
             want = fisher_exact([[row.k_a, row.n_a - row.k_a], [row.k_b, row.n_b - row.k_b]]).pvalue
             assert row.test == "Fisher exact"
         assert row.pvalue == pytest.approx(want, rel=1e-9)
-        assert row.p_holm >= row.pvalue and row.p_bh >= row.pvalue
+        for m in CORRECTIONS:
+            assert row[f"p_{m}"] >= row.pvalue
+    # one column per correction of the registry, statsmodels' multipletests by its name
+    cols = list(t.columns)
+    assert cols[cols.index("pvalue") + 1 :][: len(CORRECTIONS)] == [f"p_{m}" for m in CORRECTIONS]
+    for m, c in CORRECTIONS.items():
+        want = multipletests(tasks.pvalue.to_numpy(), method=c.statsmodels)[1]
+        assert tasks[f"p_{m}"].to_numpy() == pytest.approx(want, rel=1e-12)
+    assert " / ".join(f"p_{m}" for m in CORRECTIONS) + ": adjusted" in t.attrs["note"]
     pooled = t[t.section == "pooled"].set_index("row")
     assert {"CMH", "exact stratified", "Breslow-Day"} <= set(pooled.index)
     ex = pooled.loc["exact stratified"]

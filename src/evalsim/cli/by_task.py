@@ -1,10 +1,12 @@
 """``evalsim compare FILE ... --a X --b Y --by task``: A vs B on every task, and across tasks.
 
 Prints the per-task table (rates with Wilson intervals, the exact test used -- exact McNemar
-when the task's trials pair up by condition id, else Fisher's -- raw and Holm / Hochberg /
-Benjamini-Hochberg adjusted p), the pooled verdicts (CMH, exact stratified, Breslow-Day) and
-micro/macro success with stratified-bootstrap, MOVER and naive intervals. Every number comes
-from :mod:`evalsim.stats.multi` and :mod:`evalsim.stats.multi_aggregate`.
+when the task's trials pair up by condition id, else Fisher's -- the raw p and one column per
+multiplicity correction of :data:`evalsim.stats.multi.CORRECTIONS`), the pooled verdicts (CMH,
+exact stratified, Breslow-Day) and micro/macro success with stratified-bootstrap, MOVER and
+naive intervals. Every number comes from :mod:`evalsim.stats.multi` and
+:mod:`evalsim.stats.multi_aggregate`. The ``--by`` help names the corrections in words, as
+parsing the options must not load the statistics (a test checks it against the registry).
 
 :func:`read_task_logs` is shared with ``evalsim rank``: several files at once, each read by
 :func:`evalsim.trial_logs.read_trial_log`. A single-task LeRobot file (``per_episode``) names
@@ -217,7 +219,7 @@ class _OneSided:
 
 def cmd_compare_by_task(args) -> Report:
     from evalsim.stats.intervals import wilson_interval as wilson
-    from evalsim.stats.multi import cmh_test, exact_stratified_test, per_task_tests
+    from evalsim.stats.multi import CORRECTIONS, cmh_test, exact_stratified_test, per_task_tests
     from evalsim.stats.multi_aggregate import aggregate_success, outcome_grid
     from evalsim.stats.multi_paired import stratified_mcnemar_test
 
@@ -289,9 +291,7 @@ def cmd_compare_by_task(args) -> Report:
                 "a_only": r.a_only,
                 "b_only": r.b_only,
                 "pvalue": r.pvalue,
-                "p_holm": r.adjusted["holm"],
-                "p_hochberg": r.adjusted["hochberg"],
-                "p_bh": r.adjusted["bh"],
+                **{f"p_{m}": r.adjusted[m] for m in CORRECTIONS},
             }
         )
     n_diff = sum(t["p_holm"] < alpha for t in task_data)
@@ -381,9 +381,7 @@ def cmd_compare_by_task(args) -> Report:
             "B-A",
             "test",
             "p",
-            "Holm",
-            "Hochberg",
-            "BH",
+            *(c.short for c in CORRECTIONS.values()),
         ],
         [
             [
@@ -395,9 +393,7 @@ def cmd_compare_by_task(args) -> Report:
                 f"{100 * t['diff']:+.1f}",
                 f"McNemar {t['a_only']}:{t['b_only']}" if t["test"] == "mcnemar" else "Fisher",
                 _p(t["pvalue"]),
-                _p(t["p_holm"]),
-                _p(t["p_hochberg"]),
-                _p(t["p_bh"]),
+                *(_p(t[f"p_{m}"]) for m in CORRECTIONS),
             ]
             for t in task_data
         ],

@@ -1,7 +1,8 @@
 """T34, T35, F08, F09: many tasks and many policies, from the simulation pools.
 
 T34: policies A vs B over the configured tasks -- each task's exact test (exact McNemar on
-the paired trials, or Fisher), Holm/Hochberg/BH-adjusted p, the CMH and exact stratified
+the paired trials, or Fisher), p adjusted by each correction of
+:data:`evalsim.stats.multi.CORRECTIONS` (one column each), the CMH and exact stratified
 verdicts across tasks, and micro/macro success with stratified-bootstrap, MOVER and naive
 intervals. F08 draws T34: per-task rates with intervals, micro and macro at the side.
 T35: a ranking of several policies (the configured ones, or the sigma sweep's sigma values
@@ -17,7 +18,7 @@ import pandas as pd
 
 from evalsim.seeding import rng_for
 from evalsim.stats.intervals import wilson_interval
-from evalsim.stats.multi import cmh_test, exact_stratified_test, per_task_tests
+from evalsim.stats.multi import CORRECTIONS, cmh_test, exact_stratified_test, per_task_tests
 from evalsim.stats.multi_aggregate import aggregate_success, outcome_grid, task_pairs
 from evalsim.stats.multi_rank import rank_policies, ranking_frame
 
@@ -106,9 +107,7 @@ def per_task_table(
                 "diff": r.rate_b - r.rate_a,
                 "test": "exact McNemar" if r.test == "mcnemar" else "Fisher exact",
                 "pvalue": r.pvalue,
-                "p_holm": r.adjusted["holm"],
-                "p_hochberg": r.adjusted["hochberg"],
-                "p_bh": r.adjusted["bh"],
+                **{f"p_{m}": r.adjusted[m] for m in CORRECTIONS},
                 "odds_ratio": math.nan,
                 "or_lower": math.nan,
                 "or_upper": math.nan,
@@ -214,9 +213,10 @@ def per_task_table(
         if paired
         else "Fisher's exact test per task"
     )
+    adjusted = " / ".join(f"p_{m}" for m in CORRECTIONS)
     df.attrs["note"] = (
         f"Outcome: {outcome}; A = {policy_a}, B = {policy_b}; diff = B - A. Per task: {design}; "
-        "p_holm / p_hochberg / p_bh: adjusted over the tasks by statsmodels' multipletests; "
+        f"{adjusted}: adjusted over the tasks by statsmodels' multipletests; "
         f"verdict at Holm p < {alpha:g}. Pooled: CMH (statsmodels StratifiedTable, 1 df), "
         "Mantel-Haenszel odds ratio (B vs A) with the Robins-Breslow-Greenland interval; exact "
         "stratified = exact conditional test (R's mantelhaen.test(exact=TRUE) rule: two-sided "

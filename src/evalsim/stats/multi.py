@@ -5,10 +5,10 @@ Robot-learning results come as a grid: policies x tasks x episodes. For policies
 module answers, per task and across tasks:
 
 * :func:`per_task_tests` -- each task's exact test: Fisher's (unpaired) or the exact McNemar
-  test (when the trials are paired by initial condition), with Holm, Hochberg and
-  Benjamini-Hochberg adjusted p-values by the rules of
-  ``statsmodels.stats.multitest.multipletests`` (written out so that ``evalsim rank`` does
-  not load statsmodels; tests check them bit for bit against statsmodels).
+  test (when the trials are paired by initial condition), with p-values adjusted by each
+  multiplicity correction of :data:`CORRECTIONS` (Holm, Hochberg, Benjamini-Hochberg) by the
+  rules of ``statsmodels.stats.multitest.multipletests`` (written out so that ``evalsim
+  rank`` does not load statsmodels; tests check them bit for bit against statsmodels).
 * :func:`cmh_test` -- the Cochran-Mantel-Haenszel test of a common odds ratio of one, the
   Mantel-Haenszel common odds ratio with its (Robins-Breslow-Greenland) interval, and the
   Breslow-Day test that the odds ratio is the same in every task, all from statsmodels'
@@ -34,13 +34,16 @@ References
 .. [4] Breslow, N. E. and Day, N. E. (1980). Statistical Methods in Cancer Research I, IARC.
 .. [5] Holm, S. (1979). A simple sequentially rejective multiple test procedure. Scand. J.
    Statist. 6, 65-70; Hochberg, Y. (1988), Biometrika 75, 800-802; Benjamini, Y. and
-   Hochberg, Y. (1995), JRSS B 57, 289-300.
+   Hochberg, Y. (1995), JRSS B 57, 289-300; Sarkar, S. K. (1998), Ann. Statist. 26, 494-504
+   (Hochberg under positive dependence); Benjamini, Y. and Yekutieli, D. (2001), Ann.
+   Statist. 29, 1165-1188 (BH under PRDS).
 .. [6] R Core Team, ``stats::mantelhaen.test``, ``stats::fisher.test``.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -51,8 +54,10 @@ from evalsim.stats._validate import check_alpha, check_confidence, check_counts
 
 __all__ = [
     "ADJUST_METHODS",
+    "CORRECTIONS",
     "R_REL_TOL",
     "CMHResult",
+    "Correction",
     "ExactStratifiedResult",
     "TaskComparison",
     "adjust_pvalues",
@@ -61,8 +66,109 @@ __all__ = [
     "per_task_tests",
 ]
 
-#: Multiplicity corrections: our name -> the ``method`` of statsmodels' ``multipletests``.
-ADJUST_METHODS = {"holm": "holm", "hochberg": "simes-hochberg", "bh": "fdr_bh"}
+#: adjust(sorted_p) -> adjusted: the p-values sorted increasingly (float64, one dimension) to
+#: their adjusted values in that order, before the cap at 1.
+AdjustFunction = Callable[[np.ndarray], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Correction:
+    """One multiplicity correction: everything the code, the command, the tables and the
+    tests read.
+
+    Attributes
+    ----------
+    id : str
+        The name used in the API (``method=``), the JSON keys (``p_<id>``) and the tables'
+        columns.
+    label : str
+        Its name in prose (e.g. "Benjamini-Hochberg").
+    short : str
+        Its name in the command's table headers (e.g. "BH").
+    statsmodels : str
+        The same correction's ``method`` in ``statsmodels.stats.multitest.multipletests`` (the
+        tests' cross-check, bit for bit).
+    controls : {"FWER", "FDR"}
+        The error rate it keeps at or below alpha: the family-wise error rate (the chance of
+        any false rejection) or the false discovery rate (the expected share of false ones
+        among the rejections).
+    assumptions : str
+        What the p-values must satisfy for that control.
+    adjust : AdjustFunction
+        The rule, on the sorted p-values (see :data:`AdjustFunction`).
+    reference : str
+        Where the correction is defined.
+    """
+
+    id: str
+    label: str
+    short: str
+    statsmodels: str
+    controls: str
+    assumptions: str
+    adjust: AdjustFunction
+    reference: str
+
+
+# The step-down and step-up rules of multipletests, operation for operation (same products,
+# same running max/min, so the same bits), on the p-values sorted increasingly.
+def _holm(ps: np.ndarray) -> np.ndarray:
+    return np.maximum.accumulate(ps * np.arange(len(ps), 0, -1))
+
+
+def _hochberg(ps: np.ndarray) -> np.ndarray:
+    return np.minimum.accumulate((np.arange(len(ps), 0, -1) * ps)[::-1])[::-1]
+
+
+def _benjamini_hochberg(ps: np.ndarray) -> np.ndarray:
+    # p_(k) * m / k, made monotone from the largest down
+    m = len(ps)
+    return np.minimum.accumulate((ps / (np.arange(1, m + 1) / float(m)))[::-1])[::-1]
+
+
+#: The multiplicity corrections, in the order of the per-task tables' columns (T34, ``compare
+#: --by task``). Adding one: an entry here with its rule; the command's table and JSON, T34
+#: and the tests (statsmodels, plain Python, the error rate it controls) read the registry.
+CORRECTIONS: dict[str, Correction] = {
+    c.id: c
+    for c in (
+        Correction(
+            "holm",
+            "Holm",
+            "Holm",
+            statsmodels="holm",
+            controls="FWER",
+            assumptions="none: any dependence between the p-values",
+            adjust=_holm,
+            reference="Holm (1979)",
+        ),
+        Correction(
+            "hochberg",
+            "Hochberg",
+            "Hochberg",
+            statsmodels="simes-hochberg",
+            controls="FWER",
+            assumptions="independent or positively dependent (PRDS) p-values (Sarkar 1998)",
+            adjust=_hochberg,
+            reference="Hochberg (1988)",
+        ),
+        Correction(
+            "bh",
+            "Benjamini-Hochberg",
+            "BH",
+            statsmodels="fdr_bh",
+            controls="FDR",
+            assumptions="independent or positively dependent (PRDS) p-values (Benjamini "
+            "and Yekutieli 2001)",
+            adjust=_benjamini_hochberg,
+            reference="Benjamini and Hochberg (1995)",
+        ),
+    )
+}
+
+#: Multiplicity corrections: our name -> the ``method`` of statsmodels' ``multipletests``
+#: (from :data:`CORRECTIONS`).
+ADJUST_METHODS = {c.id: c.statsmodels for c in CORRECTIONS.values()}
 
 #: R's "fuzz" for the two-sided exact p-value (``relErr <- 1 + 10^(-7)`` in
 #: ``mantelhaen.test`` and ``fisher.test``).
@@ -96,9 +202,10 @@ def adjust_pvalues(pvalues, method: str = "holm", alpha: float = 0.05) -> np.nda
     ----------
     pvalues : array_like of float
         Raw p-values in [0, 1].
-    method : {"holm", "hochberg", "bh"}
-        Holm's step-down (family-wise error), Hochberg's step-up (family-wise error, valid
-        under positive dependence) or Benjamini-Hochberg (false discovery rate) [5]_.
+    method : str
+        One of :data:`CORRECTIONS`: Holm's step-down (family-wise error), Hochberg's step-up
+        (family-wise error, valid under positive dependence) or Benjamini-Hochberg (false
+        discovery rate) [5]_; each entry says what it controls and under what assumptions.
     alpha : float
         Checked, as ``multipletests`` takes it; the adjusted p-values do not depend on it.
 
@@ -107,21 +214,14 @@ def adjust_pvalues(pvalues, method: str = "holm", alpha: float = 0.05) -> np.nda
     numpy.ndarray
         Adjusted p-values, in the input order.
     """
-    if method not in ADJUST_METHODS:
-        raise ValueError(f"method must be one of {sorted(ADJUST_METHODS)}, got {method!r}")
+    if not isinstance(method, str) or method not in CORRECTIONS:
+        raise ValueError(f"method must be one of {sorted(CORRECTIONS)}, got {method!r}")
     p = np.asarray(pvalues, dtype=np.float64).ravel()
     if p.size == 0 or not np.all((p >= 0) & (p <= 1)):
         raise ValueError(f"pvalues must be a non-empty array of values in [0, 1], got {pvalues!r}")
     check_alpha(alpha)
     order = np.argsort(p)  # multipletests' sort (its tie order decides which tie gets which)
-    ps = np.take(p, order)
-    m = len(ps)
-    if method == "holm":
-        adjusted = np.maximum.accumulate(ps * np.arange(m, 0, -1))
-    elif method == "hochberg":
-        adjusted = np.minimum.accumulate((np.arange(m, 0, -1) * ps)[::-1])[::-1]
-    else:  # Benjamini-Hochberg: p_(k) * m / k, made monotone from the largest down
-        adjusted = np.minimum.accumulate((ps / (np.arange(1, m + 1) / float(m)))[::-1])[::-1]
+    adjusted = CORRECTIONS[method].adjust(np.take(p, order))
     adjusted[adjusted > 1] = 1
     out = np.empty_like(adjusted)
     out[order] = adjusted
@@ -144,7 +244,7 @@ class TaskComparison:
     a_only, b_only : int or None
         With McNemar: the discordant pair counts (A-only and B-only successes).
     adjusted : dict
-        Adjusted p-value per method of :data:`ADJUST_METHODS`.
+        Adjusted p-value per correction of :data:`CORRECTIONS`, in its order.
     """
 
     task: str
@@ -192,7 +292,7 @@ def per_task_tests(
     Returns
     -------
     list of TaskComparison
-        In the order given; ``adjusted`` holds Holm, Hochberg and BH p-values over the tasks.
+        In the order given; ``adjusted`` holds each correction's p-values over the tasks.
     """
     from evalsim.stats.fisher import fisher_pvalue, fisher_pvalue_one_sided
     from evalsim.stats.paired import mcnemar_exact, mcnemar_pvalue
@@ -226,7 +326,7 @@ def per_task_tests(
             else:
                 raw.append(float(mcnemar_pvalue(b_only, a_only, alternative)))
             info.append(("mcnemar", a_only, b_only))
-    adjusted = {m: adjust_pvalues(raw, m, alpha) for m in ADJUST_METHODS}
+    adjusted = {m: adjust_pvalues(raw, m, alpha) for m in CORRECTIONS}
     return [
         TaskComparison(
             task=tasks[i],
@@ -238,7 +338,7 @@ def per_task_tests(
             pvalue=raw[i],
             a_only=info[i][1],
             b_only=info[i][2],
-            adjusted={m: float(adjusted[m][i]) for m in ADJUST_METHODS},
+            adjusted={m: float(adjusted[m][i]) for m in CORRECTIONS},
         )
         for i in range(len(tasks))
     ]
