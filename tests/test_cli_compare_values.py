@@ -12,6 +12,7 @@ one-sided alternatives) so that an option lost on the way shows.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -27,7 +28,7 @@ from statsmodels.stats.proportion import confint_proportions_2indep, proportion_
 from test_cli_lab import run, run_json  # the CLI run helpers
 from test_paired import _tango_reference
 
-from evalsim.cli import compare
+from evalsim.cli import build_parser, compare
 
 
 def bad(capsys, *argv) -> str:
@@ -683,3 +684,65 @@ def test_usage_names_the_arguments(capsys):
     rc, out, _ = run(capsys, "compare", "--help")
     assert rc == 0
     assert "--a X --b Y" in flat(out) and "FILE [FILE ...]" in out
+
+
+# ----------------------------------------------------------------------------- result object
+
+
+def _result(path: Path, *options: str) -> compare.Comparison:
+    args = build_parser().parse_args(["compare", str(path), "--a", "base", "--b", "new", *options])
+    df, a, b = compare._select(args)
+    return compare.compare_trials(args, df, a, b)
+
+
+@pytest.mark.parametrize(
+    ("rows", "options"),
+    [
+        (arm("base", 11, 30) + arm("new", 21, 30), ()),
+        (arm("base", 11, 30) + arm("new", 21, 30), ("--test", "barnard", "--alternative", "less")),
+        (paired({(1, 1): 9, (1, 0): 2, (0, 1): 8, (0, 0): 6}), ("--alternative", "greater")),
+    ],
+)
+def test_every_output_reads_the_one_frozen_result(tmp_path, capsys, rows, options):
+    path = write(tmp_path / "l.csv", rows)
+    c = _result(path, *options)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        c.fisher_p = 0.5  # type: ignore[misc]
+    # the command prints the result's report, in every format
+    for fmt in ("text", "markdown", "latex", "json"):
+        rc, out, err = run(capsys, "compare", path, "--a", "base", "--b", "new", *options,
+                           "--format", fmt)  # fmt: skip
+        assert rc == 0, err
+        assert out == compare._report(c).render(fmt)
+    # a planted result shows in every output: the renderers read nothing else
+    planted = dataclasses.replace(
+        c,
+        decision=dataclasses.replace(c.decision, a="zeta", b="omega", k_a=0),
+        notes=("note: planted",),
+    )
+    rep = compare._report(planted)
+    data = json.loads(rep.render("json"))
+    assert (data["a"], data["b"], data["k_a"], data["notes"]) == (
+        "zeta",
+        "omega",
+        0,
+        ["note: planted"],
+    )
+    assert data["verdict"] == planted.verdict != c.verdict
+    assert list(data) == list(json.loads(compare._report(c).render("json")))
+    for fmt in ("text", "markdown", "latex"):
+        out = flat(rep.render(fmt))
+        assert "zeta (A)" in out and "omega (B)" in out and "note: planted" in out
+        assert flat(planted.verdict) in out
+
+
+def test_compare_functions_take_at_most_8_arguments():
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(compare))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            a = node.args
+            count = len(a.posonlyargs) + len(a.args) + len(a.kwonlyargs)
+            assert count <= 8, (node.name, count)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 from dataclasses import dataclass
 
@@ -192,7 +193,47 @@ def _pairing(args, df, a, b):
     return _pair_up(a, b, keys)
 
 
-def _paired_analysis(merged, alternative: str, conf: float) -> dict:
+@dataclass(frozen=True)
+class PairedAnalysis:
+    """McNemar's test and the paired intervals of B - A on the matched conditions.
+
+    Attributes
+    ----------
+    n_pairs : int
+        Matched conditions (each run by A and by B).
+    both, a_only, b_only, neither : int
+        Pairs where both policies, only A, only B or neither succeeded.
+    pvalue : float
+        Exact McNemar p-value under the stated alternative (B as the first arm, so "greater"
+        means B's rate is the higher).
+    midp_two_sided : float
+        Two-sided mid-p McNemar p-value (a secondary row).
+    intervals : dict
+        B - A interval ``[lower, upper]`` per paired method: "tango" (goes with the verdict),
+        "newcombe" (method 10) and "wald".
+    """
+
+    n_pairs: int
+    both: int
+    a_only: int
+    b_only: int
+    neither: int
+    pvalue: float
+    midp_two_sided: float
+    intervals: dict
+
+    @property
+    def k_a(self) -> int:
+        """A's successes on the pairs."""
+        return self.both + self.a_only
+
+    @property
+    def k_b(self) -> int:
+        """B's successes on the pairs."""
+        return self.both + self.b_only
+
+
+def _paired_analysis(merged, alternative: str, conf: float) -> PairedAnalysis:
     """McNemar (with the stated alternative) and the paired intervals of B - A on the pairs
     ``merged`` = (A's successes, B's successes), matched."""
     sa, sb = merged
@@ -213,19 +254,16 @@ def _paired_analysis(merged, alternative: str, conf: float) -> dict:
         m: _interval_pair(paired_diff_interval(counts_b_first, m, conf))
         for m in ("tango", "newcombe", "wald")
     }
-    n = len(sa)
-    return {
-        "n_pairs": n,
-        "both": both,
-        "a_only": a_only,
-        "b_only": b_only,
-        "neither": neither,
-        "k_a": both + a_only,
-        "k_b": both + b_only,
-        "pvalue": p,
-        "midp_two_sided": midp,
-        "intervals": intervals,
-    }
+    return PairedAnalysis(
+        n_pairs=len(sa),
+        both=both,
+        a_only=a_only,
+        b_only=b_only,
+        neither=neither,
+        pvalue=p,
+        midp_two_sided=midp,
+        intervals=intervals,
+    )
 
 
 def _decide(p, lo, hi, alpha, alternative):
@@ -242,240 +280,11 @@ def _decide(p, lo, hi, alpha, alternative):
     return reject, excludes
 
 
-def cmd_compare(args) -> Report:
-    if args.by == "task":  # per-task tables and pooled verdicts: cli/by_task.py
-        return by_task.cmd_compare_by_task(args)
-    check_plot_path(args.plot)
-    df, a, b = _select(args)
-    alpha, alternative = args.alpha, args.alternative
-    one_sided = alternative != "two-sided"
-    # The interval that goes with the test: two-sided 1 - alpha, or for a one-sided test the
-    # matching one-sided bound (the 1 - 2 alpha two-sided interval's end).
-    conf = 1 - 2 * alpha if one_sided else 1 - alpha
-    if conf <= 0:
-        raise BadInput(f"--alpha {alpha:g} is too large for a one-sided test (needs < 0.5)")
-    k_a_all, n_a_all = int(a["success"].sum()), len(a)
-    k_b_all, n_b_all = int(b["success"].sum()), len(b)
-
-    certificate = None  # the unconditional test's certified p-value (``--test``)
-    merged, pair_note = _pairing(args, df, a, b)
-    paired = merged is not None
-    notes = list(df.attrs.get("warnings", []))
-    if pair_note:
-        notes.append(f"note: {pair_note}")
-    if paired:
-        pa = _paired_analysis(merged, alternative, conf)
-        k_a, n_a, k_b, n_b = pa["k_a"], pa["n_pairs"], pa["k_b"], pa["n_pairs"]
-        unmatched = n_a_all + n_b_all - 2 * pa["n_pairs"]
-        if unmatched:
-            notes.append(
-                f"note: {unmatched} trial(s) without a partner are left out of the test, the "
-                "interval and the verdict (all three use the same paired trials)"
-            )
-        test_name, method = "exact McNemar", "tango"
-        p = pa["pvalue"]
-        ci = pa["intervals"]["tango"]
-        method_label = "Tango score (paired)"
-    else:
-        pa = None
-        k_a, n_a, k_b, n_b = k_a_all, n_a_all, k_b_all, n_b_all
-        test_name, method = TWO_SAMPLE_TESTS["fisher"].label, "newcombe"
-        if one_sided:
-            from evalsim.stats.fisher import fisher_pvalue_one_sided
-
-            p = float(fisher_pvalue_one_sided(k_b, n_b, k_a, n_a, alternative))
-        else:
-            from evalsim.stats.fisher import fisher_pvalue
-
-            p = float(fisher_pvalue(k_b, n_b, k_a, n_a))
-        from evalsim.stats.paired import diff_interval
-
-        ci = _interval_pair(diff_interval(k_b, n_b, k_a, n_a, method="newcombe", confidence=conf))
-        method_label = "Newcombe hybrid score (independent)"
-        if TWO_SAMPLE_TESTS[args.test].certified:
-            certificate = _tests.unconditional(args.test, k_b, n_b, k_a, n_a, alternative)
-            test_name, p = TWO_SAMPLE_TESTS[args.test].label, certificate["pvalue"]
-    from evalsim.stats.fisher import fisher_pvalue
-
-    fisher_p = float(fisher_pvalue(k_a_all, n_a_all, k_b_all, n_b_all))
-    boschloo_p, boschloo_note = _boschloo(k_a_all, n_a_all, k_b_all, n_b_all)
-    rate_a, rate_b = k_a / n_a, k_b / n_b
-    reject, excludes = _decide(p, ci[0], ci[1], alpha, alternative)
-
-    # MDE at 80% power on the same trials.
-    mde = None
-    if paired:
-        disc = (pa["a_only"] + pa["b_only"]) / pa["n_pairs"]
-        mde = _paired_mde(pa["n_pairs"], disc, alpha, 0.8)
-        mde_rule = (
-            f"exact McNemar power at {pa['n_pairs']} pairs, alpha = {alpha:g} two-sided, at "
-            f"the observed discordance {disc:.2f}"
-        )
-    if mde is None:
-        mde, mde_rule = _mde_80(n_a, n_b, alpha, (k_a + k_b) / (n_a + n_b))
-
-    decision = Decision(
-        a=args.a,
-        b=args.b,
-        rate_a=rate_a,
-        rate_b=rate_b,
-        n_a=n_a,
-        n_b=n_b,
-        paired=paired,
-        test_name=test_name,
-        pvalue=p,
-        alpha=alpha,
-        alternative=alternative,
-        reject=reject,
-        interval_agrees=excludes,
-        interval=(ci[0], ci[1]),
-        confidence=conf,
-        method_label=method_label,
-        mde=mde,
-    )
-    verdict, decided = _verdict(decision)
-    if one_sided:
-        shown_ci = [ci[0], 1.0] if alternative == "greater" else [-1.0, ci[1]]
-    else:
-        shown_ci = ci
-    rule = (
-        f"{test_name} test of '{ALTERNATIVE_WORDS[alternative]}', reject when p < {alpha:g} "
-        f"(a p within 1e-9 of alpha counts as equal); a winner is declared only when the "
-        f"{method_label} {'one-sided bound' if one_sided else 'interval'} for B - A "
-        f"({100 * (1 - alpha):g}%) agrees"
-    )
-    data = {
-        "a": args.a,
-        "b": args.b,
-        "n_a": n_a,
-        "k_a": k_a,
-        "n_b": n_b,
-        "k_b": k_b,
-        "n_a_all": n_a_all,
-        "k_a_all": k_a_all,
-        "n_b_all": n_b_all,
-        "k_b_all": k_b_all,
-        "alternative": alternative,
-        "alpha": alpha,
-        "test": test_name,
-        "pvalue": p,
-        "reject": reject,
-        "interval_agrees": excludes,
-        "decision": decided,
-        "rule": rule,
-        "fisher_p": fisher_p,
-        "boschloo_p": boschloo_p,
-        "test_certificate": certificate,
-        "paired": paired,
-        "mcnemar_p": pa["pvalue"] if paired else None,
-        "mcnemar_midp": pa["midp_two_sided"] if paired else None,
-        "discordant": {"a_only": pa["a_only"], "b_only": pa["b_only"]} if paired else None,
-        "n_pairs": pa["n_pairs"] if paired else None,
-        "diff": rate_b - rate_a,
-        "diff_ci": shown_ci,
-        "diff_ci_method": method,
-        "paired_intervals": pa["intervals"] if paired else None,
-        "confidence": 1 - alpha,
-        "mde_80": mde,
-        "mde_rule": mde_rule,
-        "notes": notes,
-        "verdict": verdict,
-    }
-    rep = Report(data)
-    rep.line(f"decision rule (stated before the data): {rule}")
-    rows = [
-        [args.a + " (A)", f"{k_a}/{n_a}", _pct(rate_a)],
-        [args.b + " (B)", f"{k_b}/{n_b}", _pct(rate_b)],
-    ]
-    title = "Success rates" + (" on the paired conditions" if paired else "")
-    rep.table(title, ["policy", "k/n", "rate"], rows)
-    if paired and (n_a_all != n_a or n_b_all != n_b):
-        rep.line(
-            f"all trials: A {k_a_all}/{n_a_all} ({_pct(k_a_all / n_a_all)}), "
-            f"B {k_b_all}/{n_b_all} ({_pct(k_b_all / n_b_all)}); not used for the verdict"
-        )
-    side = {"two-sided": "two-sided", "greater": "one-sided, B > A", "less": "one-sided, B < A"}
-    tests = [[f"{test_name} ({'paired' if paired else 'unpaired'})", _p(p), side[alternative]]]
-    fisher = TWO_SAMPLE_TESTS["fisher"].label
-    if paired:
-        tests.append(["McNemar mid-p (paired)", _p(pa["midp_two_sided"]), "secondary; two-sided"])
-        tests.append([f"{fisher} (unpaired)", _p(fisher_p), "secondary; ignores pairing"])
-    else:
-        if one_sided:
-            tests.append([fisher, _p(fisher_p), "secondary; two-sided"])
-    tests.append(
-        [
-            f"{TWO_SAMPLE_TESTS['boschloo'].label} (unpaired)",
-            _p(boschloo_p),
-            "secondary; two-sided" if boschloo_p is not None else boschloo_note,
-        ]
-    )
-    rep.table("Tests of 'A and B have the same success rate'", ["test", "p", "note"], tests)
-    rep.line("Only the first test decides; the rows marked secondary are for reference.")
-    if paired:
-        rep.table(
-            f"Paired outcomes (same {'/'.join(pairing_key(df))})",
-            ["", "B succeeded", "B failed"],
-            [["A succeeded", pa["both"], pa["a_only"]], ["A failed", pa["b_only"], pa["neither"]]],
-        )
-    level = f"{100 * conf:g}%"
-    diff_rows = []
-    if paired:
-        labels = {
-            "tango": "Tango score (paired): goes with the verdict",
-            "newcombe": "Newcombe hybrid score (paired, method 10)",
-            "wald": "Wald (paired), reference",
-        }
-        for m, (lo, hi) in pa["intervals"].items():
-            diff_rows.append([labels[m], f"{100 * (rate_b - rate_a):+.1f}", _ci_pts(lo, hi)])
-    else:
-        diff_rows.append(
-            [
-                f"{method_label}: goes with the verdict",
-                f"{100 * (rate_b - rate_a):+.1f}",
-                _ci_pts(*ci),
-            ]
-        )
-    if one_sided:
-        end = "lower" if alternative == "greater" else "upper"
-        diff_title = (
-            f"Difference B - A (points; {level} two-sided interval, its {end} end the "
-            f"{100 * (1 - alpha):g}% one-sided bound)"
-        )
-    else:
-        diff_title = f"Difference B - A (points, {level} interval)"
-    rep.table(
-        diff_title,
-        ["method", "estimate", "interval"],
-        diff_rows,
-    )
-    if mde is not None:
-        rep.line(f"MDE at 80% power: {100 * mde:.1f} points ({mde_rule})")
-    if not isinstance(df, TrialTable):  # a small-log table has no hook to run (see _select)
-        apply_log_hooks(args, df, rep)
-    for note in notes:
-        rep.line(note)
-    if args.plot:
-        from evalsim.stats.intervals import wilson_interval
-
-        plot_rows = []
-        for name, k, n in ((args.a, k_a, n_a), (args.b, k_b, n_b)):
-            w = wilson_interval(k, n, confidence=1 - alpha)
-            plot_rows.append({"label": name, "rate": k / n, "lower": w.lower, "upper": w.upper})
-        plot_rates(plot_rows, args.plot, f"{args.a} vs {args.b}", 1 - alpha)
-    rep.line("")
-    rep.line(f"verdict: {verdict}")
-    return rep
-
-
-def _ci_pts(lo: float, hi: float) -> str:
-    return f"[{100 * lo:+.1f}, {100 * hi:+.1f}]"
-
-
 @dataclass(frozen=True)
 class Decision:
     """What ``compare`` decided and on what: the inputs of its verdict sentence.
 
+    ``k_a``/``n_a`` and ``k_b``/``n_b`` are the trials the test uses (the pairs when paired).
     ``interval`` is the B - A interval (or, one-sided, the interval whose end is the bound)
     at ``confidence``; ``interval_agrees``: it excludes 0 on the tested side; ``mde``: the
     smallest gap detectable with 80% power at these n (None when not computed).
@@ -483,9 +292,9 @@ class Decision:
 
     a: str
     b: str
-    rate_a: float
-    rate_b: float
+    k_a: int
     n_a: int
+    k_b: int
     n_b: int
     paired: bool
     test_name: str
@@ -498,6 +307,391 @@ class Decision:
     confidence: float
     method_label: str
     mde: float | None
+
+    @property
+    def rate_a(self) -> float:
+        """A's success rate on the trials used."""
+        return self.k_a / self.n_a
+
+    @property
+    def rate_b(self) -> float:
+        """B's success rate on the trials used."""
+        return self.k_b / self.n_b
+
+    @property
+    def one_sided(self) -> bool:
+        """The test asks a one-sided question (``greater`` or ``less``)."""
+        return self.alternative != "two-sided"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Everything ``compare`` found, computed once: the text, markdown, LaTeX and JSON outputs
+    all read this object (:func:`_report`, :meth:`as_json`).
+
+    Attributes
+    ----------
+    decision : Decision
+        The deciding test, its interval and the verdict's other inputs.
+    k_a_all, n_a_all, k_b_all, n_b_all : int
+        Successes and trials of all of A's and B's trials (a paired analysis uses only the
+        matched ones).
+    fisher_p : float
+        Two-sided Fisher p-value on all trials (a secondary row).
+    boschloo_p : float or None
+        Two-sided Boschloo p-value on all trials (a secondary row); None when not computed.
+    boschloo_note : str
+        The Boschloo row's note: its certificate, or why it was not computed.
+    certificate : dict or None
+        The certified p-value's record of an unconditional ``--test`` (None otherwise).
+    pairs : PairedAnalysis or None
+        The paired analysis, when the trials pair up by condition.
+    pairing_columns : tuple of str
+        The columns the trials were paired on (empty when unpaired).
+    interval_method : str
+        The id of the interval that goes with the verdict ("tango" or "newcombe").
+    mde_rule : str
+        How the MDE was computed, or why there is none.
+    notes : tuple of str
+        The reader's and the analysis' notes, printed before the verdict.
+    """
+
+    decision: Decision
+    k_a_all: int
+    n_a_all: int
+    k_b_all: int
+    n_b_all: int
+    fisher_p: float
+    boschloo_p: float | None
+    boschloo_note: str
+    certificate: dict | None
+    pairs: PairedAnalysis | None
+    pairing_columns: tuple[str, ...]
+    interval_method: str
+    mde_rule: str
+    notes: tuple[str, ...]
+
+    @property
+    def verdict(self) -> str:
+        """The verdict sentence."""
+        return _verdict(self.decision)[0]
+
+    @property
+    def decided(self) -> str | None:
+        """The policy the verdict declares better: "A", "B" or None."""
+        return _verdict(self.decision)[1]
+
+    @property
+    def rule(self) -> str:
+        """The decision rule, stated before the data."""
+        d = self.decision
+        return (
+            f"{d.test_name} test of '{ALTERNATIVE_WORDS[d.alternative]}', reject when p < "
+            f"{d.alpha:g} (a p within 1e-9 of alpha counts as equal); a winner is declared only "
+            f"when the {d.method_label} {'one-sided bound' if d.one_sided else 'interval'} for "
+            f"B - A ({100 * (1 - d.alpha):g}%) agrees"
+        )
+
+    @property
+    def shown_interval(self) -> list[float]:
+        """The B - A interval as reported: one-sided, the bound with the other end at -+1."""
+        d = self.decision
+        if d.alternative == "greater":
+            return [d.interval[0], 1.0]
+        if d.alternative == "less":
+            return [-1.0, d.interval[1]]
+        return list(d.interval)
+
+    def as_json(self) -> dict:
+        """The ``--json`` record (its keys and their order are the command's JSON contract)."""
+        d, pa = self.decision, self.pairs
+        return {
+            "a": d.a,
+            "b": d.b,
+            "n_a": d.n_a,
+            "k_a": d.k_a,
+            "n_b": d.n_b,
+            "k_b": d.k_b,
+            "n_a_all": self.n_a_all,
+            "k_a_all": self.k_a_all,
+            "n_b_all": self.n_b_all,
+            "k_b_all": self.k_b_all,
+            "alternative": d.alternative,
+            "alpha": d.alpha,
+            "test": d.test_name,
+            "pvalue": d.pvalue,
+            "reject": d.reject,
+            "interval_agrees": d.interval_agrees,
+            "decision": self.decided,
+            "rule": self.rule,
+            "fisher_p": self.fisher_p,
+            "boschloo_p": self.boschloo_p,
+            "test_certificate": self.certificate,
+            "paired": d.paired,
+            "mcnemar_p": pa.pvalue if pa else None,
+            "mcnemar_midp": pa.midp_two_sided if pa else None,
+            "discordant": {"a_only": pa.a_only, "b_only": pa.b_only} if pa else None,
+            "n_pairs": pa.n_pairs if pa else None,
+            "diff": d.rate_b - d.rate_a,
+            "diff_ci": self.shown_interval,
+            "diff_ci_method": self.interval_method,
+            "paired_intervals": pa.intervals if pa else None,
+            "confidence": 1 - d.alpha,
+            "mde_80": d.mde,
+            "mde_rule": self.mde_rule,
+            "notes": list(self.notes),
+            "verdict": self.verdict,
+        }
+
+
+def _unpaired_test(test: str, counts: tuple[int, int, int, int], alternative: str, conf: float):
+    """(test name, p, B - A interval, certificate) of the unpaired analysis of ``counts`` =
+    (k_a, n_a, k_b, n_b): Fisher's test, or the certified ``test`` of the registry, and the
+    Newcombe interval."""
+    k_a, n_a, k_b, n_b = counts
+    if alternative != "two-sided":
+        from evalsim.stats.fisher import fisher_pvalue_one_sided
+
+        p = float(fisher_pvalue_one_sided(k_b, n_b, k_a, n_a, alternative))
+    else:
+        from evalsim.stats.fisher import fisher_pvalue
+
+        p = float(fisher_pvalue(k_b, n_b, k_a, n_a))
+    from evalsim.stats.paired import diff_interval
+
+    ci = _interval_pair(diff_interval(k_b, n_b, k_a, n_a, method="newcombe", confidence=conf))
+    test_name, certificate = TWO_SAMPLE_TESTS["fisher"].label, None
+    if TWO_SAMPLE_TESTS[test].certified:
+        certificate = _tests.unconditional(test, k_b, n_b, k_a, n_a, alternative)
+        test_name, p = TWO_SAMPLE_TESTS[test].label, certificate["pvalue"]
+    return test_name, p, ci, certificate
+
+
+def _mde(pa: PairedAnalysis | None, n_a: int, n_b: int, alpha: float, pbar: float):
+    """(MDE at 80% power or None, its rule): exact McNemar at the observed discordance when
+    paired, else (or when that has none) Fisher's (:func:`_mde_80`)."""
+    if pa is not None:
+        disc = (pa.a_only + pa.b_only) / pa.n_pairs
+        mde = _paired_mde(pa.n_pairs, disc, alpha, 0.8)
+        if mde is not None:
+            return mde, (
+                f"exact McNemar power at {pa.n_pairs} pairs, alpha = {alpha:g} two-sided, at "
+                f"the observed discordance {disc:.2f}"
+            )
+    return _mde_80(n_a, n_b, alpha, pbar)
+
+
+def compare_trials(args, df, a, b) -> Comparison:
+    """Compare B with A on the trials ``a`` and ``b`` of the log ``df`` (as :func:`_select`
+    returns them), by the options in ``args``: the one result every output reads."""
+    alpha, alternative = args.alpha, args.alternative
+    one_sided = alternative != "two-sided"
+    # The interval that goes with the test: two-sided 1 - alpha, or for a one-sided test the
+    # matching one-sided bound (the 1 - 2 alpha two-sided interval's end).
+    conf = 1 - 2 * alpha if one_sided else 1 - alpha
+    if conf <= 0:
+        raise BadInput(f"--alpha {alpha:g} is too large for a one-sided test (needs < 0.5)")
+    k_a_all, n_a_all = int(a["success"].sum()), len(a)
+    k_b_all, n_b_all = int(b["success"].sum()), len(b)
+
+    certificate = None  # the unconditional test's certified p-value (``--test``)
+    merged, pair_note = _pairing(args, df, a, b)
+    notes = list(df.attrs.get("warnings", []))
+    if pair_note:
+        notes.append(f"note: {pair_note}")
+    if merged is not None:
+        pa = _paired_analysis(merged, alternative, conf)
+        k_a, n_a, k_b, n_b = pa.k_a, pa.n_pairs, pa.k_b, pa.n_pairs
+        unmatched = n_a_all + n_b_all - 2 * pa.n_pairs
+        if unmatched:
+            notes.append(
+                f"note: {unmatched} trial(s) without a partner are left out of the test, the "
+                "interval and the verdict (all three use the same paired trials)"
+            )
+        test_name, method, p = "exact McNemar", "tango", pa.pvalue
+        ci = pa.intervals["tango"]
+        method_label = "Tango score (paired)"
+    else:
+        pa = None
+        k_a, n_a, k_b, n_b = k_a_all, n_a_all, k_b_all, n_b_all
+        method, method_label = "newcombe", "Newcombe hybrid score (independent)"
+        test_name, p, ci, certificate = _unpaired_test(
+            args.test, (k_a, n_a, k_b, n_b), alternative, conf
+        )
+    from evalsim.stats.fisher import fisher_pvalue
+
+    fisher_p = float(fisher_pvalue(k_a_all, n_a_all, k_b_all, n_b_all))
+    boschloo_p, boschloo_note = _boschloo(k_a_all, n_a_all, k_b_all, n_b_all)
+    reject, excludes = _decide(p, ci[0], ci[1], alpha, alternative)
+    mde, mde_rule = _mde(pa, n_a, n_b, alpha, (k_a + k_b) / (n_a + n_b))  # at 80% power
+    decision = Decision(
+        a=args.a,
+        b=args.b,
+        k_a=k_a,
+        n_a=n_a,
+        k_b=k_b,
+        n_b=n_b,
+        paired=pa is not None,
+        test_name=test_name,
+        pvalue=p,
+        alpha=alpha,
+        alternative=alternative,
+        reject=reject,
+        interval_agrees=excludes,
+        interval=(ci[0], ci[1]),
+        confidence=conf,
+        method_label=method_label,
+        mde=mde,
+    )
+    return Comparison(
+        decision=decision,
+        k_a_all=k_a_all,
+        n_a_all=n_a_all,
+        k_b_all=k_b_all,
+        n_b_all=n_b_all,
+        fisher_p=fisher_p,
+        boschloo_p=boschloo_p,
+        boschloo_note=boschloo_note,
+        certificate=certificate,
+        pairs=pa,
+        pairing_columns=tuple(pairing_key(df)) if pa is not None else (),
+        interval_method=method,
+        mde_rule=mde_rule,
+        notes=tuple(notes),
+    )
+
+
+#: The sidedness column of the tests table, by --alternative.
+_SIDE = {"two-sided": "two-sided", "greater": "one-sided, B > A", "less": "one-sided, B < A"}
+
+#: The paired intervals' rows of the difference table, by method id.
+_PAIRED_INTERVAL_LABELS = {
+    "tango": "Tango score (paired): goes with the verdict",
+    "newcombe": "Newcombe hybrid score (paired, method 10)",
+    "wald": "Wald (paired), reference",
+}
+
+
+def _tests_rows(c: Comparison) -> list[list]:
+    """The tests table: the deciding test first, then the secondary rows."""
+    d, pa = c.decision, c.pairs
+    fisher = TWO_SAMPLE_TESTS["fisher"].label
+    rows = [
+        [
+            f"{d.test_name} ({'paired' if d.paired else 'unpaired'})",
+            _p(d.pvalue),
+            _SIDE[d.alternative],
+        ]
+    ]
+    if pa is not None:
+        rows.append(["McNemar mid-p (paired)", _p(pa.midp_two_sided), "secondary; two-sided"])
+        rows.append([f"{fisher} (unpaired)", _p(c.fisher_p), "secondary; ignores pairing"])
+    elif d.one_sided:
+        rows.append([fisher, _p(c.fisher_p), "secondary; two-sided"])
+    rows.append(
+        [
+            f"{TWO_SAMPLE_TESTS['boschloo'].label} (unpaired)",
+            _p(c.boschloo_p),
+            "secondary; two-sided" if c.boschloo_p is not None else c.boschloo_note,
+        ]
+    )
+    return rows
+
+
+def _difference_table(c: Comparison, rep: Report) -> None:
+    """The B - A table: the paired intervals, or the unpaired one that goes with the verdict."""
+    d, pa = c.decision, c.pairs
+    estimate = f"{100 * (d.rate_b - d.rate_a):+.1f}"
+    if pa is not None:
+        rows = [
+            [_PAIRED_INTERVAL_LABELS[m], estimate, _ci_pts(lo, hi)]
+            for m, (lo, hi) in pa.intervals.items()
+        ]
+    else:
+        rows = [[f"{d.method_label}: goes with the verdict", estimate, _ci_pts(*d.interval)]]
+    level = f"{100 * d.confidence:g}%"
+    if d.one_sided:
+        end = "lower" if d.alternative == "greater" else "upper"
+        title = (
+            f"Difference B - A (points; {level} two-sided interval, its {end} end the "
+            f"{100 * (1 - d.alpha):g}% one-sided bound)"
+        )
+    else:
+        title = f"Difference B - A (points, {level} interval)"
+    rep.table(title, ["method", "estimate", "interval"], rows)
+
+
+def _report(c: Comparison, log_hooks=None) -> Report:
+    """The report of ``c``: its JSON record and, for text, markdown and LaTeX, its blocks.
+
+    ``log_hooks(report)``, when given, adds the log hooks' tables and lines (and JSON keys)
+    after the MDE and before the notes.
+    """
+    d, pa = c.decision, c.pairs
+    rep = Report(c.as_json())
+    rep.line(f"decision rule (stated before the data): {c.rule}")
+    rows = [
+        [d.a + " (A)", f"{d.k_a}/{d.n_a}", _pct(d.rate_a)],
+        [d.b + " (B)", f"{d.k_b}/{d.n_b}", _pct(d.rate_b)],
+    ]
+    title = "Success rates" + (" on the paired conditions" if d.paired else "")
+    rep.table(title, ["policy", "k/n", "rate"], rows)
+    if d.paired and (c.n_a_all != d.n_a or c.n_b_all != d.n_b):
+        rep.line(
+            f"all trials: A {c.k_a_all}/{c.n_a_all} ({_pct(c.k_a_all / c.n_a_all)}), "
+            f"B {c.k_b_all}/{c.n_b_all} ({_pct(c.k_b_all / c.n_b_all)}); not used for the verdict"
+        )
+    rep.table(
+        "Tests of 'A and B have the same success rate'", ["test", "p", "note"], _tests_rows(c)
+    )
+    rep.line("Only the first test decides; the rows marked secondary are for reference.")
+    if pa is not None:
+        rep.table(
+            f"Paired outcomes (same {'/'.join(c.pairing_columns)})",
+            ["", "B succeeded", "B failed"],
+            [["A succeeded", pa.both, pa.a_only], ["A failed", pa.b_only, pa.neither]],
+        )
+    _difference_table(c, rep)
+    if d.mde is not None:
+        rep.line(f"MDE at 80% power: {100 * d.mde:.1f} points ({c.mde_rule})")
+    if log_hooks is not None:
+        log_hooks(rep)
+    for note in c.notes:
+        rep.line(note)
+    rep.line("")
+    rep.line(f"verdict: {c.verdict}")
+    return rep
+
+
+def _plot(c: Comparison, path: str) -> None:
+    """Draw A's and B's rates with their Wilson intervals to ``path``."""
+    from evalsim.stats.intervals import wilson_interval
+
+    d = c.decision
+    plot_rows = []
+    for name, k, n in ((d.a, d.k_a, d.n_a), (d.b, d.k_b, d.n_b)):
+        w = wilson_interval(k, n, confidence=1 - d.alpha)
+        plot_rows.append({"label": name, "rate": k / n, "lower": w.lower, "upper": w.upper})
+    plot_rates(plot_rows, path, f"{d.a} vs {d.b}", 1 - d.alpha)
+
+
+def cmd_compare(args) -> Report:
+    if args.by == "task":  # per-task tables and pooled verdicts: cli/by_task.py
+        return by_task.cmd_compare_by_task(args)
+    check_plot_path(args.plot)
+    df, a, b = _select(args)
+    result = compare_trials(args, df, a, b)
+    hooks = None
+    if not isinstance(df, TrialTable):  # a small-log table has no hook to run (see _select)
+        hooks = functools.partial(apply_log_hooks, args, df)
+    rep = _report(result, hooks)
+    if args.plot:
+        _plot(result, args.plot)
+    return rep
+
+
+def _ci_pts(lo: float, hi: float) -> str:
+    return f"[{100 * lo:+.1f}, {100 * hi:+.1f}]"
 
 
 def _verdict(d: Decision) -> tuple[str, str | None]:
