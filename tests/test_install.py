@@ -129,7 +129,9 @@ def test_the_wheel_installs_without_extras_and_runs_compare(tmp_path):
 
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet"]
+    # --no-compile: byte-compiling SciPy, pandas and numba is most of an install's time, and
+    # the command below runs once (issue 26: the suite's wall time)
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-compile"]
     installed = subprocess.run(
         [*pip, "-c", str(ROOT / "requirements.txt"), str(wheel)], capture_output=True, text=True
     )
