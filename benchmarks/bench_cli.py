@@ -140,7 +140,7 @@ def _record(out: dict, key: str, res: dict) -> None:
 def run(repeat: int, keep: str | None, cases=("small", "2m", "5m", "fisher")) -> dict:
     from scipy.stats import fisher_exact
 
-    from evalsim.stats.fisher import fisher_pvalue
+    from evalsim.stats.two_sample.fisher import fisher_pvalue
 
     out: dict = {"load_average_1min": os.getloadavg()[0]}
     if "fisher" in cases:  # one p-value at n = 10^6

@@ -29,7 +29,7 @@ os.environ.setdefault("NUMBA_CACHE_DIR", os.path.join(os.getcwd(), ".cache", "nu
 
 from scipy.stats import fisher_exact  # noqa: E402
 
-from evalsim.stats import peeking  # noqa: E402
+from evalsim.stats.sequential import peeking  # noqa: E402
 
 P, N, ALPHA, EXPERIMENTS = 0.7, 40, 0.05, 100_000
 

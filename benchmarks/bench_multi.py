@@ -26,8 +26,8 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.stats import hypergeom
 
-from evalsim.stats import _multi_kernels as mk
-from evalsim.stats.multi import exact_stratified_test
+from evalsim.stats.multi import _kernels as mk
+from evalsim.stats.multi.tasks import exact_stratified_test
 
 
 def best_of(fn, repeat: int) -> float:

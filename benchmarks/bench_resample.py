@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from evalsim import resample as rs
 from evalsim.config import load_config
+from evalsim.stats.resample import draws as rs
 
 REPO = Path(__file__).resolve().parents[1]
 

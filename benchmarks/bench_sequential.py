@@ -19,7 +19,7 @@ Keys of ``--json``:
   ``optimise_seconds_n200``: the whole optimiser (one-off, not part of the targets);
 - ``oc_seconds_n200``: exact OC of the n = 200 design at one (p_A, p_B), median of 20
   (target <= 0.02 s); ``baseline_peeking_dp_seconds_n200``: the existing peeking DP
-  (evalsim.stats.peeking, the same look schedule) in the same run, and the ratio;
+  (evalsim.stats.sequential.peeking, the same look schedule) in the same run, and the ratio;
 - ``mc_type1``: 10^5 simulated experiments of the n = 200 Pocock design at its certified worst
   p, exact vs Monte Carlo, ``within_3se``.
 
@@ -43,14 +43,14 @@ import numpy as np  # noqa: E402
 
 from evalsim.config import load_config  # noqa: E402
 from evalsim.products.sequential import build_design  # noqa: E402
-from evalsim.stats import _sequential_kernels as K  # noqa: E402
-from evalsim.stats.peeking import sequential_rejection_probability  # noqa: E402
-from evalsim.stats.sequential import (  # noqa: E402
+from evalsim.stats.sequential import _kernels as K  # noqa: E402
+from evalsim.stats.sequential.designs import (
     certify_type1,
     operating_characteristics,
     unpaired_design,
 )
-from evalsim.stats.sequential_optimise import fixed_n_for_power  # noqa: E402
+from evalsim.stats.sequential.optimise import fixed_n_for_power  # noqa: E402
+from evalsim.stats.sequential.peeking import sequential_rejection_probability  # noqa: E402
 
 CONFIG = Path(__file__).resolve().parents[1] / "config" / "config.yaml"
 

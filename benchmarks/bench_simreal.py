@@ -29,7 +29,7 @@ import time
 
 import numpy as np
 
-from evalsim.stats import simreal as sr
+from evalsim.stats.simreal import methods as sr
 
 P_REAL = (0.5, 0.7, 0.8, 0.9, 0.95)
 CORRELATION = (0.0, 0.3, 0.6, 0.9)

@@ -3,7 +3,8 @@
 Keys of ``--json`` (issue 2):
 
 - ``fisher_all_tables_speedup_n100``: ``scipy.stats.fisher_exact`` looped over all 101 x 101
-  tables at n1 = n2 = 100, divided by ``evalsim.stats.fisher.fisher_pvalue_table(100, 100)``
+  tables at n1 = n2 = 100, divided by ``evalsim.stats.two_sample.fisher.fisher_pvalue_table(100,
+  100)``
   (best of several runs after JIT warm-up). Target >= 1000.
 - ``fisher_power_seconds_n3000``: exact power for 0.90 vs 0.92 at 3000 per arm, after warm-up
   (best of several). Target <= 0.3 s.
@@ -32,11 +33,11 @@ import numpy as np
 from scipy.stats import binom, fisher_exact
 from statsmodels.stats.proportion import proportion_confint
 
-from evalsim.stats import _fisher_kernels as fk
-from evalsim.stats.coverage import coverage_curve
-from evalsim.stats.fisher import fisher_pvalue, fisher_pvalue_table
-from evalsim.stats.intervals import REGISTRY
-from evalsim.stats.power import fisher_power, n_for_fisher_power
+from evalsim.stats.proportion.coverage import coverage_curve
+from evalsim.stats.proportion.intervals import REGISTRY
+from evalsim.stats.two_sample import _fisher_kernels as fk
+from evalsim.stats.two_sample.fisher import fisher_pvalue, fisher_pvalue_table
+from evalsim.stats.two_sample.power import fisher_power, n_for_fisher_power
 
 
 def best_of(fn, repeat: int) -> float:

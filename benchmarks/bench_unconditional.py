@@ -29,8 +29,12 @@ import warnings
 
 import scipy.stats
 
-from evalsim.stats.unconditional import TESTS, unconditional_pvalue, unconditional_pvalue_table
-from evalsim.stats.unconditional_power import TWO_SAMPLE_TESTS, exact_power, n_for_power
+from evalsim.stats.two_sample.unconditional import (
+    TESTS,
+    unconditional_pvalue,
+    unconditional_pvalue_table,
+)
+from evalsim.stats.two_sample.unconditional_power import TWO_SAMPLE_TESTS, exact_power, n_for_power
 
 
 def _scipy_function(test: str):

@@ -1,4 +1,5 @@
-"""evalsim.stats.binomial against SciPy, exact rational sums (tests/naive_binom.py) and the
+"""evalsim.stats.proportion.binomial against SciPy, exact rational sums (tests/naive_binom.py) and
+the
 lesson's P(>= 9/10); the shared kernel binom_pmf_vector; bad arguments."""
 
 from __future__ import annotations
@@ -12,8 +13,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from evalsim.stats import _binom_kernels as K
-from evalsim.stats.binomial import binom_cdf, binom_logpmf, binom_pmf, binom_sf, prob_at_least
+from evalsim.stats.proportion import _kernels as K
+from evalsim.stats.proportion.binomial import (
+    binom_cdf,
+    binom_logpmf,
+    binom_pmf,
+    binom_sf,
+    prob_at_least,
+)
 
 PS = [1e-12, 1e-6, 0.001, 0.05, 0.3, 0.5, 221 / 300, 0.9, 0.999, 1 - 1e-9]
 

@@ -1,4 +1,5 @@
-"""evalsim.stats.budget against the lesson's trials_needed (tests/naive_binom.py) and table D;
+"""evalsim.stats.proportion.budget against the lesson's trials_needed (tests/naive_binom.py) and
+table D;
 the non-monotone half-width; the T01-T04 table builders end to end; bad arguments."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ import numpy as np
 import pytest
 
 from evalsim.products import exact as products
-from evalsim.stats.budget import half_width_budget, half_widths, trials_for_half_width
+from evalsim.stats.proportion.budget import half_width_budget, half_widths, trials_for_half_width
 
 RATES = [0.50, 0.70, 0.90, 0.95]
 HALF_WIDTHS = [0.10, 0.05, 0.02]

@@ -25,7 +25,7 @@ from scipy import stats
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 
 from evalsim.cli import main
-from evalsim.stats.intervals import REGISTRY
+from evalsim.stats.proportion.intervals import REGISTRY
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "trials.csv"

@@ -533,7 +533,8 @@ def test_mde_normal_approximation_above_the_exact_limit(tmp_path, capsys, monkey
 
 
 def test_boschloo_has_no_size_limit(tmp_path, capsys):
-    # evalsim.stats.unconditional (certified supremum) at any n: SciPy agrees where it runs
+    # evalsim.stats.two_sample.unconditional (certified supremum) at any n: SciPy agrees where it
+    # runs
     path = write(tmp_path / "at.csv", arm("base", 300, 590) + arm("new", 8, 10))
     out = run_json(capsys, "compare", path, "--a", "base", "--b", "new")
     want = stats.boschloo_exact([[300, 8], [290, 2]]).pvalue

@@ -206,7 +206,7 @@ def test_pc_success_case_and_blank_conditions(tmp_path, capsys):
 
 # ----------------------------------------------------------------------- peek --paired
 def test_peek_paired_equals_the_library(capsys):
-    from evalsim.stats.peeking import sequential_mcnemar_probability
+    from evalsim.stats.sequential.peeking import sequential_mcnemar_probability
 
     out = run_json(capsys, "peek", "--n", "60", "--paired", "--discordance", "0.3")
     lib = sequential_mcnemar_probability(60, 0.15, 0.15, 0.05, "every")

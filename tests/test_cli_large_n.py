@@ -10,7 +10,7 @@ import pytest
 from scipy import stats
 from test_cli_lab import bad, run, run_json
 
-from evalsim.stats.unconditional import BYTES_PER_TABLE, MEMORY_BUDGET_BYTES
+from evalsim.stats.two_sample.unconditional import BYTES_PER_TABLE, MEMORY_BUDGET_BYTES
 
 # Just above the budget: (N + 1)^2 tables of BYTES_PER_TABLE bytes exceed MEMORY_BUDGET_BYTES.
 N = int((MEMORY_BUDGET_BYTES / BYTES_PER_TABLE) ** 0.5)

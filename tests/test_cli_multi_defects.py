@@ -17,7 +17,7 @@ from scipy import stats
 from scipy.stats import binomtest, fisher_exact
 
 from evalsim.cli import main
-from evalsim.stats.independence import independence_checks
+from evalsim.stats.independence.checks import independence_checks
 
 
 def run(capsys, *argv):
@@ -296,7 +296,7 @@ def seed_log(path, column="seed"):
 
 
 def test_item20_summarize_per_seed_spread_design_effect(tmp_path, capsys):
-    from evalsim.stats.hierarchy import two_spreads
+    from evalsim.stats.multi.hierarchy import two_spreads
 
     data = run_json(capsys, "summarize", seed_log(tmp_path / "log.csv"))
     groups = {g["policy"]: g for g in data["clusters"]["groups"]}

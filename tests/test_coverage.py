@@ -1,4 +1,5 @@
-"""evalsim.stats.coverage against the lesson's plain-Python coverage (tests/naive_binom.py),
+"""evalsim.stats.proportion.coverage against the lesson's plain-Python coverage
+(tests/naive_binom.py),
 SciPy's pmf with statsmodels' intervals, the lesson's table, known properties (speed:
 benchmarks/bench_stats.py, key ``coverage_curves_seconds_n50``)."""
 
@@ -10,8 +11,8 @@ import pytest
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
-from evalsim.stats.coverage import coverage_curve, exact_coverage
-from evalsim.stats.intervals import METHODS, REGISTRY
+from evalsim.stats.proportion.coverage import coverage_curve, exact_coverage
+from evalsim.stats.proportion.intervals import METHODS, REGISTRY
 
 P_A = 221 / 300
 

@@ -1,4 +1,4 @@
-"""Planning statistics (evalsim.stats.design) and the design table builders."""
+"""Planning statistics (evalsim.stats.two_sample.design) and the design table builders."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from statsmodels.stats.proportion import proportion_effectsize
 
 from evalsim.products import design as P
 from evalsim.products import design_intervals, design_pools
-from evalsim.stats import design as dz
+from evalsim.stats.two_sample import design as dz
 
 
 # ------------------------------------------------------------------ two-proportion sizing
@@ -83,7 +83,7 @@ def test_mde_exact_against_brute_force_fisher():
 
 
 def test_mde_exact_agrees_with_fisher_power_and_exceeds_normal():
-    from evalsim.stats.power import fisher_power
+    from evalsim.stats.two_sample.power import fisher_power
 
     for n in (20, 45, 100):
         res = dz.mde_exact(n)
@@ -355,14 +355,14 @@ def test_t17_numbers_are_mde_calls():
     assert mde["doc_stated"].tolist()[0] == 40.0 and math.isnan(mde["doc_stated"].tolist()[1])
     plan = t17[t17["quantity"].str.startswith("n per arm")]
     assert plan["n_per_arm"].iloc[0] == 42 and plan["bench_hours_both_arms"].iloc[0] == 4.2
-    from evalsim.stats.power import n_for_fisher_power
+    from evalsim.stats.two_sample.power import n_for_fisher_power
 
     ex = n_for_fisher_power(0.4, 0.7, power=0.8, alpha=0.05)
     assert plan["n_per_arm"].tolist()[1:] == [ex.n_first, ex.n]
 
 
 def test_t19_numbers_are_mde_and_power_calls():
-    from evalsim.stats.power import fisher_power
+    from evalsim.stats.two_sample.power import fisher_power
 
     t19 = P.null_result_mde(n_per_arm=45).set_index("quantity")["value_points"]
     assert t19["MDE, normal, pbar = 0.5"] == pytest.approx(100 * naive.mde(45))
@@ -379,7 +379,7 @@ def test_t19_numbers_are_mde_and_power_calls():
 
 
 def test_t21_numbers_are_sizing_calls_and_fisher_power():
-    from evalsim.stats.power import fisher_power, n_for_fisher_power
+    from evalsim.stats.two_sample.power import fisher_power, n_for_fisher_power
 
     t21 = P.trials_to_separate().set_index("method")
     fleiss = t21.loc["normal, doc 001 n_per_arm (pooled null / unpooled alternative)"]

@@ -78,7 +78,7 @@ def test_products_page_lists_every_product_and_caption_with_its_text():
 
 def test_api_page_lists_public_modules_only():
     names = gen_docs.public_modules()
-    assert "evalsim.stats.intervals" in names
+    assert "evalsim.stats.proportion.intervals" in names
     assert not any("._" in n for n in names)
     page = gen_docs.api_page()
     for name in names:
@@ -145,8 +145,8 @@ def _normalised(text: str) -> str:
 
 
 def test_hand_written_prose_neither_counts_nor_lists_a_registry():
-    from evalsim.stats.intervals import METHODS
-    from evalsim.stats.sequential import SPENDING_FAMILIES
+    from evalsim.stats.boundaries import SPENDING_FAMILIES
+    from evalsim.stats.proportion.intervals import METHODS
 
     count = re.compile(
         r"\b(both|two|three|four|five|six|seven|eight|nine|ten|\d+) "

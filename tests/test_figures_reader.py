@@ -35,8 +35,8 @@ def _legend_texts(fig) -> list[str]:
 
 def test_coverage_vs_p_is_small_multiples_one_method_per_row():
     from evalsim.products.exact import coverage_vs_p_figure
-    from evalsim.stats.coverage import coverage_curve
-    from evalsim.stats.intervals import METHODS, REGISTRY
+    from evalsim.stats.proportion.coverage import coverage_curve
+    from evalsim.stats.proportion.intervals import METHODS, REGISTRY
 
     fig = coverage_vs_p_figure([10, 20, 50], 0.95, p_points=41)
     axes = np.array(fig.axes).reshape(len(METHODS), 3)
@@ -130,8 +130,8 @@ def test_f09_letters_stand_in_their_own_column_clear_of_points_and_legend():
 
 @pytest.fixture(scope="module")
 def designs():
-    from evalsim.stats.sequential import unpaired_design
-    from evalsim.stats.sequential_paired import paired_design
+    from evalsim.stats.sequential.designs import unpaired_design
+    from evalsim.stats.sequential.paired import paired_design
 
     return {
         "paired-pocock": paired_design(0.05, 16, "one-sided", "pocock"),

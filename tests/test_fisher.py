@@ -13,9 +13,14 @@ from naive_fisher import exact_pvalues_at, exact_ties, fisher_p, fisher_p_exact
 from scipy.stats import binom, fisher_exact, hypergeom
 
 from evalsim.stats.decision import TIE_RTOL, rejects
-from evalsim.stats.fisher import REL_TOL, fisher_pvalue, fisher_pvalue_table, fisher_rejects
-from evalsim.stats.peeking import fisher_rejection_region
-from evalsim.stats.power import fisher_power
+from evalsim.stats.sequential.peeking import fisher_rejection_region
+from evalsim.stats.two_sample.fisher import (
+    REL_TOL,
+    fisher_pvalue,
+    fisher_pvalue_table,
+    fisher_rejects,
+)
+from evalsim.stats.two_sample.power import fisher_power
 
 RTOL = 1e-12
 
@@ -347,7 +352,7 @@ def test_t05_builder():
 
 @pytest.mark.parametrize("alternative", ["greater", "less"])
 def test_one_sided_matches_scipy(alternative):
-    from evalsim.stats.fisher import fisher_pvalue_one_sided
+    from evalsim.stats.two_sample.fisher import fisher_pvalue_one_sided
 
     rng = np.random.default_rng(5)
     for _ in range(300):

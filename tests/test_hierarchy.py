@@ -10,7 +10,7 @@ import pytest
 from naive_peeking import anova_icc_from_observations
 from scipy.stats import chi2_contingency, f_oneway
 
-from evalsim.stats.hierarchy import hierarchical_bootstrap, two_spreads
+from evalsim.stats.multi.hierarchy import hierarchical_bootstrap, two_spreads
 
 
 def _obs(k, n):
@@ -261,7 +261,7 @@ def _plain_two_stage(values, clusters, n_reps, rng):
 @pytest.mark.parametrize("jit", [True, False])
 def test_kernel_draw_for_draw_against_a_plain_loop(jit):
     """Every replicate equals a plain-Python two-stage loop on the same random stream."""
-    from evalsim.stats import _hierarchy_kernels as k
+    from evalsim.stats.multi import _hierarchy_kernels as k
 
     rng = np.random.default_rng(11)
     sizes = [3, 7, 1, 12, 5]

@@ -25,7 +25,7 @@ from statsmodels.stats.contingency_tables import Table
 
 from evalsim.cli import main
 from evalsim.cli._independence import independence_data
-from evalsim.stats import independence as ind
+from evalsim.stats.independence import checks as ind
 
 SMALL = [(n, k) for n in range(2, 13) for k in range(n + 1)]
 
@@ -191,7 +191,7 @@ def test_exact_rejection_probabilities_match_enumeration(p):
 def test_poisson_binomial_and_joint_laws_match_enumeration_and_scipy():
     import itertools
 
-    from evalsim.stats import _independence_kernels as K
+    from evalsim.stats.independence import _kernels as K
 
     p = np.array([0.9, 0.15, 0.5, 0.72, 0.33, 0.6, 0.05])
     n = p.size

@@ -1,4 +1,5 @@
-"""evalsim.stats.intervals against statsmodels, plain Python (tests/naive_binom.py) and the
+"""evalsim.stats.proportion.intervals against statsmodels, plain Python (tests/naive_binom.py) and
+the
 lesson's printed values; property tests for ordering and containment; bad arguments."""
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from hypothesis import strategies as st
 from scipy import optimize, stats
 from statsmodels.stats.proportion import proportion_confint
 
-from evalsim.stats.coverage import coverage_curve
-from evalsim.stats.intervals import (
+from evalsim.stats.proportion.coverage import coverage_curve
+from evalsim.stats.proportion.intervals import (
     METHODS,
     REGISTRY,
     Interval,

@@ -14,12 +14,12 @@ from scipy.optimize import brentq as scipy_brentq
 from scipy.special import ndtri
 from scipy.stats import binom
 
-from evalsim.stats import _binom_kernels
 from evalsim.stats._roots import brentq
-from evalsim.stats.design import _binom_ppf
-from evalsim.stats.intervals import _wilson_one, wilson_interval
-from evalsim.stats.multi import exact_stratified_test
-from evalsim.stats.paired import _tango_statistic
+from evalsim.stats.multi.tasks import exact_stratified_test
+from evalsim.stats.proportion import _kernels as _binom_kernels
+from evalsim.stats.proportion.intervals import _wilson_one, wilson_interval
+from evalsim.stats.two_sample.design import _binom_ppf
+from evalsim.stats.two_sample.paired import _tango_statistic
 
 # Without fused multiply-adds (x86-64 wheels) the Python steps are SciPy's to the bit.
 EXACT = platform.machine().lower() in ("x86_64", "amd64")
@@ -111,7 +111,7 @@ def test_brentq_errors_as_scipy():
 
 
 def test_exact_stratified_interval_unchanged_by_the_root_finder(monkeypatch):
-    from evalsim.stats import multi
+    from evalsim.stats.multi import tasks as multi
 
     args = ([30, 12, 40], [50, 20, 60], [38, 15, 47], [50, 20, 60])
     ours = exact_stratified_test(*args)

@@ -18,8 +18,8 @@ from scipy.stats import fisher_exact
 from scipy.stats.contingency import odds_ratio as scipy_odds_ratio
 from statsmodels.stats.multitest import multipletests
 
-from evalsim.stats import _multi_kernels as _k
-from evalsim.stats.multi import (
+from evalsim.stats.multi import _kernels as _k
+from evalsim.stats.multi.tasks import (
     ADJUST_METHODS,
     CORRECTIONS,
     adjust_pvalues,

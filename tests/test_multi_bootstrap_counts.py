@@ -1,4 +1,4 @@
-"""The count bootstrap of large 0/1 grids (evalsim.stats.multi_aggregate, issue 24's speed
+"""The count bootstrap of large 0/1 grids (evalsim.stats.multi.aggregate, issue 24's speed
 item): the same law as redrawing episodes one by one, checked in moments against the
 analytic binomial variance and against the episode kernel, at a few standard errors."""
 
@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from evalsim.stats import _multi_kernels as _k
-from evalsim.stats import multi_aggregate as ma
+from evalsim.stats.multi import _kernels as _k
+from evalsim.stats.multi import aggregate as ma
 
 K = np.array([[30, 45], [120, 100], [8, 19]])  # [task, policy]
 N = np.array([[50, 60], [200, 150], [40, 40]])

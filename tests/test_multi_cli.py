@@ -17,7 +17,7 @@ from scipy.stats import binomtest, fisher_exact
 from statsmodels.stats.multitest import multipletests
 
 from evalsim.cli import build_parser, main
-from evalsim.stats.multi import CORRECTIONS
+from evalsim.stats.multi.tasks import CORRECTIONS
 
 
 def run(capsys, *argv):

@@ -1,4 +1,4 @@
-"""The exact stratified McNemar test (evalsim.stats.multi_paired) against brute-force
+"""The exact stratified McNemar test (evalsim.stats.multi.paired) against brute-force
 enumeration, exact-fraction convolution, SciPy's binomtest and statsmodels' mcnemar."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from naive_multi_paired import convolve_null, enumerate_null, pvalue
 from scipy.stats import beta, binomtest
 from statsmodels.stats.contingency_tables import mcnemar
 
-from evalsim.stats.multi_paired import stratified_mcnemar_test
+from evalsim.stats.multi.paired import stratified_mcnemar_test
 
 # (x, y) per stratum: pinned, small enough for enumeration (M <= 14)
 SMALL = [

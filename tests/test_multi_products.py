@@ -21,7 +21,7 @@ from evalsim.products.multi import (
     ranking_figure,
     ranking_table,
 )
-from evalsim.stats.multi import CORRECTIONS
+from evalsim.stats.multi.tasks import CORRECTIONS
 
 matplotlib.use("Agg")
 

@@ -16,20 +16,20 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from evalsim.stats import _multi_kernels as _k
-from evalsim.stats.intervals import wilson_interval
-from evalsim.stats.multi_aggregate import (
+from evalsim.stats.multi import _kernels as _k
+from evalsim.stats.multi.aggregate import (
     aggregate_success,
     mover_macro_interval,
     outcome_grid,
 )
-from evalsim.stats.multi_rank import (
+from evalsim.stats.multi.rank import (
     compact_letter_display,
     improvement_probability,
     iqm,
     rank_policies,
     simultaneous_intervals,
 )
+from evalsim.stats.proportion.intervals import wilson_interval
 
 
 def make_trials(rates, n, seed=0):

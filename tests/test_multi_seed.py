@@ -1,4 +1,4 @@
-"""Seeds as the unit of replication (evalsim.stats.multi_seed) against SciPy's Welch test, a
+"""Seeds as the unit of replication (evalsim.stats.multi.seeds) against SciPy's Welch test, a
 plain-Python Welch reference and the analytic variance of the cluster bootstrap."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from naive_multi_seed import welch
 from scipy import stats
 
-from evalsim.stats.multi_seed import cluster_interval, seed_comparison
+from evalsim.stats.multi.seeds import cluster_interval, seed_comparison
 
 KA, NA = [36, 24, 30], [40, 40, 40]
 KB, NB = [28, 29, 28, 29, 20], [40, 40, 40, 40, 30]
@@ -74,7 +74,7 @@ def test_bad_input(args, match):
 def test_cluster_interval_has_the_law_of_the_hierarchical_bootstrap():
     """Same two-stage law as T28's kernel (episodes redrawn one by one): the interval ends
     agree within Monte-Carlo error, and the naive one is Binomial(N, K / N) / N."""
-    from evalsim.stats.hierarchy import hierarchical_bootstrap
+    from evalsim.stats.multi.hierarchy import hierarchical_bootstrap
 
     k, n = np.array([36, 24, 30, 33]), np.array([40, 40, 40, 40])
     values = np.concatenate([np.r_[np.ones(a), np.zeros(b - a)] for a, b in zip(k, n, strict=True)])

@@ -11,8 +11,8 @@ from scipy.stats import binomtest, norm
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.proportion import confint_proportions_2indep
 
-from evalsim.stats import paired as pz
-from evalsim.stats.paired import (
+from evalsim.stats.two_sample import paired as pz
+from evalsim.stats.two_sample.paired import (
     PairedCounts,
     diff_interval,
     mcnemar_exact,
@@ -163,7 +163,7 @@ def test_paired_bootstrap_is_seeded_and_matches_paired_variance():
 
 
 def test_paired_bootstrap_kernel_matches_plain_loop_on_the_same_stream():
-    from evalsim.stats._paired_kernels import paired_bootstrap_diffs
+    from evalsim.stats.two_sample._paired_kernels import paired_bootstrap_diffs
 
     rng = np.random.default_rng(2)
     a = (rng.random(37) < 0.7).astype(np.int8)
@@ -267,7 +267,7 @@ def test_paired_interval_excludes_zero_where_the_unpaired_one_does_not():
 def test_mcnemar_critical_values_match_exact_fractions():
     from fractions import Fraction
 
-    from evalsim.stats.design import mcnemar_critical_values
+    from evalsim.stats.two_sample.design import mcnemar_critical_values
 
     for alpha in (Fraction(1, 10), Fraction(1, 20), Fraction(1, 40), Fraction(1, 100)):
         crit = mcnemar_critical_values(300, float(alpha))
@@ -284,7 +284,7 @@ def test_mcnemar_critical_values_match_exact_fractions():
 def test_mcnemar_power_is_the_probability_of_the_rejection_region(n, p10, p01):
     from scipy.stats import multinomial
 
-    from evalsim.stats.design import mcnemar_power_exact
+    from evalsim.stats.two_sample.design import mcnemar_power_exact
 
     want = 0.0
     for b in range(n + 1):
@@ -296,7 +296,7 @@ def test_mcnemar_power_is_the_probability_of_the_rejection_region(n, p10, p01):
 
 @pytest.mark.parametrize("n, discordance", [(60, 0.3), (200, 0.25), (45, 0.4), (5000, 0.2)])
 def test_paired_mde_is_solved_to_1e6(n, discordance):
-    from evalsim.stats.design import mcnemar_mde_exact, mcnemar_power_exact
+    from evalsim.stats.two_sample.design import mcnemar_mde_exact, mcnemar_power_exact
 
     d = mcnemar_mde_exact(n, discordance, alpha=0.05, power=0.8)
 
@@ -309,7 +309,7 @@ def test_paired_mde_is_solved_to_1e6(n, discordance):
 
 @pytest.mark.parametrize("alternative", ["two-sided", "greater", "less"])
 def test_mcnemar_pvalue_alternatives_equal_binomtest(alternative):
-    from evalsim.stats.paired import mcnemar_pvalue
+    from evalsim.stats.two_sample.paired import mcnemar_pvalue
 
     for b in range(0, 25):
         for c in range(0, 25):

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from evalsim.stats import paired as pz
+from evalsim.stats.two_sample import paired as pz
 
 
 def test_paired_wald_interval_with_both_discordant_kinds():

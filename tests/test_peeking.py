@@ -13,7 +13,7 @@ from naive_peeking import (
     scipy_fisher_region,
 )
 
-from evalsim.stats.peeking import (
+from evalsim.stats.sequential.peeking import (
     PeekingResult,
     false_win_rate_exact,
     false_win_rate_mc,

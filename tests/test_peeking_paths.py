@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
-from evalsim.stats import _peeking_kernels as K
-from evalsim.stats.peeking import (
+from evalsim.stats.sequential import _peeking_kernels as K
+from evalsim.stats.sequential.peeking import (
     _pack,
     _regions_for,
     fisher_region_bounds,

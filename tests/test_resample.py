@@ -14,9 +14,9 @@ import pytest
 from scipy.stats import binom, chisquare, fisher_exact
 from statsmodels.stats.proportion import proportion_confint
 
-from evalsim import _resample_kernels as K
-from evalsim import resample as rs
-from evalsim.stats.coverage import exact_coverage
+from evalsim.stats.proportion.coverage import exact_coverage
+from evalsim.stats.resample import _kernels as K
+from evalsim.stats.resample import draws as rs
 
 N_SE = 3.0
 
@@ -161,7 +161,7 @@ def test_exact_pair_probabilities_equal_double_loop(n_a, n_b):
 
 
 def test_exact_b_not_better_equals_stats_power():
-    from evalsim.stats import power
+    from evalsim.stats.two_sample import power as power
 
     for n in (10, 20, 50, 100):
         ours = rs.exact_pair_probabilities(221 / 300, n, 263 / 300, n).b_not_better
@@ -305,7 +305,7 @@ def test_boundaries_count_as_inside_and_as_rejections():
     ev1 = rs.evaluations(ones, 10, 20, 1, "O", "edge")
     assert rs.interval_summary(ev1, "wilson", p=1.0).coverage == 1.0
     # alpha equal to an attainable p-value: p < alpha is strict, that table is not rejected
-    from evalsim.stats.fisher import fisher_pvalue_table
+    from evalsim.stats.two_sample.fisher import fisher_pvalue_table
 
     p_0_vs_2 = float(np.asarray(fisher_pvalue_table(2, 2))[0, 2])
     a = rs.evaluations(zeros, 2, 5, 1, "Z", "edge")

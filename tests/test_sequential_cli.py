@@ -22,9 +22,9 @@ from evalsim.stats.boundaries import (
     families_for,
     or_list,
 )
-from evalsim.stats.sequential import operating_characteristics, unpaired_design
-from evalsim.stats.sequential_io import design_from_dict, design_to_dict, load_design, save_design
-from evalsim.stats.sequential_paired import paired_design
+from evalsim.stats.sequential.designs import operating_characteristics, unpaired_design
+from evalsim.stats.sequential.io import design_from_dict, design_to_dict, load_design, save_design
+from evalsim.stats.sequential.paired import paired_design
 
 REPO = Path(__file__).resolve().parents[1]
 LOG = REPO / "examples" / "sequential_trials.csv"

@@ -8,8 +8,8 @@ import pytest
 from scipy.stats import fisher_exact
 
 from evalsim.products.sequential import designs_table, oc_table, pools_table
-from evalsim.stats.sequential import operating_characteristics, unpaired_design
-from evalsim.stats.sequential_paired import paired_design
+from evalsim.stats.sequential.designs import operating_characteristics, unpaired_design
+from evalsim.stats.sequential.paired import paired_design
 
 
 @pytest.fixture(scope="module")

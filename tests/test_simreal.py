@@ -1,4 +1,4 @@
-"""evalsim.stats.simreal: intervals against ppi_py and plain references, exact operating
+"""evalsim.stats.simreal.methods: intervals against ppi_py and plain references, exact operating
 characteristics against brute-force enumeration and Monte Carlo, validation."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import naive_simreal as naive
 import numpy as np
 import pytest
 
-from evalsim.stats import simreal as sr
+from evalsim.stats.simreal import methods as sr
 
 # Pinned pair tables (n11, n10, n01, n00) and simulated counts (k_sim, N).
 CASES = [

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from evalsim.cli import main
-from evalsim.stats import simreal as sr
+from evalsim.stats.simreal import methods as sr
 
 
 def run(capsys, *argv):

@@ -18,16 +18,16 @@ from scipy.stats import binom
 
 from evalsim.figures import OKABE_ITO
 from evalsim.stats import names
-from evalsim.stats.fisher import fisher_pvalue, fisher_pvalue_one_sided
-from evalsim.stats.power import fisher_power, n_for_fisher_power
-from evalsim.stats.unconditional import (
+from evalsim.stats.two_sample.fisher import fisher_pvalue, fisher_pvalue_one_sided
+from evalsim.stats.two_sample.power import fisher_power, n_for_fisher_power
+from evalsim.stats.two_sample.unconditional import (
     MEMORY_BUDGET_BYTES,
     TESTS,
     berger_boos_interval,
     unconditional_pvalue,
     unconditional_pvalue_table,
 )
-from evalsim.stats.unconditional_power import (
+from evalsim.stats.two_sample.unconditional_power import (
     POWER_TESTS,
     TWO_SAMPLE_TESTS,
     exact_power,
@@ -36,7 +36,8 @@ from evalsim.stats.unconditional_power import (
 )
 
 ALTS = ("two-sided", "less", "greater")
-#: The registry's tests whose p-value is a certified supremum (evalsim.stats.unconditional).
+#: The registry's tests whose p-value is a certified supremum
+#: (evalsim.stats.two_sample.unconditional).
 CERTIFIED = [t.id for t in TWO_SAMPLE_TESTS.values() if t.certified]
 
 

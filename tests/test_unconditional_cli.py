@@ -67,7 +67,7 @@ def test_compare_default_stays_fisher_and_bad_test(tmp_path, capsys):
 
 
 def test_plan_test_option(capsys):
-    from evalsim.stats.unconditional_power import n_for_power
+    from evalsim.stats.two_sample.unconditional_power import n_for_power
 
     out = run_json(capsys, "plan", "--p1", "0.737", "--p2", "0.877", "--test", "boschloo")
     assert out["n_per_arm_exact"] == n_for_power("boschloo", 0.737, 0.877).n

@@ -17,8 +17,8 @@ from naive_unconditional import pvalue as naive_pvalue
 from scipy.stats import binom
 from test_unconditional import CERTIFIED, scipy_p
 
-from evalsim.stats import _unconditional_kernels as k
-from evalsim.stats.unconditional import (
+from evalsim.stats.two_sample import _unconditional_kernels as k
+from evalsim.stats.two_sample.unconditional import (
     BOSCHLOO_TIE_RTOL,
     unconditional_pvalue,
     unconditional_pvalue_table,

@@ -6,7 +6,7 @@ import pytest
 from naive_fisher import power as naive_fisher_power
 
 from evalsim.products.unconditional import unconditional_power_figure, unconditional_power_table
-from evalsim.stats.unconditional_power import (
+from evalsim.stats.two_sample.unconditional_power import (
     POWER_TESTS,
     TWO_SAMPLE_TESTS,
     exact_power,

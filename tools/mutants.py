@@ -62,15 +62,15 @@ GROUPS: dict[str, dict] = {
         "tests": ["tests/test_ledger.py"],
     },
     "resample": {
-        "modules": ["evalsim/resample.py"],
+        "modules": ["evalsim/stats/resample/draws.py"],
         "tests": ["tests/test_resample.py", "tests/test_experiment.py"],
     },
     "hierarchy": {
-        "modules": ["evalsim/stats/hierarchy.py"],
+        "modules": ["evalsim/stats/multi/hierarchy.py"],
         "tests": ["tests/test_hierarchy.py"],
     },
     "kernels": {
-        "modules": ["evalsim/stats/_hierarchy_kernels.py"],
+        "modules": ["evalsim/stats/multi/_hierarchy_kernels.py"],
         # the kernel's own tests (draw for draw against a plain loop): fast without the JIT
         "tests": [
             "tests/test_hierarchy.py::test_kernel_draw_for_draw_against_a_plain_loop",
@@ -79,7 +79,7 @@ GROUPS: dict[str, dict] = {
         "env": {"NUMBA_DISABLE_JIT": "1"},
     },
     "paired": {
-        "modules": ["evalsim/stats/paired.py"],
+        "modules": ["evalsim/stats/two_sample/paired.py"],
         "tests": ["tests/test_paired.py", "tests/test_paired_values.py"],
     },
     "calibrate": {

@@ -34,7 +34,7 @@ lesson 25 (Build it)        ``wald(k, n, z=1.96)``, ``wilson(k, n, z=1.96)``,
 Where the lesson's hand-written code and evalsim differ, evalsim follows SciPy:
 ``fisher_p`` counts tables "no more likely" with SciPy's relative tolerance 1e-14 where the
 lesson writes 1e-7 (the two give the same p-value for every table with n1, n2 <= 130,
-:mod:`evalsim.stats.fisher`); ``wilson`` at k = 0 and k = n returns exactly 0 and 1.
+:mod:`evalsim.stats.two_sample.fisher`); ``wilson`` at k = 0 and k = n returns exactly 0 and 1.
 
 References
 ----------
@@ -53,15 +53,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import NamedTuple
 
-from evalsim.stats import binomial as _binomial
-from evalsim.stats import budget as _budget
-from evalsim.stats import coverage as _coverage
-from evalsim.stats import design as _design
-from evalsim.stats import fisher as _fisher
-from evalsim.stats import intervals as _intervals
-from evalsim.stats import peeking as _peeking
-from evalsim.stats import power as _power
 from evalsim.stats._validate import check_n, check_probability
+from evalsim.stats.proportion import binomial as _binomial
+from evalsim.stats.proportion import budget as _budget
+from evalsim.stats.proportion import coverage as _coverage
+from evalsim.stats.proportion import intervals as _intervals
+from evalsim.stats.sequential import peeking as _peeking
+from evalsim.stats.two_sample import design as _design
+from evalsim.stats.two_sample import fisher as _fisher
+from evalsim.stats.two_sample import power as _power
 
 __all__ = [
     "PeekingRates",
@@ -137,7 +137,8 @@ def wilson(k, n, z=Z95) -> tuple[float, float]:
 def binom_pmf(k, n, p) -> float:
     """Probability of exactly k successes in n independent trials with rate p.
 
-    Lesson 25, Build it step 2; :func:`evalsim.stats.binomial.binom_pmf` (log-space, exact at
+    Lesson 25, Build it step 2; :func:`evalsim.stats.proportion.binomial.binom_pmf` (log-space,
+    exact at
     p = 0 and 1).
     """
     return float(_binomial.binom_pmf(k, n, p))
@@ -158,7 +159,7 @@ def coverage(interval: Callable | str, n, p, z=Z95) -> float:
         An interval function ``interval(k, n, z) -> (lower, upper)``, e.g. :func:`wilson` or
         :func:`wald` of this module (those two run in evalsim's numba kernel), a function of
         your own (summed here in Python), or a method name of
-        :data:`evalsim.stats.intervals.METHODS`.
+        :data:`evalsim.stats.proportion.intervals.METHODS`.
     n : int
         Trials, >= 1.
     p : float
@@ -198,7 +199,8 @@ def trials_needed(p, half_width, z=Z95) -> int:
 
     Lesson 25, Build it step 3 (table D): k = round(p n) with Python's round (halves to
     even). The half-width is not monotone in n, see
-    :func:`evalsim.stats.budget.half_width_budget` for the n from which it holds for good.
+    :func:`evalsim.stats.proportion.budget.half_width_budget` for the n from which it holds for
+    good.
 
     Examples
     --------
@@ -240,7 +242,7 @@ def power(p1, p2, n, alpha=0.05) -> float:
     """Exact probability that Fisher's test at level alpha separates two policies.
 
     Lesson 25, Build it step 5: rates p1 and p2, n trials each, reject when
-    ``fisher_p < alpha``; :func:`evalsim.stats.power.fisher_power`.
+    ``fisher_p < alpha``; :func:`evalsim.stats.two_sample.power.fisher_power`.
 
     Examples
     --------
@@ -277,7 +279,7 @@ def trials_per_policy(p1, p2, alpha=0.05, power=0.8) -> int:
 
     rounded up, with pbar = (p1 + p2) / 2. Document 002 says "around two hundred trials per
     policy" for 90% vs 80% at 80% power; this gives 199. The exact Fisher power at that n
-    is lower (:func:`evalsim.stats.power.n_for_fisher_power`).
+    is lower (:func:`evalsim.stats.two_sample.power.n_for_fisher_power`).
 
     Examples
     --------
@@ -301,8 +303,8 @@ def peeking_simulation(p=0.7, n=40, experiments=100_000, alpha=0.05, seed=0) -> 
     of ``experiments`` simulated experiments Fisher's test is run once at the end
     (``test_once``) and, on the same trials, after every pair, stopping at the first
     p < alpha (``every_trial``) [4]_. Document 002: 2.8% and 11.0% at p = 0.7, n = 40,
-    100,000 experiments. Runs in numba (:func:`evalsim.stats.peeking.false_win_rate_mc`);
-    the exact rates are :func:`evalsim.stats.peeking.false_win_rate_exact`.
+    100,000 experiments. Runs in numba (:func:`evalsim.stats.sequential.peeking.false_win_rate_mc`);
+    the exact rates are :func:`evalsim.stats.sequential.peeking.false_win_rate_exact`.
 
     Parameters
     ----------

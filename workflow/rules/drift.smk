@@ -1,6 +1,6 @@
 # Stage 'drift': servo heating in a two-policy session (issue 18). The success-vs-offset
 # curve is simulated once here; T36 and F10 (manifest, products.smk) read it. Library:
-# evalsim.stats.independence, evalsim.sim.rollout (drift offset).
+# evalsim.stats.independence.checks, evalsim.sim.rollout (drift offset).
 
 from evalsim.products.drift import offset_job_config
 

@@ -1,6 +1,6 @@
 # Stage 'sequential' (issue 13: sequential comparisons with certified error rates): each
 # design is built once into its design file; the stage's products (manifest, products.smk)
-# read them. Library: evalsim.stats.sequential*.
+# read them. Library: evalsim.stats.sequential.designs*.
 
 SEQ = config["sequential"]
 SEQ_DESIGNS = [d["name"] for d in SEQ["designs"]]

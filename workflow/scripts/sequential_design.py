@@ -4,7 +4,7 @@ import logging
 import sys
 
 from evalsim.products.sequential import build_design
-from evalsim.stats.sequential_io import save_design
+from evalsim.stats.sequential.io import save_design
 
 sys.stderr = open(snakemake.log[0], "w")  # noqa: F821
 logging.basicConfig(stream=sys.stderr, level=logging.INFO)

@@ -6,12 +6,12 @@ column (used when some policy has two or more seeds) or ``--cluster COLUMN``:
 
 * ``summarize`` adds, per policy (and task, when the log has several): each seed's k/n,
   the seed-to-seed and trial-to-trial spreads, the design effect and effective n
-  (:func:`evalsim.stats.hierarchy.two_spreads`, as T22), and two cluster-aware intervals:
+  (:func:`evalsim.stats.multi.hierarchy.two_spreads`, as T22), and two cluster-aware intervals:
   Student's t over the seed rates and the hierarchical bootstrap (seeds, then episodes, as
-  T28; from the counts, :func:`evalsim.stats.multi_seed.cluster_interval`);
+  T28; from the counts, :func:`evalsim.stats.multi.seeds.cluster_interval`);
 * ``compare`` adds the test with seeds as the unit of replication: Welch's t-test on the
   seed rates and a cluster bootstrap of the pooled difference
-  (:func:`evalsim.stats.multi_seed.seed_comparison`), and says when seed spread dominates
+  (:func:`evalsim.stats.multi.seeds.seed_comparison`), and says when seed spread dominates
   trial spread.
 
 "Seed spread dominates" when the between-seed variance of the true rates (ANOVA, method of
@@ -114,8 +114,8 @@ def _spread(g: pd.DataFrame, column: str, confidence: float, rng) -> dict:
     if len(names) < 2:
         out["clustered"] = False
         return out
-    from evalsim.stats.hierarchy import two_spreads
-    from evalsim.stats.multi_seed import cluster_interval
+    from evalsim.stats.multi.hierarchy import two_spreads
+    from evalsim.stats.multi.seeds import cluster_interval
 
     ts = two_spreads(k, n)
     rates = k / n
@@ -237,7 +237,7 @@ def apply_hook(args, df: pd.DataFrame, rep: Report) -> None:
             na = [s["n"] for s in ra["seeds"]]
             kb = [s["k"] for s in rb["seeds"]]
             nb = [s["n"] for s in rb["seeds"]]
-            from evalsim.stats.multi_seed import seed_comparison
+            from evalsim.stats.multi.seeds import seed_comparison
 
             sc = seed_comparison(
                 ka, na, kb, nb, confidence, BOOTSTRAP_REPS, rng_for(STUDY_SEED, "clusters", *pair)

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 # evalsim.stats modules are imported inside the functions that use them: they load numba
 # kernels and SciPy, which a command on a small log should not pay for at start (issue 24).
 
-#: Exact McNemar power is O(n) per call (evalsim.stats.design): the exact paired n (a scan
+#: Exact McNemar power is O(n) per call (evalsim.stats.two_sample.design): the exact paired n (a
+#: scan
 #: upward from 0.8 x the normal-approximation n) is searched up to this many pairs, and the
 #: exact paired MDE (a bisection to 1e-6) computed up to it; above it plan and compare give
 #: Connor's normal approximation and say so.
@@ -439,11 +440,12 @@ def _check_k_le_n(k: int, n: int) -> None:
 
 def _paired_mde(n: int, discordance: float, alpha: float, power: float) -> float | None:
     """Smallest |p_A - p_B| the exact McNemar test detects with ``power`` at ``n`` pairs, at a
-    fixed discordance (:func:`evalsim.stats.design.mcnemar_mde_exact`, solved to 1e-6); None
+    fixed discordance (:func:`evalsim.stats.two_sample.design.mcnemar_mde_exact`, solved to 1e-6);
+    None
     when no gap reaches the power or n is above :data:`PAIRED_EXACT_MAX_N`."""
     if n > PAIRED_EXACT_MAX_N or discordance <= 0:
         return None
-    from evalsim.stats.design import mcnemar_mde_exact
+    from evalsim.stats.two_sample.design import mcnemar_mde_exact
 
     mde = mcnemar_mde_exact(n, discordance, alpha=alpha, power=power)
     return None if mde != mde else float(mde)

@@ -6,7 +6,7 @@ policies (A, B, A, B, ...) rather than running all of A first."
 
 With ``--order`` naming a trial index or a timestamp column, each policy's success sequence
 (in that order; per task when the log has several) gets the three exact checks of
-:mod:`evalsim.stats.independence` -- runs, Cochran-Armitage trend, first half vs second half
+:mod:`evalsim.stats.independence.checks` -- runs, Cochran-Armitage trend, first half vs second half
 -- and a plain-words warning when the smallest p-value is below alpha / 3 (Bonferroni over
 the three checks, so an i.i.d. log raises it with probability at most alpha per policy).
 ``compare`` also says whether the two policies were interleaved, and warns when all of one
@@ -121,7 +121,7 @@ def _words(policy: str, checks) -> str:
 
 
 def _group_checks(df: pd.DataFrame, key: np.ndarray, alpha: float) -> list[dict]:
-    from evalsim.stats.independence import independence_checks
+    from evalsim.stats.independence.checks import independence_checks
 
     checks_of = independence_checks
     keys = ["policy"] + (["task"] if "task" in df.columns and df["task"].nunique() > 1 else [])

@@ -35,7 +35,7 @@ def session_checks(df: pd.DataFrame, column: str, alpha: float) -> list[dict]:
     along the session too, so a flag says "the success rate moves over the session", from
     drift or from the task order; the report says which tasks ran in which order.
     """
-    from evalsim.stats.independence import independence_checks
+    from evalsim.stats.independence.checks import independence_checks
 
     checks_of = independence_checks
     key = _independence._order_key(df[column], column)

@@ -3,7 +3,7 @@
 The choices, labels and properties come from the registry
 :data:`evalsim.stats.names.TWO_SAMPLE_TESTS` (importable without SciPy or numba). Fisher's
 exact test stays the default (the documents' test). Boschloo's and Barnard's exact
-unconditional tests come from :mod:`evalsim.stats.unconditional` at any n (no cap), each
+unconditional tests come from :mod:`evalsim.stats.two_sample.unconditional` at any n (no cap), each
 p-value with its certified upper bound, which the JSON carries.
 """
 
@@ -26,10 +26,10 @@ def _spoken(words: list[str]) -> str:
 def plan_n(test: str, p1: float, p2: float, power: float, alpha: float):
     """n per arm for exact two-sided power (saw-tooth rule of ``n_for_fisher_power``)."""
     if test == "fisher":
-        from evalsim.stats.power import n_for_fisher_power
+        from evalsim.stats.two_sample.power import n_for_fisher_power
 
         return n_for_fisher_power(p1, p2, power=power, alpha=alpha)
-    from evalsim.stats.unconditional_power import n_for_power
+    from evalsim.stats.two_sample.unconditional_power import n_for_power
 
     return n_for_power(test, p1, p2, power=power, alpha=alpha)
 
@@ -47,7 +47,7 @@ def add_test_option(p) -> None:
 
 def unconditional(test: str, k1: int, n1: int, k2: int, n2: int, alternative: str) -> dict:
     """Certified p-value of arm 1 (k1/n1) against arm 2; the JSON record of the test."""
-    from evalsim.stats.unconditional import unconditional_pvalue
+    from evalsim.stats.two_sample.unconditional import unconditional_pvalue
 
     pvalue = unconditional_pvalue
     return pvalue(test, k1, n1, k2, n2, alternative=alternative).as_dict()
@@ -61,7 +61,7 @@ def boschloo_secondary(k_a: int, n_a: int, k_b: int, n_b: int) -> tuple[float | 
     so and the deciding test stands (``--test boschloo`` itself refuses such n in one line).
     """
     tables = (n_a + 1) * (n_b + 1)
-    from evalsim.stats.unconditional import (
+    from evalsim.stats.two_sample.unconditional import (
         BYTES_PER_TABLE,
         MEMORY_BUDGET_BYTES,
         unconditional_pvalue,

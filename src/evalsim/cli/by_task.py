@@ -4,8 +4,8 @@ Prints the per-task table (rates with Wilson intervals, the exact test used -- e
 when the task's trials pair up by condition id, else Fisher's -- the raw p and one column per
 multiplicity correction of :data:`evalsim.stats.multi.CORRECTIONS`), the pooled verdicts (CMH,
 exact stratified, Breslow-Day) and micro/macro success with stratified-bootstrap, MOVER and
-naive intervals. Every number comes from :mod:`evalsim.stats.multi` and
-:mod:`evalsim.stats.multi_aggregate`. The ``--by`` help names the corrections in words, as
+naive intervals. Every number comes from :mod:`evalsim.stats.multi.tasks` and
+:mod:`evalsim.stats.multi.aggregate`. The ``--by`` help names the corrections in words, as
 parsing the options must not load the statistics (a test checks it against the registry).
 
 :func:`read_task_logs` is shared with ``evalsim rank``: several files at once, each read by
@@ -218,10 +218,15 @@ class _OneSided:
 
 
 def cmd_compare_by_task(args) -> Report:
-    from evalsim.stats.intervals import wilson_interval as wilson
-    from evalsim.stats.multi import CORRECTIONS, cmh_test, exact_stratified_test, per_task_tests
-    from evalsim.stats.multi_aggregate import aggregate_success, outcome_grid
-    from evalsim.stats.multi_paired import stratified_mcnemar_test
+    from evalsim.stats.multi.aggregate import aggregate_success, outcome_grid
+    from evalsim.stats.multi.paired import stratified_mcnemar_test
+    from evalsim.stats.multi.tasks import (
+        CORRECTIONS,
+        cmh_test,
+        exact_stratified_test,
+        per_task_tests,
+    )
+    from evalsim.stats.proportion.intervals import wilson_interval as wilson
 
     if args.task is not None:
         raise BadInput("--task and --by task do not go together (--by task uses every task)")

@@ -34,7 +34,9 @@ from evalsim.stats.names import TWO_SAMPLE_TESTS
 
 
 def _boschloo(k_a: int, n_a: int, k_b: int, n_b: int) -> tuple[float | None, str]:
-    return _tests.boschloo_secondary(k_a, n_a, k_b, n_b)  # evalsim.stats.unconditional, no cap
+    return _tests.boschloo_secondary(
+        k_a, n_a, k_b, n_b
+    )  # evalsim.stats.two_sample.unconditional, no cap
 
 
 def _factorize(values) -> tuple[np.ndarray, int]:
@@ -106,18 +108,19 @@ def _pair_up(a, b, keys: list[str]):
 def _mde_80(n_a: int, n_b: int, alpha: float, pbar: float) -> tuple[float | None, str]:
     """Smallest gap Fisher's test detects with 80% power at this n (exact power).
 
-    Rule: ``evalsim.stats.design.mde_exact`` at ``min(n_a, n_b)`` per arm (the smaller arm
+    Rule: ``evalsim.stats.two_sample.design.mde_exact`` at ``min(n_a, n_b)`` per arm (the smaller
+    arm
     bounds what can be seen), two rates centred on the pooled observed rate; when a gap that
     large cannot fit around that centre (pooled rate near 0 or 1), centred on 0.5 instead,
     the worst case.
     """
-    from evalsim.stats.design import mde_exact
+    from evalsim.stats.two_sample.design import mde_exact
 
     n = min(n_a, n_b)
     centre = min(max(pbar, 0.0), 1.0)
     if n > FISHER_MDE_EXACT_MAX_N:
         centre = centre if 0.0 < centre < 1.0 else 0.5
-        from evalsim.stats.design import mde_normal
+        from evalsim.stats.two_sample.design import mde_normal
 
         mde = float(mde_normal(n, pbar=centre, alpha=alpha, power=0.8))
         return mde, (
@@ -240,7 +243,7 @@ def _paired_analysis(merged, alternative: str, conf: float) -> PairedAnalysis:
     a_only, b_only = int((sa & ~sb).sum()), int((~sa & sb).sum())
     both, neither = int((sa & sb).sum()), int((~sa & ~sb).sum())
     # B against A: B plays McNemar's first arm, so "greater" means B's rate is the higher.
-    from evalsim.stats.paired import (
+    from evalsim.stats.two_sample.paired import (
         PairedCounts,
         mcnemar_exact,
         mcnemar_pvalue,
@@ -450,14 +453,14 @@ def _unpaired_test(test: str, counts: tuple[int, int, int, int], alternative: st
     Newcombe interval."""
     k_a, n_a, k_b, n_b = counts
     if alternative != "two-sided":
-        from evalsim.stats.fisher import fisher_pvalue_one_sided
+        from evalsim.stats.two_sample.fisher import fisher_pvalue_one_sided
 
         p = float(fisher_pvalue_one_sided(k_b, n_b, k_a, n_a, alternative))
     else:
-        from evalsim.stats.fisher import fisher_pvalue
+        from evalsim.stats.two_sample.fisher import fisher_pvalue
 
         p = float(fisher_pvalue(k_b, n_b, k_a, n_a))
-    from evalsim.stats.paired import diff_interval
+    from evalsim.stats.two_sample.paired import diff_interval
 
     ci = _interval_pair(diff_interval(k_b, n_b, k_a, n_a, method="newcombe", confidence=conf))
     test_name, certificate = TWO_SAMPLE_TESTS["fisher"].label, None
@@ -518,7 +521,7 @@ def compare_trials(args, df, a, b) -> Comparison:
         test_name, p, ci, certificate = _unpaired_test(
             args.test, (k_a, n_a, k_b, n_b), alternative, conf
         )
-    from evalsim.stats.fisher import fisher_pvalue
+    from evalsim.stats.two_sample.fisher import fisher_pvalue
 
     fisher_p = float(fisher_pvalue(k_a_all, n_a_all, k_b_all, n_b_all))
     boschloo_p, boschloo_note = _boschloo(k_a_all, n_a_all, k_b_all, n_b_all)
@@ -665,7 +668,7 @@ def _report(c: Comparison, log_hooks=None) -> Report:
 
 def _plot(c: Comparison, path: str) -> None:
     """Draw A's and B's rates with their Wilson intervals to ``path``."""
-    from evalsim.stats.intervals import wilson_interval
+    from evalsim.stats.proportion.intervals import wilson_interval
 
     d = c.decision
     plot_rows = []

@@ -18,7 +18,7 @@ from evalsim.cli._common import (
 
 def cmd_interval(args) -> Report:
     _check_k_le_n(args.k, args.n)
-    from evalsim.stats.intervals import REGISTRY, interval
+    from evalsim.stats.proportion.intervals import REGISTRY, interval
 
     ivs = {
         m: _interval_pair(interval(args.k, args.n, method=m, confidence=args.confidence))

@@ -32,7 +32,7 @@ def cmd_peek(args) -> Report:
         raise BadInput("--discordance applies only with --paired")
     if args.paired:
         return _peek_paired(args)
-    from evalsim.stats.peeking import false_win_rate_exact
+    from evalsim.stats.sequential.peeking import false_win_rate_exact
 
     res = false_win_rate_exact(args.n, p=args.p, alpha=args.alpha, looks=args.looks)
     sizes = list(res.look_sizes)
@@ -113,7 +113,7 @@ def _peek_paired(args) -> Report:
         )
     if not 0.0 < disc <= 1.0:
         raise BadInput(f"--discordance must be in (0, 1] for a paired design, got {disc:g}")
-    from evalsim.stats.peeking import sequential_mcnemar_probability
+    from evalsim.stats.sequential.peeking import sequential_mcnemar_probability
 
     res = sequential_mcnemar_probability(
         args.n, disc / 2, disc / 2, alpha=args.alpha, looks=args.looks

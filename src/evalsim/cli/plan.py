@@ -43,9 +43,9 @@ def _discordant_split(p1: float, p2: float, discordance: float) -> tuple[float, 
 
 def _mcnemar_n_exact(p10: float, p01: float, alpha: float, power: float, start: int) -> int | None:
     """Smallest number of pairs, scanning up from ``start``, whose exact McNemar power
-    (``evalsim.stats.design.mcnemar_power_exact``) reaches ``power``; None past
+    (``evalsim.stats.two_sample.design.mcnemar_power_exact``) reaches ``power``; None past
     :data:`PAIRED_SCAN_MAX_N`."""
-    from evalsim.stats.design import mcnemar_power_exact
+    from evalsim.stats.two_sample.design import mcnemar_power_exact
 
     n = max(1, start)
     while mcnemar_power_exact(n, p10, p01, alpha) < power:
@@ -71,7 +71,7 @@ def cmd_plan(args) -> Report:
     rows, notes = [], []
     if args.paired:
         p10, p01 = _discordant_split(p1, p2, args.discordance)
-        from evalsim.stats.design import paired_n
+        from evalsim.stats.two_sample.design import paired_n
 
         normal = paired_n(p1, p2, discordance=args.discordance, alpha=alpha, power=power)
         n_normal = int(normal.n)
@@ -90,7 +90,7 @@ def cmd_plan(args) -> Report:
     else:
         res = _tests.plan_n(args.test, p1, p2, power, alpha)
         n_exact, n_first = int(res.n), int(res.n_first)
-        from evalsim.stats.design import n_per_arm_normal
+        from evalsim.stats.two_sample.design import n_per_arm_normal
 
         n_normal = int(n_per_arm_normal(p1, p2, alpha=alpha, power=power).n)
         unit = "trials per arm"
@@ -103,7 +103,7 @@ def cmd_plan(args) -> Report:
                 f"{_pct(power, 0)} at n = {n_first} per arm but dips below again before "
                 f"n = {n_exact}"
             )
-    from evalsim.stats.design import bench_hours
+    from evalsim.stats.two_sample.design import bench_hours
 
     hours_fn = bench_hours if args.minutes_per_trial else None
 
@@ -126,7 +126,7 @@ def cmd_plan(args) -> Report:
     at_n_method = "exact"
     if args.n is not None:
         if args.paired:
-            from evalsim.stats.design import mcnemar_power_exact
+            from evalsim.stats.two_sample.design import mcnemar_power_exact
 
             power_at_n = float(mcnemar_power_exact(args.n, p10, p01, alpha))
             mde = _paired_mde(args.n, args.discordance, alpha, power)
@@ -134,8 +134,8 @@ def cmd_plan(args) -> Report:
             power_at_n, mde = _normal_power_mde(p1, p2, args.n, alpha, power)
             at_n_method = "normal approximation"
         else:
-            from evalsim.stats.design import mde_exact
-            from evalsim.stats.power import fisher_power
+            from evalsim.stats.two_sample.design import mde_exact
+            from evalsim.stats.two_sample.power import fisher_power
 
             power_at_n = float(fisher_power(p1, args.n, p2, args.n, alpha=alpha))
             res = mde_exact(

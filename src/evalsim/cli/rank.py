@@ -5,7 +5,7 @@ p-values Holm-adjusted together; the compact letter display says which policies 
 detectably different (they share a letter). Beside it: macro success with the stratified
 bootstrap interval and a simultaneous (max-|t|) interval, micro success, rliable's IQM of
 per-seed task rates (when the log has seeds) and P(this > next-ranked). ``--plot out.png``
-draws the ranking (F09's figure). Numbers: :mod:`evalsim.stats.multi_rank`.
+draws the ranking (F09's figure). Numbers: :mod:`evalsim.stats.multi.rank`.
 """
 
 from __future__ import annotations
@@ -46,8 +46,8 @@ def _natural(text: str) -> tuple:
 
 
 def cmd_rank(args) -> Report:
-    from evalsim.stats.multi_aggregate import outcome_grid
-    from evalsim.stats.multi_rank import compact_letter_display, rank_policies, ranking_frame
+    from evalsim.stats.multi.aggregate import outcome_grid
+    from evalsim.stats.multi.rank import compact_letter_display, rank_policies, ranking_frame
 
     df = read_task_logs(args.files, args.policy, need_task=False)
     policies = sorted(set(df["policy"]), key=_natural)

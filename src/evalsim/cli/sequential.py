@@ -2,7 +2,7 @@
 
 * ``design --out FILE``: build a design (paired or unpaired, alpha, maximum n, spending or
   boundary shape, look spacing, futility) and write its design file (JSON, integer
-  boundaries; format in docs/guide/sequential.md and :mod:`evalsim.stats.sequential_io`).
+  boundaries; format in docs/guide/sequential.md and :mod:`evalsim.stats.sequential.io`).
 * ``oc DESIGN --pa P --pb P`` (or ``--p10 --p01`` for a paired design): exact operating
   characteristics.
 * ``check DESIGN LOG [LOG ...] --a X --b Y``: replay a running trial log (the formats of
@@ -48,7 +48,7 @@ PAIRED_N_MAX = 2000
 
 
 def _load(path: str):
-    from evalsim.stats.sequential_io import load_design
+    from evalsim.stats.sequential.io import load_design
 
     return load_design(path)
 
@@ -102,7 +102,7 @@ def cmd_design(args) -> Report:
     if args.kind == "paired":
         if args.looks != "every":
             raise BadInput("paired designs look after every pair; drop --looks")
-        from evalsim.stats.sequential_paired import paired_design
+        from evalsim.stats.sequential.paired import paired_design
 
         design = paired_design(
             args.alpha,
@@ -114,7 +114,7 @@ def cmd_design(args) -> Report:
             **parameter,
         )
     else:
-        from evalsim.stats.sequential import unpaired_family_design
+        from evalsim.stats.sequential.designs import unpaired_family_design
 
         design = unpaired_family_design(
             args.spending,
@@ -125,7 +125,7 @@ def cmd_design(args) -> Report:
             futility=futility,
             **parameter,
         )
-    from evalsim.stats.sequential_io import save_design
+    from evalsim.stats.sequential.io import save_design
 
     save_design(design, args.out)
     c = design.certificate
@@ -195,7 +195,7 @@ def cmd_oc(args) -> Report:
             "give --p10 and --p01, or --pa and --pb, not both: a paired design's operating "
             "characteristics depend on p10 and p01 only, so --pa/--pb would be ignored"
         )
-    from evalsim.stats.sequential import operating_characteristics
+    from evalsim.stats.sequential.designs import operating_characteristics
 
     oc = operating_characteristics(design, p_a=args.pa, p_b=args.pb, p10=args.p10, p01=args.p01)
     return _oc_report(design, oc)
@@ -241,11 +241,11 @@ def cmd_check(args) -> Report:
         merged = merged.assign(done=np.maximum(merged["row_a"], merged["row_b"])).sort_values(
             "done", kind="stable"
         )
-        from evalsim.stats.sequential_io import check_paired
+        from evalsim.stats.sequential.io import check_paired
 
         res = check_paired(design, merged["success_a"].to_numpy(), merged["success_b"].to_numpy())
     else:
-        from evalsim.stats.sequential_io import check_unpaired
+        from evalsim.stats.sequential.io import check_unpaired
 
         res = check_unpaired(design, a["success"].to_numpy(), b["success"].to_numpy())
     beyond = {name: len(g) - design.n_max for name, g in (("A", a), ("B", b))}

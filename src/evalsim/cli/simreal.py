@@ -4,7 +4,7 @@ simulation, and what the simulation was worth in real trials.
 The real log's trials need a ``condition`` id. Each real trial's *twin* is the simulated
 trial of the same policy with the same (task, seed, condition); every other simulated trial
 of the policy is one of the N further simulated trials. All numbers come from
-:mod:`evalsim.stats.simreal`.
+:mod:`evalsim.stats.simreal.methods`.
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ def cmd_simreal(args) -> Report:
             f"{args.sim_log}: N = {further.size} simulated trials beyond the twins, fewer "
             f"than the n = {y.size} real ones; the simulation must be the larger sample"
         )
-    from evalsim.stats.simreal import simreal_data, simreal_intervals
+    from evalsim.stats.simreal.methods import simreal_data, simreal_intervals
 
     data = simreal_data(y, t, int(further.sum()), int(further.size))
     results = simreal_intervals(data, args.confidence, args.real_share)

@@ -31,7 +31,7 @@ PRECISION_HALF_WIDTH = 0.10
 
 
 def _rate_row(k: int, n: int, confidence: float) -> dict:
-    from evalsim.stats.intervals import clopper_pearson_interval, wilson_interval
+    from evalsim.stats.proportion.intervals import clopper_pearson_interval, wilson_interval
 
     wilson = wilson_interval(k, n, confidence=confidence)
     cp = clopper_pearson_interval(k, n, confidence=confidence)
@@ -48,9 +48,10 @@ def _rate_row(k: int, n: int, confidence: float) -> dict:
 
 def _trials_for(rate: float, half_width: float, confidence: float) -> tuple[int, int] | None:
     """(first n, n from which it holds for good) for a Wilson half-width of ``half_width`` at
-    ``rate`` (:func:`evalsim.stats.budget.half_width_budget`, table D's two columns); None
+    ``rate`` (:func:`evalsim.stats.proportion.budget.half_width_budget`, table D's two columns);
+    None
     where the budget is not defined."""
-    from evalsim.stats.budget import half_width_budget
+    from evalsim.stats.proportion.budget import half_width_budget
 
     try:
         res = half_width_budget(rate, half_width, confidence=confidence)

@@ -17,7 +17,7 @@ import numpy as np
 from matplotlib.patches import Patch
 
 from evalsim.figures import OKABE_ITO
-from evalsim.stats.sequential import SequentialDesign
+from evalsim.stats.sequential.core import SequentialDesign
 
 __all__ = ["bench_sheet"]
 

@@ -9,7 +9,7 @@ sockets disabled), and records
 
 - whether each line it prints appears in the document (the document's printed output);
 - for every interval function it defines (a name containing one of
-  :data:`evalsim.stats.intervals.METHODS`), the largest difference from evalsim's exact
+  :data:`evalsim.stats.proportion.intervals.METHODS`), the largest difference from evalsim's exact
   interval on a grid of n = 1, 5, 10, 20 and every k = 0..n, edges included;
 - for every other function it defines that :data:`FUNCTION_CHECKS` knows by name (lesson
   25's ``binom_pmf``, ``coverage``, ``trials_needed``, ``fisher_p`` and ``power``; document
@@ -36,12 +36,12 @@ import pandas as pd
 
 from evalsim.io import atomic_path
 from evalsim.lesson import trials_needed
-from evalsim.stats.binomial import binom_pmf
-from evalsim.stats.coverage import exact_coverage
-from evalsim.stats.design import mde_normal, n_per_arm_normal
-from evalsim.stats.fisher import fisher_pvalue
-from evalsim.stats.intervals import METHODS, interval
-from evalsim.stats.power import fisher_power
+from evalsim.stats.proportion.binomial import binom_pmf
+from evalsim.stats.proportion.coverage import exact_coverage
+from evalsim.stats.proportion.intervals import METHODS, interval
+from evalsim.stats.two_sample.design import mde_normal, n_per_arm_normal
+from evalsim.stats.two_sample.fisher import fisher_pvalue
+from evalsim.stats.two_sample.power import fisher_power
 
 TIMEOUT_S = 60
 GRID_N = (1, 5, 10, 20)

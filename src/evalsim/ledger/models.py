@@ -33,10 +33,10 @@ from scipy.stats import binom
 
 from evalsim.safe_expr import evaluate
 from evalsim.seeding import rng_for
-from evalsim.stats.binomial import prob_at_least
-from evalsim.stats.coverage import exact_coverage
-from evalsim.stats.intervals import interval
-from evalsim.stats.power import fisher_power, prob_b_not_better
+from evalsim.stats.proportion.binomial import prob_at_least
+from evalsim.stats.proportion.coverage import exact_coverage
+from evalsim.stats.proportion.intervals import interval
+from evalsim.stats.two_sample.power import fisher_power, prob_b_not_better
 
 N_BOOT = 400  # bootstrap draws per claim; f is evaluated once per distinct draw
 BOOT_SEED = 2025  # the ledger's own stream (evalsim.seeding), keyed by claim id
@@ -71,7 +71,9 @@ def kn_quantiles(p: float, n, levels=(0.05, 0.95)) -> np.ndarray:
 
 def wilson_disjoint(p_a: float, p_b: float, n) -> float:
     """Exact P(the 95% Wilson intervals of two independent n-trial evaluations are disjoint)."""
-    from evalsim.resample import exact_pair_probabilities  # resample imports the pool I/O
+    from evalsim.stats.resample.draws import (
+        exact_pair_probabilities,
+    )  # resample imports the pool I/O
 
     return exact_pair_probabilities(p_a, int(n), p_b, int(n)).disjoint
 

@@ -16,7 +16,7 @@ import pandas as pd
 
 from evalsim.figures import save_figure, set_style
 from evalsim.sim.pool import read_pool
-from evalsim.stats.sequential_io import load_design
+from evalsim.stats.sequential.io import load_design
 from evalsim.tables import write_table
 
 __all__ = ["build_product", "read_inputs", "resolve_builder"]

@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from evalsim.stats import design as dz
 from evalsim.stats.decision import rejects
+from evalsim.stats.two_sample import design as dz
 
 NAN = float("nan")
 
@@ -96,7 +96,7 @@ def paired_vs_unpaired_sizing(
         dz.n_per_arm_normal(p_a, p_b, alpha, power, "unpooled"),
     )
     if exact_fisher:
-        from evalsim.stats.power import n_for_fisher_power
+        from evalsim.stats.two_sample.power import n_for_fisher_power
 
         res = n_for_fisher_power(p_a, p_b, power=power, alpha=alpha)
         add("unpaired", "exact Fisher power, first n", NAN, dz.SampleSize(res.n_first, NAN, ""))
@@ -175,7 +175,7 @@ def paired_vs_unpaired_sizing(
 # ---------------------------------------------------------------- T14
 def repeat_evaluation_gap(n: int = 20, p: float = 0.7, gap_points: float = 20.0) -> pd.DataFrame:
     """T14: P(two evaluations of one checkpoint differ by >= gap_points), exactly."""
-    from evalsim.stats.binomial import binom_pmf
+    from evalsim.stats.proportion.binomial import binom_pmf
 
     k = np.arange(n + 1)
     pmf = np.asarray(binom_pmf(k, n, p), dtype=float)
@@ -287,7 +287,7 @@ def mde_table(
         }
     )
     if exact_fisher:
-        from evalsim.stats.power import n_for_fisher_power
+        from evalsim.stats.two_sample.power import n_for_fisher_power
 
         ex = n_for_fisher_power(p1, p2, power=power, alpha=alpha)
         for label, n_ex in (("first n", ex.n_first), ("stays above", ex.n)):
@@ -339,7 +339,7 @@ def null_result_mde(
         },
     ]
     if exact_fisher:
-        from evalsim.stats.power import fisher_power
+        from evalsim.stats.two_sample.power import fisher_power
 
         ex = dz.mde_exact(n_per_arm, alpha, power, baseline=pbar)
         rows.append(
@@ -382,7 +382,7 @@ def fisher_ladder(
     alpha: float = 0.05,
 ) -> pd.DataFrame:
     """T20: Fisher p-values for 90% vs 80% at growing n, and where p first drops below alpha."""
-    from evalsim.stats.fisher import fisher_pvalue
+    from evalsim.stats.two_sample.fisher import fisher_pvalue
 
     doc = {10: 1.000, 20: 0.661, 50: 0.262, 100: 0.073}
     r1, r2 = rates
@@ -459,7 +459,7 @@ def trials_to_separate(
         ("arcsine (Cohen's h)", dz.n_per_arm_from_h(dz.cohens_h(r1, r2), alpha, power)),
     ]
     if exact_fisher:
-        from evalsim.stats.power import fisher_power, n_for_fisher_power
+        from evalsim.stats.two_sample.power import fisher_power, n_for_fisher_power
 
         ex = n_for_fisher_power(r1, r2, power=power, alpha=alpha)
         results.append(("exact Fisher power, first n", dz.SampleSize(ex.n_first, NAN, "")))
@@ -559,7 +559,7 @@ def estimation_vs_detection(
         }
     )
     if exact_fisher:
-        from evalsim.stats.power import fisher_power, n_for_fisher_power
+        from evalsim.stats.two_sample.power import fisher_power, n_for_fisher_power
 
         ex = n_for_fisher_power(r1, r2, power=power, alpha=alpha)
         rows.append(

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from evalsim.products.design import _pts
-from evalsim.stats import design as dz
+from evalsim.stats.two_sample import design as dz
 
 
 # ---------------------------------------------------------------- figures
@@ -64,7 +64,7 @@ def power_vs_n_figure(
     import matplotlib.pyplot as plt
 
     from evalsim.figures import PAGE_WIDTH_IN, color_for
-    from evalsim.stats.power import fisher_power_curve
+    from evalsim.stats.two_sample.power import fisher_power_curve
 
     p1, p2 = rates
     ns = np.arange(n_min, n_max + 1)

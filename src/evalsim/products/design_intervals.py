@@ -13,14 +13,14 @@ import pandas as pd
 from scipy.stats import norm
 
 from evalsim.products.design import NAN, _frame, _pts
-from evalsim.stats import design as dz
-from evalsim.stats import paired as pz
+from evalsim.stats.two_sample import design as dz
+from evalsim.stats.two_sample import paired as pz
 
 
 # ---------------------------------------------------------------- T15
 def wilson_vs_wald(counts: list[list[int]], confidence: float = 0.95) -> pd.DataFrame:
     """T15: Wilson and Wald 95% intervals for document 001's five counts."""
-    from evalsim.stats.intervals import wald_interval, wilson_interval
+    from evalsim.stats.proportion.intervals import wald_interval, wilson_interval
 
     rows = []
     for k, n in counts:
@@ -58,7 +58,7 @@ def width_vs_n(
     confidence: float = 0.95,
 ) -> pd.DataFrame:
     """T16: Wilson interval width against n, with bench hours (the table 001 refers to)."""
-    from evalsim.stats.intervals import wilson_interval
+    from evalsim.stats.proportion.intervals import wilson_interval
 
     rows = []
     for n in n_grid:
@@ -120,7 +120,7 @@ def _wilson_width_at(rate: float, n: int, confidence: float) -> float:
 # ---------------------------------------------------------------- T23
 def cp_vs_wilson(k: int = 63, n: int = 70, confidence: float = 0.95) -> pd.DataFrame:
     """T23: Clopper-Pearson vs Wilson for 63/70 (document 004)."""
-    from evalsim.stats.intervals import clopper_pearson_interval, wilson_interval
+    from evalsim.stats.proportion.intervals import clopper_pearson_interval, wilson_interval
 
     doc = {"clopper_pearson": (80.48, 95.88), "wilson": (82.77, 95.07)}
     rows = []
@@ -185,7 +185,7 @@ def width_at_rate(
     rate: float = 0.9, n_grid: list[int] = (10, 100), confidence: float = 0.95
 ) -> pd.DataFrame:
     """T25: interval width at a 90% observed rate for 10 and 100 roll-outs."""
-    from evalsim.stats.intervals import interval
+    from evalsim.stats.proportion.intervals import interval
 
     doc = {
         10: (19.0, "its 95% confidence interval spans approximately 19 percentage points"),

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 
 from evalsim.products.design import NAN, _frame
-from evalsim.stats import design as dz
-from evalsim.stats import paired as pz
+from evalsim.stats.two_sample import design as dz
+from evalsim.stats.two_sample import paired as pz
 
 
 # ---------------------------------------------------------------- pools: T18, T27
@@ -73,7 +73,7 @@ def mcnemar_vs_unpaired(
     paired design needs relative to an unpaired one for the observed rates. With ``pairs``
     ([[policy_a, policy_b], ...]), one block of rows per pair, led by the two policy names.
     """
-    from evalsim.stats.fisher import fisher_pvalue
+    from evalsim.stats.two_sample.fisher import fisher_pvalue
 
     if pairs is not None:
         return _for_each_pair(

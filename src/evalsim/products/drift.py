@@ -23,7 +23,7 @@ below is exact (no Monte Carlo) except the combined warning rule:
 - bias: E[rate_B - rate_A] minus the session-average difference
   ``mean_j (p_B(d_j) - p_A(d_j))`` over all 2n trials (what each policy would score if it ran
   the whole session): the estimand interleaving targets;
-- the checks (:mod:`evalsim.stats.independence`) on each policy's own n trials at their
+- the checks (:mod:`evalsim.stats.independence.checks`) on each policy's own n trials at their
   session offsets (A's block or B's block when blocked; every other trial when
   interleaved): exact power of the runs, trend and halves tests at alpha, and the CLI's
   warning rule (any of the three at alpha / 3) by a seeded numba Monte Carlo.
@@ -43,12 +43,12 @@ import pandas as pd
 from evalsim.figures import OKABE_ITO, PAGE_WIDTH_IN
 from evalsim.seeding import rng_for
 from evalsim.sim.rollout import drift_vector_mm, policy_sigma_mm, run_trials
-from evalsim.stats.fisher import fisher_pvalue_table
-from evalsim.stats.independence import (
+from evalsim.stats.independence.checks import (
     exact_rejection_probabilities,
     poisson_binomial_pmf,
     rejection_rates_mc,
 )
+from evalsim.stats.two_sample.fisher import fisher_pvalue_table
 
 __all__ = [
     "DESIGNS",

@@ -21,10 +21,10 @@ from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 from evalsim.figures import PAGE_WIDTH_IN
-from evalsim.stats.binomial import binom_pmf, prob_at_least
-from evalsim.stats.budget import half_width_budget
-from evalsim.stats.coverage import coverage_curve, exact_coverage
-from evalsim.stats.intervals import (
+from evalsim.stats.proportion.binomial import binom_pmf, prob_at_least
+from evalsim.stats.proportion.budget import half_width_budget
+from evalsim.stats.proportion.coverage import coverage_curve, exact_coverage
+from evalsim.stats.proportion.intervals import (
     METHODS,
     REGISTRY,
     wald_interval,
@@ -183,7 +183,8 @@ def exact_coverage_table(
     """T02: exact coverage of Wilson and Wald at p = pool_k / pool_n, by binomial sum.
 
     ``document`` maps "wilson" / "wald" to lists of stated coverages, one per n. The last
-    column checks :func:`evalsim.stats.binomial.binom_pmf` against ``scipy.stats.binom.pmf``
+    column checks :func:`evalsim.stats.proportion.binomial.binom_pmf` against
+    ``scipy.stats.binom.pmf``
     at each n.
     """
     p = pool_k / pool_n

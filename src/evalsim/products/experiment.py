@@ -7,7 +7,8 @@ exercise (T10-T12) are in :mod:`evalsim.products.experiment_compare`, figure F01
 and returns a table (``pandas.DataFrame`` with ``attrs["title"]``/``attrs["note"]``) or a
 figure. A policy's pool for Tables A-E is the first task's trials of training seed 0.
 
-Resampled columns come from :mod:`evalsim.resample`; next to each sits the exact value it
+Resampled columns come from :mod:`evalsim.stats.resample.draws`; next to each sits the exact value
+it
 estimates (binomial sums at the pool rate). Where document 000 quotes a number, the table
 carries it in a ``doc_*`` column and the note says whether ours agrees; the code is never
 tuned to match it.
@@ -19,12 +20,12 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
-from evalsim import resample as rs
 from evalsim.stats._validate import check_confidence, check_n
-from evalsim.stats.binomial import binom_cdf, binom_pmf, prob_at_least
-from evalsim.stats.coverage import exact_coverage
-from evalsim.stats.fisher import fisher_pvalue
-from evalsim.stats.intervals import interval, wilson_interval
+from evalsim.stats.proportion.binomial import binom_cdf, binom_pmf, prob_at_least
+from evalsim.stats.proportion.coverage import exact_coverage
+from evalsim.stats.proportion.intervals import interval, wilson_interval
+from evalsim.stats.resample import draws as rs
+from evalsim.stats.two_sample.fisher import fisher_pvalue
 
 #: Training seed of the pool behind Tables A-E (the contract: first task, seed 0).
 POOL_SEED = 0

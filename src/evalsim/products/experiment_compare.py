@@ -9,7 +9,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from evalsim import resample as rs
 from evalsim.products.experiment import (
     AGREEMENT_SE,
     DOCUMENT_000,
@@ -22,10 +21,11 @@ from evalsim.products.experiment import (
     policy_pool,
 )
 from evalsim.stats._validate import check_confidence, check_n
-from evalsim.stats.binomial import binom_pmf
-from evalsim.stats.coverage import exact_coverage
-from evalsim.stats.intervals import interval
-from evalsim.stats.power import fisher_power, prob_b_not_better
+from evalsim.stats.proportion.binomial import binom_pmf
+from evalsim.stats.proportion.coverage import exact_coverage
+from evalsim.stats.proportion.intervals import interval
+from evalsim.stats.resample import draws as rs
+from evalsim.stats.two_sample.power import fisher_power, prob_b_not_better
 
 # --------------------------------------------------------------------------- Table E (T10)
 

@@ -15,7 +15,7 @@ from scipy.stats import norm
 
 from evalsim.products.experiment import DOCUMENT_000, exact_mean_width
 from evalsim.stats._validate import check_confidence
-from evalsim.stats.coverage import exact_coverage
+from evalsim.stats.proportion.coverage import exact_coverage
 
 # --------------------------------------------------------------------------- Figure B (F01)
 

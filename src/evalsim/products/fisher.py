@@ -1,6 +1,7 @@
 """T05 and T06: lesson 25's Build it steps 4-5 (Fisher's exact test and its exact power).
 
-Every number is computed here from :mod:`evalsim.stats.fisher` and :mod:`evalsim.stats.power`
+Every number is computed here from :mod:`evalsim.stats.two_sample.fisher` and
+:mod:`evalsim.stats.two_sample.power`
 (and, for T05, SciPy and the lesson's own plain-Python ``fisher_p``); the document's stated
 values come in through the config (``fisher.*.document*``) only to be set beside the
 computed ones with a match flag, never to steer a computation.
@@ -20,8 +21,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import fisher_exact
 
-from evalsim.stats.fisher import REL_TOL, fisher_pvalue, fisher_pvalue_table
-from evalsim.stats.power import fisher_power, n_for_fisher_power, prob_b_not_better
+from evalsim.stats.two_sample.fisher import REL_TOL, fisher_pvalue, fisher_pvalue_table
+from evalsim.stats.two_sample.power import fisher_power, n_for_fisher_power, prob_b_not_better
 
 __all__ = ["document_fisher_p", "fisher_checks", "fisher_power_table"]
 
@@ -210,7 +211,7 @@ def fisher_power_table(
         Printed decimals of the document (match flags compare at this precision).
     target_power, power_window : float, int
         For the note: n per arm for ``target_power`` at (p_a, p_b), with the monotonicity
-        window of :func:`evalsim.stats.power.n_for_fisher_power`.
+        window of :func:`evalsim.stats.two_sample.power.n_for_fisher_power`.
     """
     for name, stated_list in (
         ("document_power", document_power),

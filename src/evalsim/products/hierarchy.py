@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 
 from evalsim.seeding import rng_for
-from evalsim.stats.hierarchy import hierarchical_bootstrap, two_spreads
-from evalsim.stats.intervals import wilson_interval
+from evalsim.stats.multi.hierarchy import hierarchical_bootstrap, two_spreads
+from evalsim.stats.proportion.intervals import wilson_interval
 
 __all__ = ["hierarchical_bootstrap_table", "two_spreads_table"]
 

@@ -17,10 +17,10 @@ import numpy as np
 import pandas as pd
 
 from evalsim.seeding import rng_for
-from evalsim.stats.intervals import wilson_interval
-from evalsim.stats.multi import CORRECTIONS, cmh_test, exact_stratified_test, per_task_tests
-from evalsim.stats.multi_aggregate import aggregate_success, outcome_grid, task_pairs
-from evalsim.stats.multi_rank import rank_policies, ranking_frame
+from evalsim.stats.multi.aggregate import aggregate_success, outcome_grid, task_pairs
+from evalsim.stats.multi.rank import rank_policies, ranking_frame
+from evalsim.stats.multi.tasks import CORRECTIONS, cmh_test, exact_stratified_test, per_task_tests
+from evalsim.stats.proportion.intervals import wilson_interval
 
 __all__ = [
     "MIN_RANKED_POLICIES",

@@ -16,7 +16,7 @@ import pandas as pd
 
 from evalsim.figures import OKABE_ITO, PAGE_WIDTH_IN
 from evalsim.seeding import rng_for
-from evalsim.stats.peeking import false_win_rate_vs_looks, look_sizes
+from evalsim.stats.sequential.peeking import false_win_rate_vs_looks, look_sizes
 
 __all__ = ["document_verdict", "peeking_figure", "peeking_table"]
 

@@ -26,17 +26,17 @@ from scipy.stats import hypergeom
 
 from evalsim.figures import OKABE_ITO, PAGE_WIDTH_IN
 from evalsim.seeding import rng_for
-from evalsim.stats.peeking import sequential_rejection_probability
-from evalsim.stats.sequential import (
-    BOUNDARY_FAMILIES,
-    SequentialDesign,
+from evalsim.stats.boundaries import BOUNDARY_FAMILIES
+from evalsim.stats.sequential.core import SequentialDesign
+from evalsim.stats.sequential.designs import (
     operating_characteristics,
     type1_curve,
     unpaired_family_design,
 )
-from evalsim.stats.sequential_io import replay_paired, replay_unpaired
-from evalsim.stats.sequential_optimise import fixed_n_for_power, fixed_n_power, optimise_design
-from evalsim.stats.sequential_paired import paired_design
+from evalsim.stats.sequential.io import replay_paired, replay_unpaired
+from evalsim.stats.sequential.optimise import fixed_n_for_power, fixed_n_power, optimise_design
+from evalsim.stats.sequential.paired import paired_design
+from evalsim.stats.sequential.peeking import sequential_rejection_probability
 
 __all__ = [
     "build_design",
@@ -59,7 +59,7 @@ def build_design(
 
     The entry's ``boundary`` is a family of :data:`evalsim.stats.sequential.BOUNDARY_FAMILIES`;
     its parameter, if it has one, is the entry's key of that name. ``optimised`` is chosen by
-    :func:`evalsim.stats.sequential_optimise.optimise_design` from ``optimise``.
+    :func:`evalsim.stats.sequential.optimise.optimise_design` from ``optimise``.
     """
     fut = futility if spec.get("futility", False) else None
     family = BOUNDARY_FAMILIES[spec["boundary"]]

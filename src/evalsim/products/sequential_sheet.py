@@ -7,7 +7,7 @@ The drawing is :func:`evalsim.figures.sequential_sheet.bench_sheet` (shared with
 from __future__ import annotations
 
 from evalsim.figures.sequential_sheet import bench_sheet
-from evalsim.stats.sequential import SequentialDesign
+from evalsim.stats.sequential.core import SequentialDesign
 
 __all__ = ["bench_sheet", "bench_sheet_of"]
 

@@ -10,8 +10,8 @@ import pandas as pd
 
 from evalsim.figures import COLUMN_WIDTH_IN, color_for
 from evalsim.sim.scene import FAILURES
-from evalsim.stats.fisher import fisher_pvalue
-from evalsim.stats.intervals import wilson_interval
+from evalsim.stats.proportion.intervals import wilson_interval
+from evalsim.stats.two_sample.fisher import fisher_pvalue
 
 CRITERIA = (("strict", "success"), ("loose", "success_loose"))
 
@@ -191,7 +191,7 @@ def acceptance_table(
     For each policy of ``document`` (policy -> {"strict": k, "loose": k, "n": n}) and each
     criterion, two rows: the first training seed (seed 0, as the document's Table A) and all
     training seeds pooled. ``fisher_p`` is the two-sided Fisher exact p of "same rate"
-    (:func:`evalsim.stats.fisher.fisher_pvalue`); ``same_rate`` is ``fisher_p >= alpha``.
+    (:func:`evalsim.stats.two_sample.fisher.fisher_pvalue`); ``same_rate`` is ``fisher_p >= alpha``.
     The rows are on ``task`` (default: the pools' first task, the lesson's cube).
     """
     task = _first_task(pools, task)

@@ -1,10 +1,12 @@
 """T38 and F12: exact power of the unpaired two-sample tests (issue 28).
 
 The tests, their labels and their colors are the entries of
-:data:`evalsim.stats.unconditional_power.TWO_SAMPLE_TESTS`. T38: exact power of each two-sided
+:data:`evalsim.stats.two_sample.unconditional_power.TWO_SAMPLE_TESTS`. T38: exact power of each
+two-sided
 test at the lesson's rates (0.737 vs 0.877) and at 0.80 vs 0.90 on a grid of n per arm, each
 test's n for the target power (the saw-tooth rule of
-:func:`evalsim.stats.power.n_for_fisher_power`) and the trials Boschloo saves over Fisher.
+:func:`evalsim.stats.two_sample.power.n_for_fisher_power`) and the trials Boschloo saves over
+Fisher.
 F12: the power curves, and each test's exact size at the null against the common rate.
 """
 
@@ -13,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from evalsim.stats.unconditional_power import (
+from evalsim.stats.two_sample.unconditional_power import (
     POWER_TESTS,
     TWO_SAMPLE_TESTS,
     exact_power,
@@ -70,7 +72,7 @@ def unconditional_power_table(
         "; ".join(heads) + f". n: the first n from which the power stays >= {target_power:g} for "
         f"{power_window} more n. Power sums the binomial probabilities of the rejection "
         "region (p < alpha); Boschloo's and Barnard's regions come from certified suprema "
-        "over the nuisance rate (evalsim.stats.unconditional)."
+        "over the nuisance rate (evalsim.stats.two_sample.unconditional)."
     )
     return df
 

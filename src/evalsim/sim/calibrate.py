@@ -75,7 +75,7 @@ import numpy as np
 import pandas as pd
 
 from evalsim.config import load_config
-from evalsim.stats.binomial import binom_cdf, binom_sf, prob_at_least
+from evalsim.stats.proportion.binomial import binom_cdf, binom_sf, prob_at_least
 
 log = logging.getLogger(__name__)
 

@@ -54,7 +54,7 @@ import pandas as pd
 from evalsim.config import load_config
 from evalsim.seeding import rng_for
 from evalsim.sim.calibrate import paired_correlation
-from evalsim.stats.fisher import fisher_pvalue
+from evalsim.stats.two_sample.fisher import fisher_pvalue
 
 log = logging.getLogger(__name__)
 

@@ -1,10 +1,11 @@
 """The boundary families of the sequential designs: one registry, importable without SciPy or numba.
 
 Every place that names a boundary family reads :data:`BOUNDARY_FAMILIES`: the spending
-functions and builders (:mod:`evalsim.stats.sequential`,
-:mod:`evalsim.stats.sequential_paired`), the ``evalsim sequential design --spending`` choices,
+functions and builders (:mod:`evalsim.stats.sequential.designs`,
+:mod:`evalsim.stats.sequential.paired`), the ``evalsim sequential design --spending`` choices,
 the config's cross-key checks (:mod:`evalsim.config`) and the T31 boundary text
-(:mod:`evalsim.products.sequential`). :mod:`evalsim.stats.sequential` re-exports the registry
+(:mod:`evalsim.products.sequential`). :mod:`evalsim.stats.sequential.designs` re-exports the
+registry
 and its :data:`SPENDING_FAMILIES` view; this module holds only names and words, so the command
 line can declare its options without loading the kernels (like :mod:`evalsim.stats.names`).
 The config schema's ``sequential.designs[].boundary`` enum lists the same ids (a test keeps
@@ -81,7 +82,7 @@ class BoundaryFamily:
 
 
 #: Boundary families by id, in the order the command line and the schema list them.
-#: Adding a family: one entry here; its boundary function in evalsim.stats.sequential (a
+#: Adding a family: one entry here; its boundary function in evalsim.stats.sequential.designs (a
 #: branch of ``spending`` for a spending family, else a builder in ``UNPAIRED_BUILDERS``); its
 #: id in the schema's ``sequential.designs[].boundary`` enum (tests/test_sequential_config.py
 #: checks the two agree); a plain-Python reference and a test in tests/test_sequential.py. The
@@ -140,7 +141,7 @@ BOUNDARY_FAMILIES = {
             spending=False,
             description=(
                 "The shape b of least mean expected trials at stated alternatives "
-                "(config sequential.optimise, evalsim.stats.sequential_optimise)."
+                "(config sequential.optimise, evalsim.stats.sequential.optimise)."
             ),
             reference="Jennison and Turnbull (2000), section 4.5",
         ),

@@ -13,7 +13,7 @@ The rule. A p-value within a relative :data:`TIE_RTOL` of ``alpha`` is taken to 
 Why a tolerance. Floating point can put an exact tie on either side: the exact two-sided
 Fisher p of the table (0/3, 3/3) is 1/10, computed as 0.09999999999999999, which a bare
 ``p < 0.1`` rejects. The computed p-values carry a relative error of a few 1e-14 (sums of
-recurrence-built hypergeometric weights, ``evalsim.stats._fisher_kernels``), far below
+recurrence-built hypergeometric weights, ``evalsim.stats.two_sample._fisher_kernels``), far below
 ``TIE_RTOL = 1e-9``; and an exact p-value that differs from ``alpha`` by less than 1e-9
 relative but is not equal to it does not occur on any table with n1, n2 <= 40 at alpha in
 {0.1, 0.05, 0.025, 0.01} (``tests/test_fisher.py`` checks both with ``fractions``).

@@ -1,7 +1,7 @@
 """Names the ``evalsim`` command offers as choices, importable without SciPy or numba.
 
 The statistics modules that own these registries re-export them
-(:data:`evalsim.stats.unconditional_power.TWO_SAMPLE_TESTS` and ``POWER_TESTS``,
+(:data:`evalsim.stats.two_sample.unconditional_power.TWO_SAMPLE_TESTS` and ``POWER_TESTS``,
 :data:`evalsim.stats.simreal.METHODS`), so the command line can declare its options without
 loading the kernels.
 """
@@ -38,7 +38,8 @@ class TwoSampleTest:
         the same ``alternative``.
     certified : bool
         The p-value is a supremum over the common rate (an exact unconditional test,
-        :mod:`evalsim.stats.unconditional`) and comes with a certified upper bound; False for
+        :mod:`evalsim.stats.two_sample.unconditional`) and comes with a certified upper bound;
+        False for
         a conditional test, whose p-value is a finite sum.
     color : str
         Its color in figures (an Okabe-Ito color, distinct across tests).
@@ -57,7 +58,8 @@ class TwoSampleTest:
 
 #: Unpaired two-sample tests with exact p-values, power and sample size, in the order of the
 #: command's choices and of T38's columns and F12's curves; the first is the default. Adding a
-#: test: one entry here and its p-value and power in :mod:`evalsim.stats.unconditional_power`
+#: test: one entry here and its p-value and power in
+#: :mod:`evalsim.stats.two_sample.unconditional_power`
 #: (the command, T38, F12 and the tests' SciPy cross-check read the registry).
 TWO_SAMPLE_TESTS: dict[str, TwoSampleTest] = {
     t.id: t
@@ -95,7 +97,7 @@ TWO_SAMPLE_TESTS: dict[str, TwoSampleTest] = {
 #: Unpaired two-sample tests with exact power and sample size: the registry's ids.
 POWER_TESTS = tuple(TWO_SAMPLE_TESTS)
 
-#: Sim + real interval methods (:mod:`evalsim.stats.simreal`).
+#: Sim + real interval methods (:mod:`evalsim.stats.simreal.methods`).
 SIMREAL_METHODS = ("clopper_pearson", "wilson", "ppi", "ppi_plus", "stratified_exact")
 
 #: Default share of alpha spent on the real-only Clopper-Pearson interval (simreal).

@@ -1,6 +1,6 @@
 """Numba kernels of the independence checks: null laws, exact laws under drift, Monte Carlo.
 
-Private: the callers in :mod:`evalsim.stats.independence` validate every argument. A success
+Private: the callers in :mod:`evalsim.stats.independence.checks` validate every argument. A success
 sequence is ``x[0..n-1]`` in trial order; its trend statistic is ``S = sum (i + 1) x[i]``
 (position scores 1..n), its runs statistic ``R`` the number of maximal blocks of equal
 values. Rejection tables are ``uint8``: ``runs_rej[k, r]``, ``trend_rej[k, s]`` and

@@ -21,7 +21,7 @@ rate, so the null law of each statistic is a counting law.
     mean K(n+1)/2 means success fell over the session.
 ``halves_test``
     First half (the first floor(n/2) trials) against the rest, Fisher's two-sided exact test
-    (:func:`evalsim.stats.fisher.fisher_pvalue`).
+    (:func:`evalsim.stats.two_sample.fisher.fisher_pvalue`).
 
 Two-sided p-values of the runs and trend tests double the smaller tail,
 ``min(1, 2 min(P(T <= t), P(T >= t)))`` (for the symmetric trend law this is
@@ -61,9 +61,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtr
 
-from evalsim.stats import _independence_kernels as _k
 from evalsim.stats._validate import check_alpha, check_n, check_probability
-from evalsim.stats.fisher import fisher_pvalue, fisher_rejects
+from evalsim.stats.independence import _kernels as _k
+from evalsim.stats.two_sample.fisher import fisher_pvalue, fisher_rejects
 
 __all__ = [
     "CHECKS",

@@ -1,6 +1,6 @@
 """Numba kernels of the hierarchical bootstrap.
 
-Private: :mod:`evalsim.stats.hierarchy` validates. Episodes are stored sorted by cluster:
+Private: :mod:`evalsim.stats.multi.hierarchy` validates. Episodes are stored sorted by cluster:
 cluster c owns ``values[starts[c]:starts[c + 1]]``.
 
 Each kernel is a plain function compiled with ``njit(cache=True)(fn)`` rather than decorated,

@@ -1,8 +1,8 @@
-"""Numba kernels for many tasks and many policies (:mod:`evalsim.stats.multi`).
+"""Numba kernels for many tasks and many policies (:mod:`evalsim.stats.multi.tasks`).
 
 Kernels only: int64 counts, float64 values, preallocated outputs, no validation and no I/O.
-The public functions in :mod:`evalsim.stats.multi`, :mod:`evalsim.stats.multi_aggregate` and
-:mod:`evalsim.stats.multi_rank` validate first.
+The public functions in :mod:`evalsim.stats.multi.tasks`, :mod:`evalsim.stats.multi.aggregate` and
+:mod:`evalsim.stats.multi.rank` validate first.
 
 Exact stratified test. In stratum (task) i, arm B has ``n_b[i]`` trials, arm A ``n_a[i]``,
 and ``t[i]`` successes in all. Given these margins, B's successes ``x_i`` follow Fisher's

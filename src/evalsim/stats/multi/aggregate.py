@@ -7,7 +7,7 @@ and for a bootstrap that resamples tasks and then episodes within them [1]_.
 :func:`aggregate_success` gives, per policy:
 
 * micro and macro with percentile intervals from the stratified bootstrap (numba kernel
-  :func:`evalsim.stats._multi_kernels.stratified_bootstrap`): tasks drawn with replacement
+  :func:`evalsim.stats.multi._kernels.stratified_bootstrap`): tasks drawn with replacement
   (the same draw for every policy), then episodes within each drawn task. This interval
   answers "what if we had drawn other tasks from the same population of tasks";
 * the macro interval with the tasks fixed, two ways: the same bootstrap without the task
@@ -39,8 +39,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from evalsim.stats import _multi_kernels as _k
 from evalsim.stats._validate import check_confidence, check_n
+from evalsim.stats.multi import _kernels as _k
 
 __all__ = [
     "OutcomeGrid",
@@ -176,7 +176,7 @@ def mover_macro_interval(k, n, confidence: float = 0.95) -> tuple[float, float, 
     ``(l_i, u_i)`` [3]_, so the result inherits Wilson's good behaviour near 0 and 1, which
     the Wald interval of a mean of rates does not.
     """
-    from evalsim.stats.intervals import wilson_interval
+    from evalsim.stats.proportion.intervals import wilson_interval
 
     k = np.atleast_1d(np.asarray(k, dtype=np.int64))
     n = np.atleast_1d(np.asarray(n, dtype=np.int64))
@@ -317,7 +317,7 @@ def aggregate_success(
     (list of PolicyAggregate, AggregateReplicates)
         One aggregate per policy in ``grid.policies`` order, and the replicates.
     """
-    from evalsim.stats.intervals import wilson_interval
+    from evalsim.stats.proportion.intervals import wilson_interval
 
     confidence = check_confidence(confidence)
     reps = bootstrap_replicates(grid, n_reps, seed)

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats as _sps
 
-from evalsim.stats import _hierarchy_kernels as _k
 from evalsim.stats._validate import check_confidence, check_counts, check_n
+from evalsim.stats.multi import _hierarchy_kernels as _k
 
 __all__ = [
     "HierarchicalBootstrap",

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from evalsim.stats._validate import check_confidence, check_n
-from evalsim.stats.intervals import clopper_pearson_interval
-from evalsim.stats.paired import mcnemar_pvalue
+from evalsim.stats.proportion.intervals import clopper_pearson_interval
+from evalsim.stats.two_sample.paired import mcnemar_pvalue
 
 __all__ = ["ALTERNATIVES", "StratifiedMcNemarResult", "stratified_mcnemar_test"]
 
@@ -108,7 +108,8 @@ def stratified_mcnemar_test(
     strata's ``Binomial(m_s, 1/2)`` laws, which is ``Binomial(M, 1/2)`` with
     ``M = sum_s m_s`` (binomials with one success probability add up), so the p-values are
     exact binomial tail sums on ``(S, M)``, computed by
-    :func:`evalsim.stats.paired.mcnemar_pvalue`: two-sided, the probability of every value
+    :func:`evalsim.stats.two_sample.paired.mcnemar_pvalue`: two-sided, the probability of every
+    value
     no more likely than ``S`` (SciPy's ``binomtest``; by symmetry twice the smaller tail,
     capped at 1); one-sided, ``P(X >= S)`` or ``P(X <= S)``. With one stratum it is the exact
     McNemar test. With no discordant pair every p-value is 1.

@@ -39,14 +39,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evalsim.stats import _multi_kernels as _k
 from evalsim.stats._validate import check_alpha, check_confidence, check_n
-from evalsim.stats.multi import adjust_pvalues, exact_stratified_test
-from evalsim.stats.multi_aggregate import (
+from evalsim.stats.multi import _kernels as _k
+from evalsim.stats.multi.aggregate import (
     OutcomeGrid,
     aggregate_success,
     as_rng,
 )
+from evalsim.stats.multi.tasks import adjust_pvalues, exact_stratified_test
 
 __all__ = [
     "PairComparison",

@@ -13,7 +13,7 @@ both seed variance and trial variance are visible"):
   (for 0/1 outcomes a seed's resampled successes are ``Binomial(n_i, k_i / n_i)``).
 
 The spread within one policy (seed-to-seed vs trial-to-trial, design effect) is
-:func:`evalsim.stats.hierarchy.two_spreads`.
+:func:`evalsim.stats.multi.hierarchy.two_spreads`.
 
 References
 ----------
@@ -33,7 +33,7 @@ import numpy as np
 from scipy import stats as _sps
 
 from evalsim.stats._validate import check_confidence, check_counts, check_n
-from evalsim.stats.multi_aggregate import as_rng
+from evalsim.stats.multi.aggregate import as_rng
 
 __all__ = ["SeedComparison", "cluster_interval", "seed_comparison"]
 
@@ -93,7 +93,7 @@ def _cluster_draws(k, n, n_reps, rng) -> np.ndarray:
 def cluster_interval(k, n, confidence: float = 0.95, n_reps: int = 2000, seed=0):
     """Cluster-aware interval of one policy's pooled rate over its seeds, from counts.
 
-    The two-stage bootstrap of :func:`evalsim.stats.hierarchy.hierarchical_bootstrap`
+    The two-stage bootstrap of :func:`evalsim.stats.multi.hierarchy.hierarchical_bootstrap`
     (seeds with replacement, then episodes within each drawn seed) for 0/1 outcomes, where
     a drawn seed's resampled successes are ``Binomial(n_i, k_i / n_i)``: vectorised over
     the replicates (no compiled kernel), the same law as T28's bootstrap.

@@ -48,9 +48,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evalsim.stats import _multi_kernels as _k
 from evalsim.stats._roots import brentq  # scipy.optimize.brentq, without importing it
 from evalsim.stats._validate import check_alpha, check_confidence, check_counts
+from evalsim.stats.multi import _kernels as _k
 
 __all__ = [
     "ADJUST_METHODS",
@@ -286,16 +286,16 @@ def per_task_tests(
         Checked as ``multipletests`` would; the adjusted p-values do not depend on it.
     alternative : {"two-sided", "greater", "less"}
         ``"greater"``: B's rate is the higher; ``"less"``: the lower (one-sided Fisher,
-        ``evalsim.stats.fisher.fisher_pvalue_one_sided``, or one-sided exact McNemar,
-        ``evalsim.stats.paired.mcnemar_pvalue``, with B as the first arm).
+        ``evalsim.stats.two_sample.fisher.fisher_pvalue_one_sided``, or one-sided exact McNemar,
+        ``evalsim.stats.two_sample.paired.mcnemar_pvalue``, with B as the first arm).
 
     Returns
     -------
     list of TaskComparison
         In the order given; ``adjusted`` holds each correction's p-values over the tasks.
     """
-    from evalsim.stats.fisher import fisher_pvalue, fisher_pvalue_one_sided
-    from evalsim.stats.paired import mcnemar_exact, mcnemar_pvalue
+    from evalsim.stats.two_sample.fisher import fisher_pvalue, fisher_pvalue_one_sided
+    from evalsim.stats.two_sample.paired import mcnemar_exact, mcnemar_pvalue
 
     if alternative not in ("two-sided", "greater", "less"):
         raise ValueError(

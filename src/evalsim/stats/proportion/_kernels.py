@@ -1,8 +1,9 @@
 """Numba kernels for the binomial distribution and binomial-proportion intervals.
 
 Kernels only: fixed dtypes (int64 counts, float64 probabilities), preallocated outputs, no
-validation and no I/O. The public functions in :mod:`evalsim.stats.binomial`,
-:mod:`evalsim.stats.intervals` and :mod:`evalsim.stats.coverage` validate first.
+validation and no I/O. The public functions in :mod:`evalsim.stats.proportion.binomial`,
+:mod:`evalsim.stats.proportion.intervals` and :mod:`evalsim.stats.proportion.coverage` validate
+first.
 
 The binomial log-pmf is Loader's saddle-point form (the algorithm behind R's ``dbinom``):
 

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from evalsim.stats import _binom_kernels as _K
 from evalsim.stats._validate import check_counts, check_probability
+from evalsim.stats.proportion import _kernels as _K
 
 __all__ = ["binom_cdf", "binom_logpmf", "binom_pmf", "binom_sf", "prob_at_least"]
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evalsim.stats.intervals import bounds, check_method, resolve_level
+from evalsim.stats.proportion.intervals import bounds, check_method, resolve_level
 
 __all__ = ["HalfWidthBudget", "half_width_budget", "half_widths", "trials_for_half_width"]
 
@@ -117,7 +117,7 @@ def half_width_budget(
     half_width : float
         Target half-width in (0, 0.5].
     confidence, z, method
-        As in :func:`evalsim.stats.intervals.interval`; the lesson uses Wilson, z = 1.96.
+        As in :func:`evalsim.stats.proportion.intervals.interval`; the lesson uses Wilson, z = 1.96.
     rounding : {"half_even", "half_up"}
         How rate * n becomes a count; "half_even" is Python's ``round`` (the lesson's code).
     n_max : int, optional

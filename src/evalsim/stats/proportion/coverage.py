@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from evalsim.stats import _binom_kernels as _K
 from evalsim.stats._validate import check_n, check_probability
-from evalsim.stats.intervals import bounds, check_method, resolve_level
+from evalsim.stats.proportion import _kernels as _K
+from evalsim.stats.proportion.intervals import bounds, check_method, resolve_level
 
 __all__ = ["coverage_curve", "exact_coverage"]
 
@@ -43,7 +43,7 @@ def coverage_curve(method: str, n: int, p_grid, confidence: float = 0.95, z=None
     Parameters
     ----------
     method : str
-        One of :data:`evalsim.stats.intervals.METHODS`.
+        One of :data:`evalsim.stats.proportion.intervals.METHODS`.
     n : int
         Number of trials, >= 1.
     p_grid : array_like of float

@@ -38,7 +38,7 @@ methods it is converted to the tail probability alpha/2 = Phi(-z). Without ``z``
 multiplier is Phi^-1(1 - (1 - confidence)/2) = 1.959964... at 0.95, as in statsmodels and
 SciPy; the lesson's code uses z = 1.96.
 
-Wald, Wilson and Agresti-Coull are numba kernels (:mod:`evalsim.stats._binom_kernels`).
+Wald, Wilson and Agresti-Coull are numba kernels (:mod:`evalsim.stats.proportion._kernels`).
 Clopper-Pearson and Jeffreys need Beta quantiles; they call SciPy's vectorised
 ``scipy.special.betaincinv`` / ``betainccinv`` (Boost's inverse incomplete beta, which is what
 statsmodels reaches through ``scipy.stats.beta.ppf`` / ``isf``) rather than a hand-written
@@ -171,7 +171,7 @@ def _empty_pair(k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 # The numba kernels are imported inside the three closed-form methods: numba's start-up is
 # paid only when one of them runs (a single Wilson interval is _wilson_one, in Python).
 def _wald_bounds(k, n, z, tail):
-    from evalsim.stats._binom_kernels import wald_bounds
+    from evalsim.stats.proportion._kernels import wald_bounds
 
     lower, upper = _empty_pair(k)
     wald_bounds(k, n, z, lower, upper)
@@ -179,7 +179,7 @@ def _wald_bounds(k, n, z, tail):
 
 
 def _wilson_bounds(k, n, z, tail):
-    from evalsim.stats._binom_kernels import wilson_bounds
+    from evalsim.stats.proportion._kernels import wilson_bounds
 
     lower, upper = _empty_pair(k)
     wilson_bounds(k, n, z, lower, upper)
@@ -187,7 +187,7 @@ def _wilson_bounds(k, n, z, tail):
 
 
 def _agresti_coull_bounds(k, n, z, tail):
-    from evalsim.stats._binom_kernels import agresti_coull_bounds
+    from evalsim.stats.proportion._kernels import agresti_coull_bounds
 
     lower, upper = _empty_pair(k)
     agresti_coull_bounds(k, n, z, lower, upper)
@@ -392,7 +392,7 @@ def bounds(method: str, k: np.ndarray, n: np.ndarray, z: float, tail: float):
 
 
 def _wilson_one(k: int, n: int, z: float) -> tuple[float, float]:
-    """:func:`evalsim.stats._binom_kernels.wilson_bounds` for one (k, n), in Python: the
+    """:func:`evalsim.stats.proportion._kernels.wilson_bounds` for one (k, n), in Python: the
     kernel's operations in its order (the same bits; the tests check), so that one interval
     (the ``evalsim`` command's) does not wait for numba to start."""
     z2 = z * z

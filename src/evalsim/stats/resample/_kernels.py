@@ -1,7 +1,7 @@
 """Numba kernels for drawing evaluations from a pool of trials (private).
 
 Kernels only: fixed dtypes, preallocated outputs, no validation, no I/O. The public,
-validating face is :mod:`evalsim.resample`.
+validating face is :mod:`evalsim.stats.resample.draws`.
 
 The random stream is SplitMix64 (Steele, Lea & Flood 2014), seeded with one 63-bit integer
 from :func:`evalsim.seeding.int_seed_for`. Its whole state is that one integer, so a draw

@@ -3,7 +3,7 @@
 Lesson 25's experiment (document 000, "Experiment") treats a pool of simulated trials as the
 long-run population of a policy: "an evaluation of n trials picks n trials from a pool at
 random, with replacement". This module draws such evaluations with a numba kernel
-(:mod:`evalsim._resample_kernels`) and summarises them: interval coverage and width, the
+(:mod:`evalsim.stats.resample._kernels`) and summarises them: interval coverage and width, the
 rate of a high score, and for pairs of evaluations the rate of a significant Fisher test, of
 disjoint Wilson intervals and of the better policy scoring no higher. Next to each resampled
 rate sits the exact probability it estimates (:func:`exact_pair_probabilities`), so a reader
@@ -29,13 +29,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evalsim import _resample_kernels as _k
 from evalsim.seeding import int_seed_for
 from evalsim.stats._validate import check_alpha, check_confidence, check_n, check_probability
-from evalsim.stats.binomial import binom_pmf
 from evalsim.stats.decision import rejects
-from evalsim.stats.fisher import fisher_pvalue_table
-from evalsim.stats.intervals import interval
+from evalsim.stats.proportion.binomial import binom_pmf
+from evalsim.stats.proportion.intervals import interval
+from evalsim.stats.resample import _kernels as _k
+from evalsim.stats.two_sample.fisher import fisher_pvalue_table
 
 __all__ = [
     "Evaluations",

@@ -1,6 +1,6 @@
 """Numba kernels of the sequential designs: exact DPs, calibration and certification.
 
-Private: :mod:`evalsim.stats.sequential` and :mod:`evalsim.stats.sequential_paired` validate
+Private: :mod:`evalsim.stats.sequential.designs` and :mod:`evalsim.stats.sequential.paired` validate
 every argument. Conventions:
 
 * Unpaired designs look at ``look_sizes[j]`` trials per policy. A look's decision rule is
@@ -11,7 +11,7 @@ every argument. Conventions:
   ``fut_lo > fut_hi``.
 * Verdict codes: 0 none (still running / reached the end), 1 B better, 2 A better,
   3 futility stop.
-* Paired designs: :mod:`evalsim.stats._sequential_paired_kernels`.
+* Paired designs: :mod:`evalsim.stats.sequential._paired_kernels`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import math
 import numpy as np
 from numba import njit
 
-from evalsim.stats._binom_kernels import binom_logpmf
+from evalsim.stats.proportion._kernels import binom_logpmf
 
 
 @njit(cache=True)

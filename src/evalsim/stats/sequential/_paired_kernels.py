@@ -1,9 +1,9 @@
 """Numba kernels of the paired sequential designs and of the exact McNemar yardstick.
 
-Private: :mod:`evalsim.stats.sequential_paired` and :mod:`evalsim.stats.sequential_optimise`
+Private: :mod:`evalsim.stats.sequential.paired` and :mod:`evalsim.stats.sequential.optimise`
 validate every argument. The walk of B's solo wins ``w`` over the discordant pairs ``d``:
 rows indexed by ``d = 0..d_max``; "never" is ``d + 1`` for an upper row and ``-1`` for a
-lower one (see :mod:`evalsim.stats._sequential_kernels` for the verdict codes).
+lower one (see :mod:`evalsim.stats.sequential._kernels` for the verdict codes).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import math
 import numpy as np
 from numba import njit
 
-from evalsim.stats._binom_kernels import binom_logpmf
+from evalsim.stats.proportion._kernels import binom_logpmf
 
 
 @njit(cache=True)

@@ -1,6 +1,6 @@
 """Numba kernels of the peeking study: exact DP and Monte Carlo over look schedules.
 
-Private: the callers in :mod:`evalsim.stats.peeking` validate every argument. Rejection
+Private: the callers in :mod:`evalsim.stats.sequential.peeking` validate every argument. Rejection
 regions are stored flat: the region of a look at ``m`` trials per arm is an ``(m+1)*(m+1)``
 block of ``uint8`` starting at ``offsets[j]``, indexed ``k_a * (m + 1) + k_b``.
 """
@@ -12,7 +12,7 @@ import math
 import numpy as np
 from numba import njit
 
-from evalsim.stats._fisher_kernels import _rejection_bounds
+from evalsim.stats.two_sample._fisher_kernels import _rejection_bounds
 
 
 @njit(cache=True)
@@ -133,7 +133,7 @@ def fisher_region_bounds(m, alpha_thresh, cut, left, right):
     """Fisher's rejection region at m trials per arm as two bounds per margin K = 0..2m.
 
     Table (k_a, k_b) with k_a + k_b = K is rejected when ``k_a <= left[K]`` or
-    ``k_a >= right[K]`` (:func:`evalsim.stats._fisher_kernels._rejection_bounds`, the
+    ``k_a >= right[K]`` (:func:`evalsim.stats.two_sample._fisher_kernels._rejection_bounds`, the
     power kernel's region): O(m) memory instead of the (m + 1)^2 boolean table.
     """
     size = m + 1
@@ -187,7 +187,7 @@ def sequential_rejection_dp_fisher(p_a, p_b, look_sizes, alpha_thresh):
 
     No region is stored: at a look of m trials per arm, each margin K that the counts can
     reach gets its two rejection bounds from the power kernel's
-    :func:`evalsim.stats._fisher_kernels._rejection_bounds` (the table is rejected when
+    :func:`evalsim.stats.two_sample._fisher_kernels._rejection_bounds` (the table is rejected when
     ``k_a <= left`` or ``k_a >= right``; the same tables as ``fisher_rejects`` with the tie
     rule). The joint law is propagated one arm at a time (two passes of two terms each) and
     only over the cells where the unabsorbed binomial law of each count holds more than
@@ -257,7 +257,7 @@ def paired_rejection_dp(p10, p01, look_sizes, crit):
     Each step is one pair: A only with ``p10``, B only with ``p01``, concordant otherwise.
     The state is (b, c), the discordant counts; at a look the exact two-sided McNemar test
     rejects when ``min(b, c) <= crit[b + c]`` (``crit`` from
-    :func:`evalsim.stats.design.mcnemar_critical_values`, -1 = never). Cells outside
+    :func:`evalsim.stats.two_sample.design.mcnemar_critical_values`, -1 = never). Cells outside
     the Chernoff range of each count's binomial law are dropped, as in the two-arm kernel.
     """
     n_looks = look_sizes.shape[0]

@@ -46,7 +46,7 @@ import numpy as np
 from scipy.stats import norm
 
 from evalsim.io import write_text_atomic
-from evalsim.stats.sequential import ALTERNATIVES, Certificate, SequentialDesign
+from evalsim.stats.sequential.core import ALTERNATIVES, Certificate, SequentialDesign
 
 __all__ = [
     "FORMAT",
@@ -380,7 +380,7 @@ def _conf(z: float) -> float:
 
 def check_unpaired(design: SequentialDesign, success_a, success_b) -> CheckResult:
     """Apply an unpaired design to one log (outcomes of A and of B in trial order)."""
-    from evalsim.stats.paired import diff_interval
+    from evalsim.stats.two_sample.paired import diff_interval
 
     a = np.asarray(success_a, dtype=bool)
     b = np.asarray(success_b, dtype=bool)
@@ -436,8 +436,8 @@ def check_unpaired(design: SequentialDesign, success_a, success_b) -> CheckResul
 
 def check_paired(design: SequentialDesign, success_a, success_b) -> CheckResult:
     """Apply a paired design to one log of pairs (A's and B's outcome per pair, in order)."""
-    from evalsim.stats.paired import PairedCounts, paired_wald_interval
-    from evalsim.stats.sequential_paired import sign_z
+    from evalsim.stats.sequential.paired import sign_z
+    from evalsim.stats.two_sample.paired import PairedCounts, paired_wald_interval
 
     a = np.asarray(success_a, dtype=bool)
     b = np.asarray(success_b, dtype=bool)

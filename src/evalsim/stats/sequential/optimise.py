@@ -25,15 +25,11 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtri
 
-from evalsim.stats import _sequential_kernels as _k
-from evalsim.stats import _sequential_paired_kernels as _pk
 from evalsim.stats._validate import check_alpha, check_n, check_probability
-from evalsim.stats.sequential import (
-    SequentialDesign,
-    _check_futility,
-    operating_characteristics,
-    unpaired_shape_design,
-)
+from evalsim.stats.sequential import _kernels as _k
+from evalsim.stats.sequential import _paired_kernels as _pk
+from evalsim.stats.sequential.core import SequentialDesign, _check_futility
+from evalsim.stats.sequential.designs import operating_characteristics, unpaired_shape_design
 
 __all__ = ["OptimisedDesign", "fixed_n_for_power", "fixed_n_power", "optimise_design"]
 

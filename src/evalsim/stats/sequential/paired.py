@@ -31,10 +31,10 @@ import time
 
 import numpy as np
 
-from evalsim.stats import _sequential_paired_kernels as _pk
 from evalsim.stats._validate import check_alpha, check_n, check_probability
 from evalsim.stats.boundaries import SPENDING_FAMILIES, kind_problem
-from evalsim.stats.sequential import (
+from evalsim.stats.sequential import _paired_kernels as _pk
+from evalsim.stats.sequential.core import (
     ALTERNATIVES,
     ROUNDING_ALLOWANCE,
     Certificate,

@@ -32,9 +32,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evalsim.stats import _peeking_kernels as _k
 from evalsim.stats._validate import check_alpha, check_n, check_probability
 from evalsim.stats.decision import alpha_threshold, rejects
+from evalsim.stats.sequential import _peeking_kernels as _k
 
 __all__ = [
     "LooksCurve",
@@ -108,7 +108,7 @@ def look_sizes(n, looks="every") -> np.ndarray:
 
 @functools.lru_cache(maxsize=4096)
 def _fisher_region_cached(m: int, alpha: float) -> np.ndarray:
-    from evalsim.stats.fisher import fisher_pvalue_table
+    from evalsim.stats.two_sample.fisher import fisher_pvalue_table
 
     region = rejects(np.asarray(fisher_pvalue_table(m, m)), alpha)
     region.setflags(write=False)
@@ -118,7 +118,7 @@ def _fisher_region_cached(m: int, alpha: float) -> np.ndarray:
 def fisher_rejection_region(m, alpha=0.05) -> np.ndarray:
     """Boolean region ``[k_A, k_B]`` where Fisher's two-sided p < alpha at m trials per arm.
 
-    Uses :func:`evalsim.stats.fisher.fisher_pvalue_table` (equal to
+    Uses :func:`evalsim.stats.two_sample.fisher.fisher_pvalue_table` (equal to
     ``scipy.stats.fisher_exact``); strict ``p < alpha`` as the documents write it. Regions
     are cached (they depend only on ``m`` and ``alpha``); the array returned is read-only.
     """
@@ -143,7 +143,7 @@ def fisher_region_bounds(m: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
 def _fisher_dp(p_a: float, p_b: float, sizes: np.ndarray, alpha: float):
     """Exact DP for the default Fisher rule without stored regions; the fixed-n rate by the
     exact power kernel (the same region)."""
-    from evalsim.stats.power import _power
+    from evalsim.stats.two_sample.power import _power
 
     by_look = _k.sequential_rejection_dp_fisher(p_a, p_b, sizes, alpha_threshold(alpha))
     m = int(sizes[-1])
@@ -323,7 +323,7 @@ def sequential_mcnemar_probability(n, p10, p01, alpha=0.05, looks="every") -> Pe
         ``p_a``/``p_b`` hold ``p10``/``p01``; ``fixed_rate`` is the exact McNemar power
         (size, with equal discordant rates) of testing once at ``n`` pairs.
     """
-    from evalsim.stats.design import mcnemar_critical_values, mcnemar_power_exact
+    from evalsim.stats.two_sample.design import mcnemar_critical_values, mcnemar_power_exact
 
     n = check_n(n, "n")
     p10 = check_probability(p10, "p10")

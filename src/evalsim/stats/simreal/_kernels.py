@@ -1,4 +1,4 @@
-"""Numba kernels behind :mod:`evalsim.stats.simreal` (no validation, no I/O).
+"""Numba kernels behind :mod:`evalsim.stats.simreal.methods` (no validation, no I/O).
 
 A real/twin pair sample is enumerated by its table (n11, n10, n01, n00) written as
 ``n1`` (twins that succeeded), ``k1`` (real successes among them) and ``k0`` (real successes

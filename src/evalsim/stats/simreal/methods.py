@@ -6,7 +6,7 @@ condition run in simulation) with outcome Yhat_i, and ``N`` further simulated tr
 p_S). Five methods (registry :data:`METHODS`, validity class in :data:`VALIDITY`):
 
 ``clopper_pearson``, ``wilson``
-    Real trials only (:mod:`evalsim.stats.intervals`); the baselines.
+    Real trials only (:mod:`evalsim.stats.proportion.intervals`); the baselines.
 ``ppi``
     Prediction-powered inference (Angelopoulos et al. 2023 [1]_): p_S_hat + mean(Y - Yhat)
     -+ z se. **Asymptotic.** Identical to ``ppi_py.ppi_mean_ci(..., lam=1)``.
@@ -57,10 +57,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
-from evalsim.stats import _simreal_kernels as _K
 from evalsim.stats import names as _names
 from evalsim.stats._validate import MAX_COUNT, check_confidence, check_probability
-from evalsim.stats.intervals import clopper_pearson_interval, wilson_interval
+from evalsim.stats.proportion.intervals import clopper_pearson_interval, wilson_interval
+from evalsim.stats.simreal import _kernels as _K
 
 __all__ = [
     "DEFAULT_REAL_SHARE",

@@ -1,7 +1,8 @@
 """Numba kernels for Fisher's exact test on a 2x2 table and its exact power.
 
 Kernels only: int64 counts, float64 probabilities, preallocated outputs, no validation and
-no I/O. The public functions in :mod:`evalsim.stats.fisher` and :mod:`evalsim.stats.power`
+no I/O. The public functions in :mod:`evalsim.stats.two_sample.fisher` and
+:mod:`evalsim.stats.two_sample.power`
 validate first.
 
 Notation. Arm 1 has ``k1`` successes of ``n1`` trials, arm 2 ``k2`` of ``n2``; with the margin

@@ -1,6 +1,7 @@
 """Numba kernels of the exact unconditional tests (Boschloo, Barnard, Berger-Boos).
 
-Kernels only: int64 counts, float64 values, no validation (:mod:`evalsim.stats.unconditional`
+Kernels only: int64 counts, float64 values, no validation
+(:mod:`evalsim.stats.two_sample.unconditional`
 validates). Tables are flattened as ``t = x1 * (n2 + 1) + x2``.
 
 The tail polynomial. For a rejection region ``R`` (a set of tables) and a common success rate
@@ -8,7 +9,7 @@ The tail polynomial. For a rejection region ``R`` (a set of tables) and a common
 tables by their margin ``k = x1 + x2`` gives ``P_pi(R) = sum_k beta[k] b(k; N, pi)`` with
 ``N = n1 + n2`` and ``beta[k]`` the hypergeometric probability of ``R`` given the margin ``k``,
 a polynomial in Bernstein form whose coefficients lie in [0, 1] (as in
-:func:`evalsim.stats._sequential_kernels.unpaired_null_bernstein`).
+:func:`evalsim.stats.sequential._kernels.unpaired_null_bernstein`).
 
 Certified supremum. On an interval ``[a, b]`` a function whose second derivative is bounded
 below by ``-M`` lies under its chord plus ``M (pi - a)(b - pi) / 2``, so its maximum there is at
@@ -27,8 +28,8 @@ import math
 import numpy as np
 from numba import njit
 
-from evalsim.stats._binom_kernels import binom_logpmf
-from evalsim.stats._fisher_kernels import margin_weights
+from evalsim.stats.proportion._kernels import binom_logpmf
+from evalsim.stats.two_sample._fisher_kernels import margin_weights
 
 _LEVEL_BITS = 500
 _EPS = 2.0**-53

@@ -201,7 +201,7 @@ def mde_normal(n_per_arm, pbar: float = 0.5, alpha: float = 0.05, power: float =
 
 def _exact_power_from_region(reject: np.ndarray, p1: float, p2: float) -> float:
     """Exact power: the binomial probability of the rejection region ``reject[k1, k2]``."""
-    from evalsim.stats.binomial import binom_pmf
+    from evalsim.stats.proportion.binomial import binom_pmf
 
     n1, n2 = reject.shape[0] - 1, reject.shape[1] - 1
     pmf1 = np.asarray(binom_pmf(np.arange(n1 + 1), n1, p1), dtype=float)
@@ -226,7 +226,7 @@ def mde_exact(
     """Smallest gap that Fisher's exact test detects with ``power`` at ``n_per_arm`` per arm.
 
     The rejection region ``{(k1, k2): fisher p < alpha}`` of the two-sided test is computed
-    once (``evalsim.stats.fisher.fisher_rejects``); the exact power of a gap ``d`` is its
+    once (``evalsim.stats.two_sample.fisher.fisher_rejects``); the exact power of a gap ``d`` is its
     binomial probability, and ``d`` is found by bisection (power grows with the gap).
 
     Parameters
@@ -246,7 +246,7 @@ def mde_exact(
     MDEResult
         ``mde`` is nan when even the largest possible gap misses the target power.
     """
-    from evalsim.stats.fisher import fisher_rejects
+    from evalsim.stats.two_sample.fisher import fisher_rejects
 
     check_n(n_per_arm, "n_per_arm")
     n = int(n_per_arm)
@@ -260,7 +260,7 @@ def mde_exact(
         def exact_power(p1: float, p2: float) -> float:
             return _exact_power_from_region(reject, p1, p2)
     else:  # no (n + 1)^2 region: the power kernel visits only the margins that matter
-        from evalsim.stats.power import _power
+        from evalsim.stats.two_sample.power import _power
 
         def exact_power(p1: float, p2: float) -> float:
             return _power(p1, n, p2, n, alpha)
@@ -405,8 +405,8 @@ def mcnemar_critical_values(d_max: int, alpha: float) -> np.ndarray:
     gives a start within one of ``c_D`` and the project's exact tails settle it among the
     candidates ``start - 2 .. start + 1``.
     """
-    from evalsim.stats.binomial import binom_cdf
     from evalsim.stats.decision import rejects
+    from evalsim.stats.proportion.binomial import binom_cdf
 
     dd = np.arange(d_max + 1, dtype=np.int64)
     half = dd // 2
@@ -431,7 +431,7 @@ def _mcnemar_reject_given_d(d_max: int, theta: float, alpha: float) -> np.ndarra
     (:func:`mcnemar_critical_values`): ``P(b <= c_D) + P(b > D - c_D - 1)``, both tails
     summed directly (no subtraction from 1).
     """
-    from evalsim.stats.binomial import binom_cdf, binom_sf
+    from evalsim.stats.proportion.binomial import binom_cdf, binom_sf
 
     crit = mcnemar_critical_values(d_max, alpha)
     out = np.zeros(d_max + 1)
@@ -458,10 +458,10 @@ def mcnemar_power_exact(n_pairs: int, p10: float, p01: float, alpha: float = 0.0
     The number of discordant pairs ``D`` is ``Binomial(n, p10 + p01)``; given ``D``, the
     count ``b`` of A-only successes is ``Binomial(D, p10 / (p10 + p01))``; the test rejects
     when the two-sided exact binomial p-value of ``b`` out of ``D`` at 1/2 is below alpha
-    (:func:`evalsim.stats.paired.mcnemar_exact`, tie rule of
+    (:func:`evalsim.stats.two_sample.paired.mcnemar_exact`, tie rule of
     :func:`evalsim.stats.decision.rejects`). Power is summed over D exactly, O(n).
     """
-    from evalsim.stats.binomial import binom_pmf
+    from evalsim.stats.proportion.binomial import binom_pmf
 
     check_n(n_pairs, "n_pairs")
     n = int(n_pairs)
@@ -488,7 +488,7 @@ def mcnemar_mde_exact(
         The gap (a fraction; the upper end of the final bracket, so its power reaches the
         target), or nan when even ``d = psi`` (every discordant pair for one policy) misses.
     """
-    from evalsim.stats.binomial import binom_cdf, binom_pmf, binom_sf
+    from evalsim.stats.proportion.binomial import binom_cdf, binom_pmf, binom_sf
 
     check_n(n_pairs, "n_pairs")
     n = int(n_pairs)
@@ -529,7 +529,7 @@ def mcnemar_n_exact(
     back below the target; this returns the first n that reaches it. Raises if no
     ``n <= n_max`` does.
     """
-    from evalsim.stats.binomial import binom_pmf
+    from evalsim.stats.proportion.binomial import binom_pmf
 
     _z(alpha, power)
     check_n(n_max, "n_max")
@@ -585,7 +585,7 @@ def n_for_estimate(
 
     ``"normal"``: ``n = z^2 p (1 - p) / half_width^2`` (Wald). ``"wilson"``: the smallest n
     whose Wilson interval at observed rate p has half-width <= ``half_width``
-    (``evalsim.stats.budget.trials_for_half_width``) [4]_.
+    (``evalsim.stats.proportion.budget.trials_for_half_width``) [4]_.
     """
     p = _rate(p, "p")
     check_confidence(confidence)
@@ -597,7 +597,7 @@ def n_for_estimate(
         z = float(ndtri(0.5 + confidence / 2.0))
         n = z * z * p * (1.0 - p) / half_width**2
         return SampleSize(_ceil(n), float(n), "normal (Wald half-width)")
-    from evalsim.stats.budget import trials_for_half_width
+    from evalsim.stats.proportion.budget import trials_for_half_width
 
     n = int(trials_for_half_width(p, half_width, confidence=confidence, method="wilson"))
     return SampleSize(n, float("nan"), "Wilson half-width")

@@ -33,9 +33,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from evalsim.stats import _fisher_kernels as _k
 from evalsim.stats._validate import check_alpha, check_counts, check_n
 from evalsim.stats.decision import rejects
+from evalsim.stats.two_sample import _fisher_kernels as _k
 
 __all__ = [
     "ALTERNATIVES",
@@ -128,7 +128,7 @@ def fisher_rejects(n1, n2, alpha=0.05) -> np.ndarray:
     The convention is strict (``p < alpha``), as in the documents, with the tie rule of
     :func:`evalsim.stats.decision.rejects`: a p-value within 1e-9 (relative) of ``alpha`` is
     an exact tie and is not rejected. The same rule decides
-    :func:`evalsim.stats.power.fisher_power` and the peeking regions.
+    :func:`evalsim.stats.two_sample.power.fisher_power` and the peeking regions.
 
     Parameters
     ----------

@@ -164,7 +164,7 @@ class PairingGain:
 
 
 def _interval(lower, upper):
-    from evalsim.stats.intervals import Interval
+    from evalsim.stats.proportion.intervals import Interval
 
     return Interval(float(lower), float(upper))
 
@@ -204,7 +204,7 @@ def diff_interval(
         p2 = (k2 + add) / (n2 + 2 * add)
         half = z * math.sqrt(p1 * (1 - p1) / (n1 + 2 * add) + p2 * (1 - p2) / (n2 + 2 * add))
         return _interval(p1 - p2 - half, p1 - p2 + half)
-    from evalsim.stats.intervals import wilson_interval
+    from evalsim.stats.proportion.intervals import wilson_interval
 
     p1, p2 = k1 / n1, k2 / n2
     w1 = wilson_interval(k1, n1, confidence=confidence)
@@ -255,7 +255,7 @@ def mcnemar_exact(b: int, c: int) -> McNemarResult:
     mid-p version subtracts the probability of the observed split once [4]_. With no
     discordant pairs both p-values are 1.
     """
-    from evalsim.stats.binomial import binom_cdf, binom_pmf
+    from evalsim.stats.proportion.binomial import binom_cdf, binom_pmf
 
     check_n(b, "b", minimum=0)
     check_n(c, "c", minimum=0)
@@ -278,7 +278,7 @@ def mcnemar_pvalue(b: int, c: int, alternative: str = "two-sided") -> float:
     higher): ``P(X >= b)``; ``"less"``: ``P(X <= b)``, with ``X ~ Bin(b + c, 1/2)`` -- SciPy's
     ``binomtest(b, b + c, 0.5, alternative=...)``. 1 when there are no discordant pairs.
     """
-    from evalsim.stats.binomial import binom_cdf, binom_sf
+    from evalsim.stats.proportion.binomial import binom_cdf, binom_sf
 
     if alternative == "two-sided":
         return mcnemar_exact(b, c).pvalue
@@ -354,7 +354,7 @@ def _tango_interval(b: int, c: int, n: int, z: float) -> tuple[float, float]:
 
 def _newcombe_paired(counts: PairedCounts, confidence: float) -> tuple[float, float]:
     """Newcombe's method 10: the two Wilson intervals combined with a corrected phi [6]_."""
-    from evalsim.stats.intervals import wilson_interval
+    from evalsim.stats.proportion.intervals import wilson_interval
 
     n = counts.n
     r, s, t, u = counts.both_succeed, counts.a_only, counts.b_only, counts.both_fail
@@ -433,7 +433,7 @@ def paired_bootstrap(
         The random stream; pass ``evalsim.seeding.rng_for(study_seed, ...)``. An int is
         used as the seed of ``numpy.random.default_rng``. Required (no global RNG).
     """
-    from evalsim.stats._paired_kernels import paired_bootstrap_diffs
+    from evalsim.stats.two_sample._paired_kernels import paired_bootstrap_diffs
 
     a, b = _aligned(success_a, success_b)
     check_n(n_boot, "n_boot", minimum=2)

@@ -13,7 +13,7 @@ out of the sort (their tables have p far below alpha and are rejected; the omitt
 < 1e-26 of the margin, cannot move a p-value across alpha except within ~1e-26 of it), and
 pairs whose binomial probability is below 1e-50 of the arm's largest are skipped. A p-value
 within 1e-9 (relative) of alpha is a tie and does not reject (:mod:`evalsim.stats.decision`), as in
-:func:`evalsim.stats.fisher.fisher_rejects`. The result equals the brute
+:func:`evalsim.stats.two_sample.fisher.fisher_rejects`. The result equals the brute
 force double loop over ``scipy.stats.fisher_exact`` (``tests/test_power.py``).
 
 References
@@ -33,10 +33,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtri
 
-from evalsim.stats import _fisher_kernels as _k
-from evalsim.stats._binom_kernels import binom_pmf_vector
 from evalsim.stats._validate import check_alpha, check_n, check_probability
 from evalsim.stats.decision import alpha_threshold
+from evalsim.stats.proportion._kernels import binom_pmf_vector
+from evalsim.stats.two_sample import _fisher_kernels as _k
 
 __all__ = [
     "N_DEFINITION",

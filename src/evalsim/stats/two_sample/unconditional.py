@@ -29,7 +29,8 @@ The supremum is certified, not searched. The tail probability is a polynomial of
 ``n1 + n2`` in ``pi`` (Bernstein form, coefficients in [0, 1]); branch and bound over ``pi``
 with a certified bound on each interval (the polynomial's second derivative bounded below
 term by term, in its Bernstein coefficients and in their second differences, and the chord
-bound that is exact for a quadratic; :func:`evalsim.stats._unconditional_kernels.certified_sup`)
+bound that is exact for a quadratic;
+:func:`evalsim.stats.two_sample._unconditional_kernels.certified_sup`)
 returns each p-value with an upper bound: the true p-value lies in ``[pvalue, upper]``, and a
 certified one-table result has ``upper <= pvalue (1 + 1e-6)`` up to an allowance of ``8 (N +
 2)`` ulp for rounding. SciPy maximises with ``shgo`` from 32 Sobol points and can miss the
@@ -66,9 +67,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import betaincinv
 
-from evalsim.stats import _unconditional_kernels as _k
 from evalsim.stats._validate import check_counts, check_n
 from evalsim.stats.names import TWO_SAMPLE_TESTS
+from evalsim.stats.two_sample import _unconditional_kernels as _k
 
 __all__ = [
     "ALTERNATIVES",
@@ -102,7 +103,8 @@ _RTOL_ALL = 1e-6
 _N_SCAN = 32
 _STRIDE = 512
 _MAX_INTERVALS = 200_000
-#: Barnard's regions, as :func:`evalsim.stats._unconditional_kernels.barnard_beta` codes them.
+#: Barnard's regions, as :func:`evalsim.stats.two_sample._unconditional_kernels.barnard_beta` codes
+#: them.
 _BARNARD_SIDE = {"less": 0, "greater": 1, "two-sided": 2}
 
 

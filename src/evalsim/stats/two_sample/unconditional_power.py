@@ -9,13 +9,15 @@ p-value is the supremum of its region's tail polynomial, and regions are nested 
 statistic's order, so the p-values are non-decreasing along that order and the rejection
 region is a prefix of it (for two-sided Boschloo, the union of the two one-sided prefixes at
 ``alpha / 2``). The prefix is found by bisection, each step deciding ``sup < alpha`` with a
-certified supremum (:func:`evalsim.stats._unconditional_kernels.certified_sup`): the decision
+certified supremum (:func:`evalsim.stats.two_sample._unconditional_kernels.certified_sup`): the
+decision
 is certain when the certified interval ``[p, upper]`` lies on one side of alpha; otherwise it
 is recomputed at a relative tolerance of 1e-12 and, if still undecided, taken from the
 attained ``p`` and counted in ``undecided``. With ``gamma`` (Berger-Boos) the p-values of
-every table come from :func:`evalsim.stats.unconditional.unconditional_pvalue_table`.
+every table come from :func:`evalsim.stats.two_sample.unconditional.unconditional_pvalue_table`.
 
-n per arm: :func:`n_for_power` uses the rule of :func:`evalsim.stats.power.n_for_fisher_power`
+n per arm: :func:`n_for_power` uses the rule of
+:func:`evalsim.stats.two_sample.power.n_for_fisher_power`
 (power is a saw-tooth in n): ``n`` is the smallest n from which the power stays at or above
 the target for ``window`` more n, ``n_first`` the first n that reaches it.
 
@@ -33,20 +35,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evalsim.stats import _unconditional_kernels as _k
 from evalsim.stats import names as _names
-from evalsim.stats import unconditional as _u
-from evalsim.stats._binom_kernels import binom_pmf_vector
 from evalsim.stats._validate import check_alpha, check_n, check_probability
 from evalsim.stats.decision import alpha_threshold
-from evalsim.stats.power import N_DEFINITION, _normal_n, _power, saw_tooth_n
+from evalsim.stats.proportion._kernels import binom_pmf_vector
+from evalsim.stats.two_sample import _unconditional_kernels as _k
+from evalsim.stats.two_sample import unconditional as _u
+from evalsim.stats.two_sample.power import N_DEFINITION, _normal_n, _power, saw_tooth_n
 
 __all__ = ["POWER_TESTS", "TWO_SAMPLE_TESTS", "TestPowerN", "exact_power", "n_for_power"]
 
 #: The unpaired two-sample tests: id, labels, SciPy cross-check, figure color, properties
 #: (:class:`evalsim.stats.names.TwoSampleTest`).
 TWO_SAMPLE_TESTS = _names.TWO_SAMPLE_TESTS
-#: Tests with an exact power here (Fisher: two-sided, :func:`evalsim.stats.power.fisher_power`):
+#: Tests with an exact power here (Fisher: two-sided,
+#: :func:`evalsim.stats.two_sample.power.fisher_power`):
 #: the registry's ids.
 POWER_TESTS = _names.POWER_TESTS
 
@@ -163,7 +166,7 @@ def exact_power(test, p1, n1, p2, n2, alpha=0.05, alternative="two-sided", gamma
     alpha : float
         Level; the test rejects when ``p < alpha`` (:mod:`evalsim.stats.decision`).
     alternative, gamma
-        As :func:`evalsim.stats.unconditional.unconditional_pvalue` (Fisher: two-sided).
+        As :func:`evalsim.stats.two_sample.unconditional.unconditional_pvalue` (Fisher: two-sided).
 
     Returns
     -------
@@ -187,7 +190,8 @@ def exact_power(test, p1, n1, p2, n2, alpha=0.05, alternative="two-sided", gamma
 
 @dataclass(frozen=True)
 class TestPowerN:
-    """Trials per arm for a target exact power (see :data:`evalsim.stats.power.N_DEFINITION`).
+    """Trials per arm for a target exact power (see
+    :data:`evalsim.stats.two_sample.power.N_DEFINITION`).
 
     Attributes
     ----------
@@ -231,7 +235,7 @@ def n_for_power(
 ) -> TestPowerN:
     """Equal n per arm for exact power ``>= power`` of ``test`` (saw-tooth rule of Fisher's).
 
-    Search as :func:`evalsim.stats.power.n_for_fisher_power`: bracket from the normal
+    Search as :func:`evalsim.stats.two_sample.power.n_for_fisher_power`: bracket from the normal
     approximation, bisect to a crossing, scan down for the first n reaching the target until
     ``window`` consecutive misses, then up for ``window + 1`` consecutive successes.
 

@@ -1,0 +1,1 @@
+"""The lesson's experiment replayed from pools: evaluations drawn from simulated trials."""

@@ -1,0 +1,86 @@
+"""The house's layout (issue 25, item 3): statistics in subpackages with their kernels beside
+their drivers, no import circles, and the old flat paths kept as aliases for one release."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import grimp
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "evalsim"
+STATS = SRC / "stats"
+#: The flat modules stats keeps: validation, root finding, the decision rule and the light
+#: registries the command reads without loading numba.
+STATS_TOP = {"__init__", "_validate", "_roots", "decision", "names", "boundaries"}
+SUBPACKAGES = {
+    "proportion",
+    "two_sample",
+    "sequential",
+    "multi",
+    "independence",
+    "simreal",
+    "resample",
+}
+
+
+def _docstring(path: Path) -> str:
+    return ast.get_docstring(ast.parse(path.read_text())) or ""
+
+
+def _aliases() -> list[tuple[str, str]]:
+    """(old path, new path) of every alias module: its docstring says where the code moved."""
+    out = []
+    for path in sorted([*STATS.glob("*.py"), SRC / "resample.py"]):
+        doc = _docstring(path)
+        if doc.startswith("Moved to "):
+            old = "evalsim." + ".".join(path.relative_to(SRC).with_suffix("").parts)
+            new = doc.split(":mod:`", 1)[1].split("`", 1)[0]
+            out.append((old, new))
+    return out
+
+
+def test_stats_holds_subpackages_and_only_its_shared_flat_modules():
+    packages = {p.name for p in STATS.iterdir() if (p / "__init__.py").is_file()}
+    assert packages == SUBPACKAGES
+    flat = {p.stem for p in STATS.glob("*.py")}
+    aliases = {old.rsplit(".", 1)[1] for old, _ in _aliases()}
+    assert flat - aliases == STATS_TOP
+    # every numba kernel module sits inside the subpackage of its drivers
+    kernels = sorted(SRC.rglob("_*kernels.py"))
+    assert kernels and all(k.parent.parent == STATS for k in kernels), kernels
+    for k in kernels:
+        drivers = [p for p in k.parent.glob("*.py") if k.stem in p.read_text() and p != k]
+        assert drivers, f"{k} is imported by no module beside it"
+
+
+@pytest.mark.parametrize(("old", "new"), _aliases())
+def test_alias_of_an_old_path_re_exports_the_moved_module(old, new):
+    alias, moved = importlib.import_module(old), importlib.import_module(new)
+    public = getattr(moved, "__all__", None) or [n for n in vars(moved) if not n.startswith("_")]
+    assert public
+    for name in public:
+        assert getattr(alias, name) is getattr(moved, name), (old, name)
+
+
+def test_the_old_packages_paths_still_give_their_old_names():
+    from evalsim.stats import multi, sequential
+    from evalsim.stats.multi.tasks import adjust_pvalues
+    from evalsim.stats.sequential.designs import certify_type1
+
+    assert multi.adjust_pvalues is adjust_pvalues
+    assert sequential.certify_type1 is certify_type1
+
+
+def test_no_import_circles():
+    graph = grimp.build_graph("evalsim")
+    circles = set()
+    for module in graph.modules:
+        for imported in graph.find_modules_directly_imported_by(module):
+            if imported.startswith(module + ".") or module.startswith(imported + "."):
+                continue  # a package and its own submodules
+            if graph.chain_exists(importer=imported, imported=module):
+                circles.add(tuple(sorted((module, imported))))
+    assert not circles, sorted(circles)
