@@ -38,7 +38,6 @@ Usage: python benchmarks/bench_cli.py [--json] [--repeat 5] [--keep DIR]
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
@@ -47,6 +46,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from _common import best_of, print_result
 
 # Peak memory is the process's VmHWM (reset at exec; ru_maxrss would carry over the resident
 # set of the benchmark process that forked it), ru_maxrss where /proc is missing.
@@ -121,15 +121,6 @@ def write_small_log(path: Path, n_conditions: int = 334) -> None:
         ok = rng.random(n_conditions) < rate
         lines += [f"{policy},c{i},{int(v)}" for i, v in enumerate(ok)]
     path.write_text("\n".join(lines) + "\n")
-
-
-def best_of(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def _record(out: dict, key: str, res: dict) -> None:
@@ -262,11 +253,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     result = run(args.repeat, args.keep, tuple(c.strip() for c in args.cases.split(",")))
-    if args.json:
-        print(json.dumps(result))
-    else:
-        for key, value in result.items():
-            print(f"{key:40s} {value:.6g}")
+    print_result(result, args.json, "{k:40s} {v:.6g}")
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ import time
 
 os.environ.setdefault("NUMBA_CACHE_DIR", os.path.join(os.getcwd(), ".cache", "numba"))
 
+from _common import timings  # noqa: E402
 from scipy.stats import fisher_exact  # noqa: E402
 
 from evalsim.stats.sequential import peeking  # noqa: E402
@@ -49,29 +50,20 @@ def python_peeking(p: float, n: int, alpha: float, experiments: int, seed: int) 
     return wins
 
 
-def _timed(fn, repeat: int) -> list[float]:
-    out = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t0)
-    return out
-
-
 def run(python_experiments: int) -> dict:
     # Warm-up: compile (or load from cache) the kernels and fill the region cache.
     peeking.false_win_rate_exact(N, P, ALPHA, looks="every")
     peeking.false_win_rate_mc(N, P, ALPHA, looks="every", n_experiments=1000, seed=0)
 
     exact = statistics.median(
-        _timed(lambda: peeking.false_win_rate_exact(N, P, ALPHA, looks="every"), 50)
+        timings(lambda: peeking.false_win_rate_exact(N, P, ALPHA, looks="every"), 50)
     )
 
     def cold():
         peeking._fisher_region_cached.cache_clear()
         peeking.false_win_rate_exact(N, P, ALPHA, looks="every")
 
-    exact_cold = statistics.median(_timed(cold, 10))
+    exact_cold = statistics.median(timings(cold, 10))
     mc_result = {}
 
     def mc():
@@ -79,7 +71,7 @@ def run(python_experiments: int) -> dict:
             N, P, ALPHA, looks="every", n_experiments=EXPERIMENTS, seed=1
         )
 
-    mc_seconds = min(_timed(mc, 3))
+    mc_seconds = min(timings(mc, 3))
     t0 = time.perf_counter()
     py_wins = python_peeking(P, N, ALPHA, python_experiments, seed=1)
     py_seconds = time.perf_counter() - t0

@@ -21,24 +21,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import statistics
 import time
 
 os.environ.setdefault("NUMBA_CACHE_DIR", os.path.join(os.getcwd(), ".cache", "numba"))
 
 import numpy as np  # noqa: E402
+from _common import median_time  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from evalsim.stats.independence import checks as ind  # noqa: E402
-
-
-def _median_time(fn, repeat: int) -> float:
-    out = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        out.append(time.perf_counter() - t0)
-    return statistics.median(out)
 
 
 def _python_warning_rate(p: np.ndarray, sims: int, rng) -> float:
@@ -65,20 +56,20 @@ def run(python_sims: int) -> dict:
     for n in (50, 200):
         seqs = [rng.random(n) < np.linspace(0.8, 0.6, n) for _ in range(5)]
         pos = np.arange(1, n + 1)
-        ours = _median_time(lambda s=seqs: [ind.trend_test(x) for x in s], 5) / len(seqs)
-        theirs = _median_time(
+        ours = median_time(lambda s=seqs: [ind.trend_test(x) for x in s], 5) / len(seqs)
+        theirs = median_time(
             lambda s=seqs, q=pos: [stats.mannwhitneyu(q[x], q[~x], method="exact") for x in s],
             3,
         ) / len(seqs)
         res[f"trend_seconds_n{n}"] = ours
         res[f"scipy_mannwhitneyu_exact_seconds_n{n}"] = theirs
         res[f"trend_speedup_vs_scipy_n{n}"] = theirs / ours
-        res[f"checks_seconds_n{n}"] = _median_time(
+        res[f"checks_seconds_n{n}"] = median_time(
             lambda s=seqs: [ind.independence_checks(x) for x in s], 5
         ) / len(seqs)
     p = np.linspace(0.85, 0.45, 100)
     ind.exact_rejection_probabilities(p[:20])
-    res["exact_power_seconds_n100"] = _median_time(lambda: ind.exact_rejection_probabilities(p), 3)
+    res["exact_power_seconds_n100"] = median_time(lambda: ind.exact_rejection_probabilities(p), 3)
     sims = 20_000
     mc_rng = np.random.default_rng(2)
     ind.rejection_rates_mc(p, 0.05, 100, mc_rng, bonferroni=True)

@@ -20,23 +20,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 
 import numpy as np
+from _common import best_of
 from scipy.optimize import brentq
 from scipy.stats import hypergeom
 
 from evalsim.stats.multi import _kernels as mk
 from evalsim.stats.multi.tasks import exact_stratified_test
-
-
-def best_of(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def scipy_exact_stratified(k_a, n_a, k_b, n_b, confidence=0.95):

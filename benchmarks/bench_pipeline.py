@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import os
 import resource
 import shutil
@@ -31,6 +30,8 @@ import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
+
+from _common import print_result
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -118,11 +119,7 @@ def main() -> None:
                 venv_seconds_with_dev=dev,
                 venv_dev_over_runtime_ratio=round(dev / runtime, 2),
             )
-    if args.json:
-        print(json.dumps(out, indent=2))
-    else:
-        for key, value in out.items():
-            print(f"{key}: {value}")
+    print_result(out, args.json, indent=2)
 
 
 if __name__ == "__main__":

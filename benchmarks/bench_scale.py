@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import fcntl
-import json
 import os
 import shutil
 import subprocess
@@ -39,6 +38,7 @@ import time
 from pathlib import Path
 
 import yaml
+from _common import print_result
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = str(Path(sys.executable).parent / "snakemake")
@@ -189,11 +189,7 @@ def main() -> None:
     )
     args = ap.parse_args()
     out = bench(args.skip_slurm, args.cores_per_node, args.trials_per_chunk)
-    if args.json:
-        print(json.dumps(out, indent=2))
-    else:
-        for k, v in out.items():
-            print(f"{k:36s} {v}")
+    print_result(out, args.json, "{k:36s} {v}", indent=2)
 
 
 if __name__ == "__main__":

@@ -29,10 +29,8 @@ Run: ``python benchmarks/bench_sequential.py [--json]``.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -40,6 +38,7 @@ from pathlib import Path
 os.environ.setdefault("NUMBA_CACHE_DIR", os.path.join(os.getcwd(), ".cache", "numba"))
 
 import numpy as np  # noqa: E402
+from _common import median_time, print_result  # noqa: E402
 
 from evalsim.config import load_config  # noqa: E402
 from evalsim.products.sequential import build_design  # noqa: E402
@@ -55,23 +54,14 @@ from evalsim.stats.sequential.peeking import sequential_rejection_probability  #
 CONFIG = Path(__file__).resolve().parents[1] / "config" / "config.yaml"
 
 
-def _median_time(fn, repeat: int, clock=time.perf_counter) -> float:
-    out = []
-    for _ in range(repeat):
-        t0 = clock()
-        fn()
-        out.append(clock() - t0)
-    return statistics.median(out)
-
-
 def _timed(out: dict, key: str, fn, repeat: int) -> None:
     """Wall-clock median under ``key`` and the process CPU-time median under ``key_cpu``.
 
     The machine is shared: with other jobs running, wall time overstates the work; the
     kernels are single-threaded, so CPU time is the cost of the computation itself.
     """
-    out[key] = _median_time(fn, repeat)
-    out[key.replace("_seconds", "_cpu_seconds")] = _median_time(fn, repeat, time.process_time)
+    out[key] = median_time(fn, repeat)
+    out[key.replace("_seconds", "_cpu_seconds")] = median_time(fn, repeat, time.process_time)
 
 
 def main(argv=None) -> int:
@@ -194,12 +184,7 @@ def main(argv=None) -> int:
         "z": (mc - exact) / se,
         "within_3se": bool(abs(mc - exact) <= 3 * se),
     }
-    if args.json:
-        json.dump(out, sys.stdout, indent=2)
-        print()
-    else:
-        for k, v in out.items():
-            print(f"{k}: {v}")
+    print_result(out, args.json, indent=2)
     return 0
 
 

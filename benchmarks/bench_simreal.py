@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import os
 import time
 
 import numpy as np
+from _common import print_result
 
 from evalsim.stats.simreal import methods as sr
 
@@ -125,11 +125,7 @@ def main() -> None:
         "cores": os.cpu_count(),
         "load_average_1min": os.getloadavg()[0],
     }
-    if args.json:
-        print(json.dumps(out, indent=1))
-    else:
-        for k, v in out.items():
-            print(f"{k}: {v}")
+    print_result(out, args.json, indent=1)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,7 @@ import json
 import time
 
 import numpy as np
+from _common import best_of
 from scipy.stats import binom, fisher_exact
 from statsmodels.stats.proportion import proportion_confint
 
@@ -38,16 +39,6 @@ from evalsim.stats.proportion.intervals import REGISTRY
 from evalsim.stats.two_sample import _fisher_kernels as fk
 from evalsim.stats.two_sample.fisher import fisher_pvalue, fisher_pvalue_table
 from evalsim.stats.two_sample.power import fisher_power, n_for_fisher_power
-
-
-def best_of(fn, repeat: int) -> float:
-    """Smallest wall time of ``repeat`` calls of ``fn``, in seconds."""
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def per_call(fn, calls: int, repeat: int) -> float:

@@ -22,12 +22,12 @@ Usage: python benchmarks/bench_unconditional.py [--json] [--repeat 3]
 from __future__ import annotations
 
 import argparse
-import json
 import resource
 import time
 import warnings
 
 import scipy.stats
+from _common import best_of, print_result
 
 from evalsim.stats.two_sample.unconditional import (
     TESTS,
@@ -41,15 +41,6 @@ def _scipy_function(test: str):
     """The registry's SciPy cross-check of ``test`` (``scipy.stats.<name>``)."""
     name = TWO_SAMPLE_TESTS[test].scipy
     return getattr(scipy.stats, name.removeprefix("scipy.stats."))
-
-
-def _best(fn, repeat: int) -> float:
-    out = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        out = min(out, time.perf_counter() - t)
-    return out
 
 
 def main() -> None:
@@ -68,15 +59,15 @@ def main() -> None:
         warnings.simplefilter("ignore")
         for test in TESTS:
             fn = _scipy_function(test)
-            s = _best(lambda fn=fn: fn(table), args.repeat)
-            e = _best(lambda test=test: unconditional_pvalue(test, k1, n1, k2, n2), args.repeat)
+            s = best_of(lambda fn=fn: fn(table), args.repeat)
+            e = best_of(lambda test=test: unconditional_pvalue(test, k1, n1, k2, n2), args.repeat)
             res[f"{test}_pvalue_n200_scipy_seconds"] = s
             res[f"{test}_pvalue_n200_seconds"] = e
             res[f"{test}_pvalue_n200_speedup_vs_scipy"] = s / e
     t = time.perf_counter()
     unconditional_pvalue_table("boschloo", 200, 200)
     res["boschloo_all_tables_n200_seconds"] = time.perf_counter() - t
-    res["boschloo_power_n200_seconds"] = _best(
+    res["boschloo_power_n200_seconds"] = best_of(
         lambda: exact_power("boschloo", 0.737, 200, 0.877, 200), 1
     )
     t = time.perf_counter()
@@ -86,11 +77,7 @@ def main() -> None:
     unconditional_pvalue("boschloo", 368, 500, 438, 500)
     exact_power("boschloo", 0.737, 500, 0.877, 500)
     res["peak_rss_mb_n500"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    if args.json:
-        print(json.dumps(res))
-    else:
-        for k, v in res.items():
-            print(f"{k}: {v}")
+    print_result(res, args.json)
 
 
 if __name__ == "__main__":
