@@ -47,56 +47,66 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
-def _probability(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a probability in [0, 1], got {text!r}"
-        ) from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"probability must be in [0, 1], got {text}")
-    return value
+def _checked_type(convert, expected: str, ok, must: str, name: str):
+    """An argparse ``type``: ``convert`` the text, then require ``ok`` of the value.
+
+    Parameters
+    ----------
+    convert : callable
+        ``float`` or ``int``; its ValueError becomes "expected <expected>, got '<text>'".
+    expected : str
+        What the text should be, for the message of a text that does not convert.
+    ok : callable
+        True for a value in range.
+    must : str
+        The message of a value out of range, before ", got <text>".
+    name : str
+        The function's ``__name__`` (argparse names the type by it).
+
+    Returns
+    -------
+    callable
+        The text-to-value function.
+    """
+
+    def parse(text: str):
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}") from None
+        if not ok(value):
+            raise argparse.ArgumentTypeError(f"{must}, got {text}")
+        return value
+
+    parse.__name__ = parse.__qualname__ = name
+    return parse
 
 
-def _open_unit(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1), got {text!r}") from None
-    if not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError(f"must be strictly between 0 and 1, got {text}")
-    return value
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {text}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not (value > 0 and math.isfinite(value)):
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
-    return value
+_probability = _checked_type(
+    float,
+    "a probability in [0, 1]",
+    lambda v: 0.0 <= v <= 1.0,
+    "probability must be in [0, 1]",
+    "_probability",
+)
+_open_unit = _checked_type(
+    float,
+    "a number in (0, 1)",
+    lambda v: 0.0 < v < 1.0,
+    "must be strictly between 0 and 1",
+    "_open_unit",
+)
+_count = _checked_type(int, "a whole number", lambda v: v >= 0, "must be >= 0", "_count")
+_positive_int = _checked_type(
+    int, "a whole number", lambda v: v >= 1, "must be >= 1", "_positive_int"
+)
+_positive_float = _checked_type(
+    float,
+    "a number",
+    lambda v: v > 0 and math.isfinite(v),
+    "must be a positive number",
+    "_positive_float",
+)
 
 
 def _looks(text: str):

@@ -19,17 +19,11 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
+from evalsim.products._common import titled_frame
 from evalsim.stats.decision import rejects
 from evalsim.stats.two_sample import design as dz
 
 NAN = float("nan")
-
-
-def _frame(rows: list[dict], title: str, note: str) -> pd.DataFrame:
-    df = pd.DataFrame(rows)
-    df.attrs["title"] = title
-    df.attrs["note"] = note
-    return df
 
 
 def _pts(x: float) -> float:
@@ -169,7 +163,7 @@ def paired_vs_unpaired_sizing(
             f" rho = {', '.join(f'{r:g}' for r in skipped)} left out: impossible for two "
             f"Bernoulli outcomes with rates {p_a:g} and {p_b:g}."
         )
-    return _frame(rows, "T13 Paired vs unpaired sizing", note)
+    return titled_frame(rows, "T13 Paired vs unpaired sizing", note)
 
 
 # ---------------------------------------------------------------- T14
@@ -236,7 +230,7 @@ def repeat_evaluation_gap(n: int = 20, p: float = 0.7, gap_points: float = 20.0)
         f"is the normal approximation without continuity correction ({p_norm:.4f}); "
         f"a strict 'more than {gap_points:g} points' gives {p_gt:.4f} (one in {1 / p_gt:.1f})."
     )
-    return _frame(rows, "T14 Same checkpoint, two evaluations", note)
+    return titled_frame(rows, "T14 Same checkpoint, two evaluations", note)
 
 
 # ---------------------------------------------------------------- T17
@@ -309,7 +303,7 @@ def mde_table(
         f"Bench hours count both arms at {minutes_per_trial:g} min per trial "
         "(the document's 4.2 h for 42 per arm). The n = 250 row checks 'roughly 10 points'."
     )
-    return _frame(rows, "T17 Minimum detectable effect and n per arm", note)
+    return titled_frame(rows, "T17 Minimum detectable effect and n per arm", note)
 
 
 # ---------------------------------------------------------------- T19
@@ -371,7 +365,7 @@ def null_result_mde(
         "percentage points; the power rows are in percent (the document's planned effect, "
         "'one experiment in five returns a null' at 80% power)."
     )
-    return _frame(rows, "T19 The null-result sentence", note)
+    return titled_frame(rows, "T19 The null-result sentence", note)
 
 
 # ---------------------------------------------------------------- T20
@@ -420,7 +414,7 @@ def fisher_ladder(
         f"observed, p < {alpha} first at n = {first}. The document's 'around two hundred' "
         "matches instead the n per policy for 80% power (T21)."
     )
-    return _frame(rows, "T20 Fisher p-value ladder, 90% vs 80%", note)
+    return titled_frame(rows, "T20 Fisher p-value ladder, 90% vs 80%", note)
 
 
 def _exact_step(r1: float, r2: float) -> int:
@@ -485,7 +479,7 @@ def trials_to_separate(
         "short of the target (column exact_fisher_power_at_n). Document 002's 'around two "
         "hundred trials per policy' matches the normal approximation."
     )
-    return _frame(rows, "T21 Trials per policy to separate 90% from 80%", note)
+    return titled_frame(rows, "T21 Trials per policy to separate 90% from 80%", note)
 
 
 # ---------------------------------------------------------------- T26
@@ -619,7 +613,7 @@ def estimation_vs_detection(
         "(rho = 0) a paired McNemar design needs about the unpaired n, and the more positively "
         "correlated (the LOWER the discordance), the fewer pairs."
     )
-    return _frame(rows, "T26 Estimation vs detection sample sizes", note)
+    return titled_frame(rows, "T26 Estimation vs detection sample sizes", note)
 
 
 # ---------------------------------------------------------------- T29
@@ -656,4 +650,4 @@ def cohens_h_table(
         f"large. n per arm = 2 (z_a + z_b)^2 / h^2 at alpha = {alpha}, power {power:.0%}. "
         "Document 004 names Cohen's h but states no value."
     )
-    return _frame(rows, "T29 Cohen's h", note)
+    return titled_frame(rows, "T29 Cohen's h", note)

@@ -12,7 +12,8 @@ import math
 import pandas as pd
 from scipy.stats import norm
 
-from evalsim.products.design import NAN, _frame, _pts
+from evalsim.products._common import titled_frame
+from evalsim.products.design import NAN, _pts
 from evalsim.stats.two_sample import design as dz
 from evalsim.stats.two_sample import paired as pz
 
@@ -45,7 +46,7 @@ def wilson_vs_wald(counts: list[list[int]], confidence: float = 0.95) -> pd.Data
         "z = 1.96, the same to 3 decimals). Document 001 prints 10/10 -> Wilson [0.722, "
         "1.000], Wald [1.000, 1.000]. Wald clipped neither to [0, 1] nor at the boundary."
     )
-    return _frame(rows, "T15 Wilson vs Wald", note)
+    return titled_frame(rows, "T15 Wilson vs Wald", note)
 
 
 # ---------------------------------------------------------------- T16
@@ -107,7 +108,7 @@ def width_vs_n(
         "trial. doc_stated: the 37-point window at n = 20 and the 50 hours for +/-3 points "
         "(the hours are compared in the bench_hours column)."
     )
-    return _frame(rows, "T16 Interval width vs n, and bench hours", note)
+    return titled_frame(rows, "T16 Interval width vs n, and bench hours", note)
 
 
 def _wilson_width_at(rate: float, n: int, confidence: float) -> float:
@@ -144,7 +145,7 @@ def cp_vs_wilson(k: int = 63, n: int = 70, confidence: float = 0.95) -> pd.DataF
         f"limit matches; its lower limit is {w['lower_pct']:.2f}%, not 82.77% (82.77 is not "
         "the Wilson, Wald, Agresti-Coull or Jeffreys limit; likely a typo for 80.77)."
     )
-    return _frame(rows, "T23 Clopper-Pearson vs Wilson for 63/70", note)
+    return titled_frame(rows, "T23 Clopper-Pearson vs Wilson for 63/70", note)
 
 
 # ---------------------------------------------------------------- T24
@@ -177,7 +178,7 @@ def difference_intervals(
         "(the unpooled Wald interval; the document calls it the 'independent-proportions "
         "test' interval). Newcombe's and Agresti-Caffo's are a little wider; all contain zero."
     )
-    return _frame(rows, "T24 Difference interval, 90/100 vs 92/100", note)
+    return titled_frame(rows, "T24 Difference interval, 90/100 vs 92/100", note)
 
 
 # ---------------------------------------------------------------- T25
@@ -223,4 +224,4 @@ def width_at_rate(
         "'width near six' (100) match the Wilson HALF-widths, not the widths: read as widths, "
         "the 10-roll-out claim understates the interval by half."
     )
-    return _frame(rows, "T25 Interval width at 90% for 10 and 100 roll-outs", note)
+    return titled_frame(rows, "T25 Interval width at 90% for 10 and 100 roll-outs", note)

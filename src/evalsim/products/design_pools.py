@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from evalsim.products.design import NAN, _frame
+from evalsim.products._common import titled_frame
+from evalsim.products.design import NAN
 from evalsim.stats.two_sample import design as dz
 from evalsim.stats.two_sample import paired as pz
 
@@ -125,7 +126,7 @@ def mcnemar_vs_unpaired(
         f"trials a paired design needs (n columns: normal approximation, alpha {alpha}, "
         f"power {power:.0%}, at the observed rates). Depends on the simulation."
     )
-    return _frame(rows, "T18 McNemar on paired outcomes vs an unpaired test", note)
+    return titled_frame(rows, "T18 McNemar on paired outcomes vs an unpaired test", note)
 
 
 def paired_contingency_table(
@@ -202,4 +203,6 @@ def paired_contingency_table(
         f"ignores the pairing; all {confidence:.0%}, for rate B - rate A. Depends on the "
         "simulation."
     )
-    return _frame(rows, "T27 Paired contingency table with McNemar and a paired bootstrap", note)
+    return titled_frame(
+        rows, "T27 Paired contingency table with McNemar and a paired bootstrap", note
+    )

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import norm
 
+from evalsim.products._common import titled_frame
 from evalsim.stats._validate import check_confidence, check_n
 from evalsim.stats.proportion.binomial import binom_cdf, binom_pmf, prob_at_least
 from evalsim.stats.proportion.coverage import exact_coverage
@@ -214,16 +215,14 @@ def table_a(pools: pd.DataFrame, policies, task: str, confidence: float = 0.95) 
                 "in the document."
             )
         rows.append(row)
-    df = pd.DataFrame(rows)
-    df.attrs["title"] = "T07 - Table A: the pools (first task, training seed 0)"
-    df.attrs["note"] = (
+    note = (
         f"Wilson {confidence:.0%} interval of the strict success rate; 'loose' is the jaws-"
         "settled-on-the-cube criterion counted on the same trials; missed/pushed/dropped count "
         "the strict failures. doc_* columns quote document 000's Table A (its own MuJoCo "
         "pools, not ours); a Fisher p above 0.05 means the two pools' counts are consistent "
         "with one rate. " + " ".join(notes)
     )
-    return df
+    return titled_frame(rows, "T07 - Table A: the pools (first task, training seed 0)", note)
 
 
 # --------------------------------------------------------------------------- Table B (T08)
@@ -434,12 +433,10 @@ def table_c(
                 + ("agrees" if _agree(drawn, exact, se) else "DISAGREES")
                 + f" with our binomial within {AGREEMENT_SE:g} SE."
             )
-    df = pd.DataFrame(rows)
-    df.attrs["title"] = f"T09 - Table C: what {k}/{n} means"
-    df.attrs["note"] = (
+    note = (
         f"binomial = P(X >= {k}) for X ~ Bin({n}, pool rate); drawn = fraction of {evaluations} "
         f"evaluations of {n} trials from the pool scoring >= {k}; drawn_se = binomial SE of "
         "that fraction at the exact value; z = (drawn - binomial) / SE. doc_* = document 000's "
         "Table C. " + " ".join(notes)
     )
-    return df
+    return titled_frame(rows, f"T09 - Table C: what {k}/{n} means", note)

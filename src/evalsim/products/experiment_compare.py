@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from evalsim.products._common import titled_frame
 from evalsim.products.experiment import (
     AGREEMENT_SE,
     DOCUMENT_000,
@@ -271,9 +272,7 @@ def table_break_it(
                 else "."
             )
         )
-    df = pd.DataFrame(rows)
-    df.attrs["title"] = "T11 - Break it: Wald at n/n and at small n"
-    df.attrs["note"] = (
+    note = (
         f"Wald plugs p-hat into the variance, so at {perfect_n}/{perfect_n} (and 0/n) its "
         "width is zero: a claim of certainty from a handful of trials; Wilson keeps a "
         "z^2/4n^2 term and stays open. zero_width_rate = fraction of evaluations whose "
@@ -281,7 +280,7 @@ def table_break_it(
         "at the document's 221/300; 'document' quotes document 000 (Break it, Part B). "
         + " ".join(notes)
     )
-    return df
+    return titled_frame(rows, "T11 - Break it: Wald at n/n and at small n", note)
 
 
 # --------------------------------------------------------------------------- Seeds (T12)
@@ -385,9 +384,7 @@ def table_seeds(
             f"[{lo:.3f}, {hi:.3f}]; trial noise alone spreads {len(use)} seeds this far or "
             f"further with probability {p_spread:.2f}."
         )
-    df = pd.DataFrame(rows)
-    df.attrs["title"] = "T12 - The seeds exercise: training seeds on the same positions"
-    df.attrs["note"] = (
+    note = (
         f"Each training seed is evaluated on the same {trials} cube positions (trials "
         f"0..{trials - 1} of {task}; poses "
         + ("checked identical" if all(poses_same) else "NOT identical")
@@ -401,4 +398,6 @@ def table_seeds(
         "as far as observed | every seed is Bin(n, pooled rate)); a small value says the "
         "seeds really differ. " + " ".join(notes)
     )
-    return df
+    return titled_frame(
+        rows, "T12 - The seeds exercise: training seeds on the same positions", note
+    )

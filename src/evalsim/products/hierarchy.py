@@ -15,6 +15,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from evalsim.products._common import titled_frame
 from evalsim.seeding import rng_for
 from evalsim.stats.multi.hierarchy import hierarchical_bootstrap, two_spreads
 from evalsim.stats.proportion.intervals import wilson_interval
@@ -81,9 +82,7 @@ def two_spreads_table(
                 "homogeneity_pvalue": res.homogeneity_pvalue,
             }
         )
-    df = pd.DataFrame(rows)
-    df.attrs["title"] = "T22 Two spreads: seed-to-seed vs trial-to-trial variation"
-    df.attrs["note"] = (
+    note = (
         f"Outcome: {outcome}. seed_sd: standard deviation of the per-seed rates; trial_sd: "
         "what trials alone would give, sqrt(p(1-p)/m) at the pooled rate and m trials per "
         "seed. between_seed_sd, icc: one-way ANOVA (method of moments) on the 0/1 outcomes, "
@@ -93,7 +92,7 @@ def two_spreads_table(
         "chi-square test that all seeds share one rate. Pooled Wilson interval at "
         f"{confidence:g}, treating all trials as independent."
     )
-    return df
+    return titled_frame(rows, "T22 Two spreads: seed-to-seed vs trial-to-trial variation", note)
 
 
 def hierarchical_bootstrap_table(
@@ -165,9 +164,7 @@ def hierarchical_bootstrap_table(
                     "se_ratio": res.micro_se / res.naive_se if res.naive_se > 0 else math.nan,
                 }
             )
-    df = pd.DataFrame(rows)
-    df.attrs["title"] = "T28 Hierarchical bootstrap: clusters, then episodes within clusters"
-    df.attrs["note"] = (
+    note = (
         f"Outcome: {outcome}; clusters = combinations of the cluster_by columns. Macro: mean "
         "of cluster rates (cluster-weighted); micro: pooled over episodes (episode-weighted); "
         "the two coincide when every cluster holds the same number of episodes. "
@@ -178,4 +175,6 @@ def hierarchical_bootstrap_table(
         "percentile interval of the cluster stage is itself rough (g clusters give at most "
         "C(2g-1, g) distinct cluster draws)."
     )
-    return df
+    return titled_frame(
+        rows, "T28 Hierarchical bootstrap: clusters, then episodes within clusters", note
+    )

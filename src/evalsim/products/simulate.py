@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from evalsim.figures import COLUMN_WIDTH_IN, color_for
+from evalsim.products._common import titled_frame
 from evalsim.sim.scene import FAILURES
 from evalsim.stats.proportion.intervals import wilson_interval
 from evalsim.stats.two_sample.fisher import fisher_pvalue
@@ -64,15 +65,15 @@ def pool_rates_table(pools: pd.DataFrame, confidence: float = 0.95) -> pd.DataFr
                 **_rates(g, confidence),
             }
         )
-    df = pd.DataFrame(rows)
-    df.attrs["title"] = "Simulated pools: strict and loose success per task, policy, seed"
-    df.attrs["note"] = (
+    note = (
         f"Wilson {confidence:.0%} intervals. Strict: cube's lowest point >= the strict lift "
         "height with both jaws on it after the hold; loose: both jaws on the cube when the "
         "close phase settled (or strict). Failure types: missed, pushed, dropped "
         "(config/README.md)."
     )
-    return df
+    return titled_frame(
+        rows, "Simulated pools: strict and loose success per task, policy, seed", note
+    )
 
 
 #: Sideways offset (mm of sigma) of the pools' and the lesson's markers from the policy's sigma
