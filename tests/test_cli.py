@@ -21,26 +21,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from cli_run import run, run_json
 from scipy import stats
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 
-from evalsim.cli import main
 from evalsim.stats.proportion.intervals import REGISTRY
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLE = REPO / "examples" / "trials.csv"
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    rc = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return rc, out, err
-
-
-def run_json(capsys, *argv: str) -> dict:
-    rc, out, err = run(capsys, *argv, "--json")
-    assert rc == 0, err
-    return json.loads(out)
 
 
 def write_log(path: Path, rows: list[dict]) -> Path:

@@ -6,20 +6,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from cli_run import run
 
 from evalsim import lesson
-from evalsim.cli import main
 from evalsim.cli._common import _ci_pct, _p, _prob_pct, _pts
 
 
-def _run(capsys, *argv):
-    code = main(list(argv))
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
-
 def _one_line_error(capsys, *argv) -> str:
-    code, out, err = _run(capsys, *argv)
+    code, out, err = run(capsys, *argv)
     assert code == 2, (out, err)
     assert err.count("\n") == 1 and "Traceback" not in err
     return err
@@ -34,7 +28,7 @@ def _log(tmp_path, name="log.csv", n=20, header="policy,success"):
 
 def _design(tmp_path, capsys, *extra, name="d.json"):
     out = tmp_path / name
-    code, _, err = _run(capsys, "sequential", "design", "--out", str(out), "--n-max", "100", *extra)
+    code, _, err = run(capsys, "sequential", "design", "--out", str(out), "--n-max", "100", *extra)
     assert code == 0, err
     return out
 
@@ -61,7 +55,7 @@ def _paired_log(tmp_path, n, k_a, k_b):
 def test_item04_sequential_check_interval_stays_within_100_points(tmp_path, capsys):
     design = _design(tmp_path, capsys)
     log = _paired_log(tmp_path, 12, 0, 12)  # B wins everything: the Wald end passes +100
-    code, out, err = _run(
+    code, out, err = run(
         capsys, "sequential", "check", str(design), str(log), "--a", "A", "--b", "B", "--json"
     )
     assert code == 0, err
@@ -72,7 +66,7 @@ def test_item04_sequential_check_interval_stays_within_100_points(tmp_path, caps
 def test_item05_trials_beyond_n_max_are_reported(tmp_path, capsys):
     design = _design(tmp_path, capsys)
     log = _paired_log(tmp_path, 180, 90, 95)
-    code, out, err = _run(
+    code, out, err = run(
         capsys, "sequential", "check", str(design), str(log), "--a", "A", "--b", "B"
     )
     assert code == 0, err
@@ -127,7 +121,7 @@ def test_item08_binary_device_and_oversized_logs_are_refused(tmp_path, capsys, m
 
 def test_item09_peek_large_n_is_bounded_and_plan_large_n_has_a_fast_path(capsys):
     assert "above the limit" in _one_line_error(capsys, "peek", "--n", "100000")
-    code, out, err = _run(capsys, "plan", "--p1", ".5", "--p2", ".7", "--n", "10000000", "--json")
+    code, out, err = run(capsys, "plan", "--p1", ".5", "--p2", ".7", "--n", "10000000", "--json")
     assert code == 0, err
     data = json.loads(out)
     assert data["at_n_method"] == "normal approximation"
@@ -186,7 +180,7 @@ def test_item14_large_n_display_never_rounds_to_zero_or_certainty(tmp_path, caps
     assert _prob_pct(0.99999) == "> 99.9%" and _prob_pct(0.5) == "50.0%"
     log = tmp_path / "one.csv"
     log.write_text("policy,success\n" + "a,1\na,0\n" * 2)
-    code, out, _ = _run(capsys, "summarize", str(log))
+    code, out, _ = run(capsys, "summarize", str(log))
     assert code == 0 and "4 trials, 1 policy (" in out
 
 
@@ -199,7 +193,7 @@ def test_item16_lerobot_task_names_are_used_when_the_file_has_them(tmp_path, cap
     ]
     path = folder / "eval_info.json"
     path.write_text(json.dumps({"per_task": tasks}))
-    code, out, err = _run(capsys, "summarize", str(path), "--json")
+    code, out, err = run(capsys, "summarize", str(path), "--json")
     assert code == 0, err
     got = {r["task"] for r in json.loads(out)["by_group"]}
     assert got == {"pick cube", "stack", "push", "open drawer"}

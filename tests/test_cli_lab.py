@@ -9,21 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from cli_run import run, run_json
 from scipy import stats
-
-from evalsim.cli import main
-
-
-def run(capsys, *argv) -> tuple[int, str, str]:
-    rc = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return rc, out, err
-
-
-def run_json(capsys, *argv) -> dict:
-    rc, out, err = run(capsys, *argv, "--json")
-    assert rc == 0, err
-    return json.loads(out)
 
 
 def bad(capsys, *argv) -> str:

@@ -9,19 +9,12 @@ approximation.
 
 from __future__ import annotations
 
-import json
 import math
 
 import naive_fisher
 import pandas as pd
+from cli_run import run_json
 from scipy import stats
-
-from evalsim.cli import main
-
-
-def _json(capsys, *argv) -> dict:
-    assert main([*map(str, argv), "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
 
 
 def _power(n: int, centre: float, gap: float) -> float:
@@ -35,7 +28,7 @@ def _normal_mde(n: int, pbar: float) -> float:
 
 
 def test_plan_mde_is_bracketed_by_brute_force_power(capsys):
-    out = _json(capsys, "plan", "--p1", "0.5", "--p2", "0.7", "--n", "30")
+    out = run_json(capsys, "plan", "--p1", "0.5", "--p2", "0.7", "--n", "30")
     mde = out["mde"]
     assert _power(30, 0.6, mde) >= 0.8 > _power(30, 0.6, mde - 1e-3)
     assert abs(mde - _normal_mde(30, 0.6)) > 0.01  # not the normal approximation
@@ -48,7 +41,7 @@ def test_compare_mde_is_bracketed_by_brute_force_power(tmp_path, capsys):
     rows += [{"policy": "b", "success": int(i < 16)} for i in range(30)]
     path = tmp_path / "log.csv"
     pd.DataFrame(rows).to_csv(path, index=False)
-    out = _json(capsys, "compare", path, "--a", "a", "--b", "b")
+    out = run_json(capsys, "compare", path, "--a", "a", "--b", "b")
     mde, centre = out["mde_80"], 35 / 60  # centred on the pooled rate
     assert _power(30, centre, mde) >= 0.8 > _power(30, centre, mde - 1e-3)
     assert abs(mde - _normal_mde(30, centre)) > 0.01

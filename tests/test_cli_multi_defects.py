@@ -7,30 +7,15 @@ from the command's own helpers.
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pandas as pd
 import pytest
+from cli_run import run, run_json
 from PIL import Image
 from scipy import stats
 from scipy.stats import binomtest, fisher_exact
 
-from evalsim.cli import main
 from evalsim.stats.independence.checks import independence_checks
-
-
-def run(capsys, *argv):
-    rc = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return rc, out, err
-
-
-def run_json(capsys, *argv) -> dict:
-    rc, out, err = run(capsys, *argv, "--json")
-    assert rc == 0, err
-    return json.loads(out)
-
 
 # Per task: (A-only, B-only, both, neither) pairs, on conditions c0, c1, ...
 PAIRED = {"pick": (2, 7, 10, 3), "place": (4, 6, 5, 5), "pour": (1, 5, 8, 2)}

@@ -13,18 +13,12 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from cli_run import run
 from scipy.stats import binomtest, fisher_exact
 from statsmodels.stats.multitest import multipletests
 
-from evalsim.cli import build_parser, main
+from evalsim.cli import build_parser
 from evalsim.stats.multi.tasks import CORRECTIONS
-
-
-def run(capsys, *argv):
-    rc = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return rc, out, err
-
 
 # Three tasks x two policies; on task "pour" the trials are paired by condition.
 CELLS = {

@@ -13,8 +13,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from cli_run import run
 
-from evalsim.cli import build_parser, main
+from evalsim.cli import build_parser
 from evalsim.stats.boundaries import (
     BOUNDARY_FAMILIES,
     CLI_BOUNDARY_FAMILIES,
@@ -28,12 +29,6 @@ from evalsim.stats.sequential.paired import paired_design
 
 REPO = Path(__file__).resolve().parents[1]
 LOG = REPO / "examples" / "sequential_trials.csv"
-
-
-def run(capsys, *argv):
-    rc = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 @pytest.fixture(scope="module")

@@ -7,15 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_run import run
 
-from evalsim.cli import main
 from evalsim.stats.simreal import methods as sr
-
-
-def run(capsys, *argv):
-    rc = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return rc, out, err
 
 
 def bad(capsys, *argv) -> str:
