@@ -186,17 +186,59 @@ def _designs(c: Config) -> list[str]:
     return [DESIGN_FILE.format(d["name"]) for d in c["sequential"]["designs"]]
 
 
-def _exact(c):
-    return c["exact"]
+def _at(c: Config, path: str):
+    node = c
+    for part in path.split("."):
+        node = node[part]
+    return node
 
 
-def _design(c):
-    return c["design"]
+def _args(*specs) -> Kwargs:
+    """Builder arguments read from the config, in the order given.
+
+    Parameters
+    ----------
+    *specs : str or (str, callable)
+        ``"a.b.c"``: argument ``c`` is ``config["a"]["b"]["c"]``; ``"name=a.b"``: argument
+        ``name`` is ``config["a"]["b"]``; ``"**a.b"``: the section ``config["a"]["b"]``
+        spread into arguments (passed whole); ``(name, f)``: argument ``name`` is
+        ``f(config)``.
+
+    Returns
+    -------
+    callable
+        config -> dict of keyword arguments, reading exactly those keys.
+    """
+
+    def kwargs(c: Config) -> dict:
+        out = {}
+        for spec in specs:
+            if isinstance(spec, tuple):
+                name, value = spec[0], spec[1](c)
+            elif spec.startswith("**"):
+                out.update(dict(**_at(c, spec[2:])))
+                continue
+            elif "=" in spec:
+                name, path = spec.split("=")
+                value = _at(c, path)
+            else:
+                name, value = spec.rpartition(".")[2], _at(c, spec)
+            out[name] = value
+        return out
+
+    return kwargs
+
+
+def _unpacked(path: str, *names: str) -> list[tuple[str, Callable]]:
+    """:func:`_args` specs: argument ``names[i]`` is item ``i`` of the list at ``path``."""
+    return [(name, lambda c, i=i: _at(c, path)[i]) for i, name in enumerate(names)]
 
 
 def _resample_policies(c):
     return [dict(p) for p in c["policies"]]
 
+
+_TASK = ("task", _first_task)
 
 _EXACT = [
     Product(
@@ -204,68 +246,63 @@ _EXACT = [
         "exact",
         "table",
         "exact:wilson_vs_library",
-        lambda c: {
-            "cases": _exact(c)["t01"]["cases"],
-            "z": _exact(c)["z"],
-            "library_z": _exact(c)["t01"]["library_z"],
-            "confidence": c["confidence"],
-            "max_diff_n": _exact(c)["t01"]["max_diff_n"],
-            "decimals": _exact(c)["decimals"],
-            "document_max_diff": _exact(c)["t01"]["document_max_diff"],
-        },
+        _args(
+            "exact.t01.cases",
+            "exact.z",
+            "exact.t01.library_z",
+            "confidence",
+            "exact.t01.max_diff_n",
+            "exact.decimals",
+            "exact.t01.document_max_diff",
+        ),
     ),
     Product(
         "T02_exact_coverage",
         "exact",
         "table",
         "exact:exact_coverage_table",
-        lambda c: {
-            "pool_k": _exact(c)["t02"]["pool_k"],
-            "pool_n": _exact(c)["t02"]["pool_n"],
-            "n_values": _exact(c)["t02"]["n_values"],
-            "z": _exact(c)["z"],
-            "decimals": _exact(c)["decimals"],
-            "document": _exact(c)["t02"]["document"],
-        },
+        _args(
+            "exact.t02.pool_k",
+            "exact.t02.pool_n",
+            "exact.t02.n_values",
+            "exact.z",
+            "exact.decimals",
+            "exact.t02.document",
+        ),
     ),
     Product(
         "T03_prob_at_least_9_of_10",
         "exact",
         "table",
         "exact:prob_at_least_table",
-        lambda c: {
-            "k": _exact(c)["t03"]["k"],
-            "n": _exact(c)["t03"]["n"],
-            "policies": _exact(c)["t03"]["policies"],
-            "decimals": _exact(c)["decimals"],
-        },
+        _args("exact.t03.k", "exact.t03.n", "exact.t03.policies", "exact.decimals"),
     ),
     Product(
         "T04_trials_for_half_width",
         "exact",
         "table",
         "exact:trials_for_half_width_table",
-        lambda c: {
-            "rates": _exact(c)["t04"]["rates"],
-            "half_widths": _exact(c)["t04"]["half_widths"],
-            "z": _exact(c)["z"],
-            "rounding": _exact(c)["t04"]["rounding"],
-            "document": _exact(c)["t04"]["document"],
-        },
+        _args(
+            "exact.t04.rates",
+            "exact.t04.half_widths",
+            "exact.z",
+            "exact.t04.rounding",
+            "exact.t04.document",
+        ),
     ),
     Product(
         "coverage_vs_p",
         "exact",
         "figure",
         "exact:coverage_vs_p_figure",
-        lambda c: {
-            "n_values": _exact(c)["coverage_figure"]["n_values"],
-            "confidence": c["confidence"],
-            "p_points": _exact(c)["coverage_figure"]["p_points"],
-            "p_min": _exact(c)["coverage_figure"]["p_min"],
-            "p_max": _exact(c)["coverage_figure"]["p_max"],
-            "y_min": _exact(c)["coverage_figure"]["y_min"],
-        },
+        _args(
+            "exact.coverage_figure.n_values",
+            "confidence",
+            "exact.coverage_figure.p_points",
+            "exact.coverage_figure.p_min",
+            "exact.coverage_figure.p_max",
+            "exact.coverage_figure.y_min",
+        ),
         local=False,
         runtime=30,
     ),
@@ -277,13 +314,13 @@ _FISHER = [
         "fisher",
         "table",
         "fisher:fisher_checks",
-        lambda c: {
-            "grid_n": c["fisher"]["t05"]["grid_n"],
-            "cases": c["fisher"]["t05"]["cases"],
-            "decimals": c["fisher"]["decimals"],
-            "document_max_diff": c["fisher"]["t05"]["document_max_diff"],
-            "tie_check_n": c["fisher"]["t05"]["tie_check_n"],
-        },
+        _args(
+            "fisher.t05.grid_n",
+            "fisher.t05.cases",
+            "fisher.decimals",
+            "fisher.t05.document_max_diff",
+            "fisher.t05.tie_check_n",
+        ),
         local=False,
         runtime=20,
     ),
@@ -292,32 +329,32 @@ _FISHER = [
         "fisher",
         "table",
         "fisher:fisher_power_table",
-        lambda c: {
-            "p_a": c["fisher"]["t06"]["p_a"],
-            "p_b": c["fisher"]["t06"]["p_b"],
-            "n_values": c["fisher"]["t06"]["n_values"],
-            "alpha": c["alpha"],
-            "pool_a": c["fisher"]["t06"]["pool_a"],
-            "pool_b": c["fisher"]["t06"]["pool_b"],
-            "document_power": c["fisher"]["t06"]["document_power"],
-            "document_not_better": c["fisher"]["t06"]["document_not_better"],
-            "decimals": c["fisher"]["decimals"],
-            "target_power": c["fisher"]["t06"]["target_power"],
-            "power_window": c["fisher"]["power_window"],
-        },
+        _args(
+            "fisher.t06.p_a",
+            "fisher.t06.p_b",
+            "fisher.t06.n_values",
+            "alpha",
+            "fisher.t06.pool_a",
+            "fisher.t06.pool_b",
+            "fisher.t06.document_power",
+            "fisher.t06.document_not_better",
+            "fisher.decimals",
+            "fisher.t06.target_power",
+            "fisher.power_window",
+        ),
     ),
     Product(
         "T38_unconditional_power",
         "fisher",
         "table",
         "unconditional:unconditional_power_table",
-        lambda c: {
-            "rate_pairs": c["fisher"]["t38"]["rate_pairs"],
-            "n_values": _t38_n(c),
-            "alpha": c["alpha"],
-            "target_power": c["fisher"]["t38"]["target_power"],
-            "power_window": c["fisher"]["power_window"],
-        },
+        _args(
+            "fisher.t38.rate_pairs",
+            ("n_values", _t38_n),
+            "alpha",
+            "fisher.t38.target_power",
+            "fisher.power_window",
+        ),
         local=False,
         runtime=60,
         mem_mb=2000,
@@ -355,7 +392,7 @@ _SIMULATE = [
         "simulate",
         "table",
         "simulate:pool_rates_table",
-        lambda c: {"confidence": c["confidence"]},
+        _args("confidence"),
         _pools,
     ),
     Product(
@@ -363,7 +400,7 @@ _SIMULATE = [
         "simulate",
         "table",
         "simulate:acceptance_table",
-        lambda c: {"document": c["simulation"]["document"], "alpha": c["alpha"]},
+        _args("simulation.document", "alpha"),
         _pools,
         local=False,
     ),
@@ -372,11 +409,11 @@ _SIMULATE = [
         "simulate",
         "figure",
         "simulate:success_vs_sigma_figure",
-        lambda c: {
-            "confidence": c["confidence"],
-            "policies": {p["name"]: p["sigma_mm"] for p in c["policies"]},
-            "document": c["simulation"]["document"],
-        },
+        _args(
+            "confidence",
+            ("policies", lambda c: {p["name"]: p["sigma_mm"] for p in c["policies"]}),
+            "simulation.document",
+        ),
         lambda c: {"sweep": SWEEP, "pools": POOLS},
         caption="sim_success_vs_sigma",
     ),
@@ -388,11 +425,7 @@ _RESAMPLE = [
         "resample",
         "table",
         "experiment:table_a",
-        lambda c: {
-            "policies": _resample_policies(c),
-            "task": _first_task(c),
-            "confidence": c["confidence"],
-        },
+        _args(("policies", _resample_policies), _TASK, "confidence"),
         _pools,
     ),
     Product(
@@ -400,14 +433,14 @@ _RESAMPLE = [
         "resample",
         "table",
         "experiment:table_b",
-        lambda c: {
-            "policies": _resample_policies(c),
-            "task": _first_task(c),
-            "study_seed": c["study_seed"],
-            "n_grid": c["experiment"]["n_grid"],
-            "evaluations": c["experiment"]["evaluations"],
-            "confidence": c["confidence"],
-        },
+        _args(
+            ("policies", _resample_policies),
+            _TASK,
+            "study_seed",
+            "experiment.n_grid",
+            "experiment.evaluations",
+            "confidence",
+        ),
         _pools,
         local=False,
         runtime=20,
@@ -417,7 +450,7 @@ _RESAMPLE = [
         "resample",
         "figure",
         "experiment_figures:figure_b",
-        lambda c: {"policy": _coverage_policy(c), "confidence": c["confidence"]},
+        _args(("policy", _coverage_policy), "confidence"),
         lambda c: {"table_b": _csv("T08_trials_width_coverage")},
     ),
     Product(
@@ -425,14 +458,14 @@ _RESAMPLE = [
         "resample",
         "table",
         "experiment:table_c",
-        lambda c: {
-            "policies": _resample_policies(c),
-            "task": _first_task(c),
-            "study_seed": c["study_seed"],
-            "k": c["experiment"]["high_score_k"],
-            "n": c["experiment"]["high_score_n"],
-            "evaluations": c["experiment"]["evaluations"],
-        },
+        _args(
+            ("policies", _resample_policies),
+            _TASK,
+            "study_seed",
+            "k=experiment.high_score_k",
+            "n=experiment.high_score_n",
+            "experiment.evaluations",
+        ),
         _pools,
     ),
     Product(
@@ -440,15 +473,15 @@ _RESAMPLE = [
         "resample",
         "table",
         "experiment_compare:table_e",
-        lambda c: {
-            "comparisons": [list(x) for x in c["experiment"]["comparisons"]],
-            "task": _first_task(c),
-            "study_seed": c["study_seed"],
-            "n_grid": c["experiment"]["comparison_n_grid"],
-            "pairs": c["experiment"]["pairs"],
-            "alpha": c["alpha"],
-            "confidence": c["confidence"],
-        },
+        _args(
+            ("comparisons", lambda c: [list(x) for x in c["experiment"]["comparisons"]]),
+            _TASK,
+            "study_seed",
+            "n_grid=experiment.comparison_n_grid",
+            "experiment.pairs",
+            "alpha",
+            "confidence",
+        ),
         _pools,
         local=False,
         runtime=20,
@@ -458,15 +491,15 @@ _RESAMPLE = [
         "resample",
         "table",
         "experiment_compare:table_break_it",
-        lambda c: {
-            "policy": _coverage_policy(c),
-            "task": _first_task(c),
-            "study_seed": c["study_seed"],
-            "coverage_n": c["experiment"]["break_it_n"],
-            "perfect_n": c["experiment"]["high_score_n"],
-            "evaluations": c["experiment"]["evaluations"],
-            "confidence": c["confidence"],
-        },
+        _args(
+            ("policy", _coverage_policy),
+            _TASK,
+            "study_seed",
+            "coverage_n=experiment.break_it_n",
+            "perfect_n=experiment.high_score_n",
+            "experiment.evaluations",
+            "confidence",
+        ),
         _pools,
     ),
     Product(
@@ -474,13 +507,13 @@ _RESAMPLE = [
         "resample",
         "table",
         "experiment_compare:table_seeds",
-        lambda c: {
-            "policies": _resample_policies(c),
-            "task": _first_task(c),
-            "seeds": c["experiment"]["exercise_seeds"],
-            "trials": c["experiment"]["exercise_trials"],
-            "confidence": c["confidence"],
-        },
+        _args(
+            ("policies", _resample_policies),
+            _TASK,
+            "seeds=experiment.exercise_seeds",
+            "trials=experiment.exercise_trials",
+            "confidence",
+        ),
         _pools,
     ),
 ]
@@ -491,12 +524,12 @@ _DESIGN = [
         "design",
         "table",
         "design:paired_vs_unpaired_sizing",
-        lambda c: dict(
-            **_design(c)["sizing"],
-            alpha=c["alpha"],
-            power=_design(c)["power"],
-            minutes_per_trial=_design(c)["minutes_per_trial"],
-            exact_fisher=_design(c)["exact_fisher"],
+        _args(
+            "**design.sizing",
+            "alpha",
+            "design.power",
+            "design.minutes_per_trial",
+            "design.exact_fisher",
         ),
         local=False,
         runtime=20,
@@ -506,39 +539,35 @@ _DESIGN = [
         "design",
         "table",
         "design:repeat_evaluation_gap",
-        lambda c: _design(c)["repeat_eval"],
+        _args("**design.repeat_eval"),
     ),
     Product(
         "T15_wilson_vs_wald",
         "design",
         "table",
         "design_intervals:wilson_vs_wald",
-        lambda c: dict(counts=_design(c)["wilson_wald_counts"], confidence=c["confidence"]),
+        _args("counts=design.wilson_wald_counts", "confidence"),
     ),
     Product(
         "T16_width_vs_n_bench_hours",
         "design",
         "table",
         "design_intervals:width_vs_n",
-        lambda c: dict(
-            **_design(c)["width_vs_n"],
-            minutes_per_trial=_design(c)["minutes_per_trial"],
-            confidence=c["confidence"],
-        ),
+        _args("**design.width_vs_n", "design.minutes_per_trial", "confidence"),
     ),
     Product(
         "T17_mde_and_n_per_arm",
         "design",
         "table",
         "design:mde_table",
-        lambda c: dict(
-            n_grid=_design(c)["mde"]["n_grid"],
-            pbar=_design(c)["mde"]["pbar"],
-            planning_rates=_design(c)["mde"]["planning_rates"],
-            alpha=c["alpha"],
-            power=_design(c)["power"],
-            minutes_per_trial=_design(c)["minutes_per_trial"],
-            exact_fisher=_design(c)["exact_fisher"],
+        _args(
+            "design.mde.n_grid",
+            "design.mde.pbar",
+            "design.mde.planning_rates",
+            "alpha",
+            "design.power",
+            "design.minutes_per_trial",
+            "design.exact_fisher",
         ),
         local=False,
         runtime=20,
@@ -548,12 +577,7 @@ _DESIGN = [
         "design",
         "table",
         "design_pools:mcnemar_vs_unpaired",
-        lambda c: dict(
-            pairs=_design(c)["paired_pools"]["pairs"],
-            task=_first_task(c),
-            alpha=c["alpha"],
-            power=_design(c)["power"],
-        ),
+        _args("design.paired_pools.pairs", _TASK, "alpha", "design.power"),
         _pools,
     ),
     Product(
@@ -561,13 +585,13 @@ _DESIGN = [
         "design",
         "table",
         "design:null_result_mde",
-        lambda c: dict(
-            n_per_arm=_design(c)["mde"]["null_result_n"],
-            pbar=_design(c)["mde"]["pbar"],
-            planning_rates=_design(c)["mde"]["planning_rates"],
-            alpha=c["alpha"],
-            power=_design(c)["power"],
-            exact_fisher=_design(c)["exact_fisher"],
+        _args(
+            "n_per_arm=design.mde.null_result_n",
+            "design.mde.pbar",
+            "design.mde.planning_rates",
+            "alpha",
+            "design.power",
+            "design.exact_fisher",
         ),
     ),
     Product(
@@ -575,19 +599,19 @@ _DESIGN = [
         "design",
         "table",
         "design:fisher_ladder",
-        lambda c: dict(**_design(c)["ladder"], alpha=c["alpha"]),
+        _args("**design.ladder", "alpha"),
     ),
     Product(
         "T21_trials_to_separate_90_80",
         "design",
         "table",
         "design:trials_to_separate",
-        lambda c: dict(
-            rates=_design(c)["ladder"]["rates"],
-            alpha=c["alpha"],
-            power=_design(c)["power"],
-            minutes_per_trial=_design(c)["minutes_per_trial"],
-            exact_fisher=_design(c)["exact_fisher"],
+        _args(
+            "design.ladder.rates",
+            "alpha",
+            "design.power",
+            "design.minutes_per_trial",
+            "design.exact_fisher",
         ),
         local=False,
         runtime=30,
@@ -597,41 +621,33 @@ _DESIGN = [
         "design",
         "table",
         "design_intervals:cp_vs_wilson",
-        lambda c: dict(
-            k=_design(c)["cp_wilson_count"][0],
-            n=_design(c)["cp_wilson_count"][1],
-            confidence=c["confidence"],
-        ),
+        _args(*_unpacked("design.cp_wilson_count", "k", "n"), "confidence"),
     ),
     Product(
         "T24_difference_intervals",
         "design",
         "table",
         "design_intervals:difference_intervals",
-        lambda c: dict(
-            counts_a=_design(c)["diff_counts"][0],
-            counts_b=_design(c)["diff_counts"][1],
-            confidence=c["confidence"],
-        ),
+        _args(*_unpacked("design.diff_counts", "counts_a", "counts_b"), "confidence"),
     ),
     Product(
         "T25_width_at_90",
         "design",
         "table",
         "design_intervals:width_at_rate",
-        lambda c: dict(**_design(c)["width_at_rate"], confidence=c["confidence"]),
+        _args("**design.width_at_rate", "confidence"),
     ),
     Product(
         "T26_estimation_vs_detection",
         "design",
         "table",
         "design:estimation_vs_detection",
-        lambda c: dict(
-            **_design(c)["estimate_vs_detect"],
-            alpha=c["alpha"],
-            power=_design(c)["power"],
-            confidence=c["confidence"],
-            exact_fisher=_design(c)["exact_fisher"],
+        _args(
+            "**design.estimate_vs_detect",
+            "alpha",
+            "design.power",
+            "confidence",
+            "design.exact_fisher",
         ),
         local=False,
         runtime=20,
@@ -641,12 +657,12 @@ _DESIGN = [
         "design",
         "table",
         "design_pools:paired_contingency_table",
-        lambda c: dict(
-            pairs=_design(c)["paired_pools"]["pairs"],
-            task=_first_task(c),
-            n_boot=_design(c)["paired_pools"]["n_boot"],
-            confidence=c["confidence"],
-            study_seed=c["study_seed"],
+        _args(
+            "design.paired_pools.pairs",
+            _TASK,
+            "design.paired_pools.n_boot",
+            "confidence",
+            "study_seed",
         ),
         _pools,
     ),
@@ -655,22 +671,20 @@ _DESIGN = [
         "design",
         "table",
         "design:cohens_h_table",
-        lambda c: dict(
-            pairs=_design(c)["cohens_h_pairs"], alpha=c["alpha"], power=_design(c)["power"]
-        ),
+        _args("pairs=design.cohens_h_pairs", "alpha", "design.power"),
     ),
     Product(
         "mde_vs_n",
         "design",
         "figure",
         "design_figures:mde_vs_n_figure",
-        lambda c: dict(
-            n_max=_design(c)["figures"]["mde_n_max"],
-            n_points=_design(c)["figures"]["mde_n_points"],
-            pbar=_design(c)["mde"]["pbar"],
-            alpha=c["alpha"],
-            power=_design(c)["power"],
-            mark_n=_design(c)["mde"]["n_grid"],
+        _args(
+            "n_max=design.figures.mde_n_max",
+            "n_points=design.figures.mde_n_points",
+            "design.mde.pbar",
+            "alpha",
+            "design.power",
+            "mark_n=design.mde.n_grid",
         ),
         local=False,
         runtime=30,
@@ -680,11 +694,11 @@ _DESIGN = [
         "design",
         "figure",
         "design_figures:power_vs_n_figure",
-        lambda c: dict(
-            rates=_design(c)["figures"]["power_rates"],
-            n_max=_design(c)["figures"]["power_n_max"],
-            alpha=c["alpha"],
-            power=_design(c)["power"],
+        _args(
+            "rates=design.figures.power_rates",
+            "n_max=design.figures.power_n_max",
+            "alpha",
+            "design.power",
         ),
         local=False,
         runtime=20,
@@ -697,15 +711,15 @@ _PEEKING = [
         "peeking",
         "table",
         "peeking:peeking_table",
-        lambda c: {
-            "p": c["peeking"]["p"],
-            "n_per_arm": c["peeking"]["n_per_arm"],
-            "alpha": c["alpha"],
-            "looks_grid": c["peeking"]["looks_grid"],
-            "mc_experiments": c["peeking"]["mc_experiments"],
-            "study_seed": c["study_seed"],
-            "document": c["peeking"]["document"],
-        },
+        _args(
+            "peeking.p",
+            "peeking.n_per_arm",
+            "alpha",
+            "peeking.looks_grid",
+            "peeking.mc_experiments",
+            "study_seed",
+            "peeking.document",
+        ),
         key="F03_peeking_table",
         local=False,
         runtime=20,
@@ -715,7 +729,7 @@ _PEEKING = [
         "peeking",
         "figure",
         "peeking:peeking_figure",
-        lambda c: {"alpha": c["alpha"], "p": c["peeking"]["p"]},
+        _args("alpha", "peeking.p"),
         lambda c: {"table": _csv("F03_peeking")},
     ),
     Product(
@@ -723,7 +737,7 @@ _PEEKING = [
         "peeking",
         "table",
         "hierarchy:two_spreads_table",
-        lambda c: {"confidence": c["confidence"], "outcome": c["hierarchy"]["outcome"]},
+        _args("confidence", "hierarchy.outcome"),
         _pools,
     ),
     Product(
@@ -731,13 +745,13 @@ _PEEKING = [
         "peeking",
         "table",
         "hierarchy:hierarchical_bootstrap_table",
-        lambda c: {
-            "cluster_by": c["hierarchy"]["cluster_by"],
-            "bootstrap_reps": c["hierarchy"]["bootstrap_reps"],
-            "confidence": c["confidence"],
-            "study_seed": c["study_seed"],
-            "outcome": c["hierarchy"]["outcome"],
-        },
+        _args(
+            "hierarchy.cluster_by",
+            "hierarchy.bootstrap_reps",
+            "confidence",
+            "study_seed",
+            "hierarchy.outcome",
+        ),
         _pools,
         local=False,
         runtime=20,
@@ -750,16 +764,16 @@ _MULTI = [
         "multi",
         "table",
         "multi:per_task_table",
-        lambda c: {
-            "policy_a": _multi_pair(c)[0],
-            "policy_b": _multi_pair(c)[1],
-            "paired": c["multi"]["paired"],
-            "alpha": c["alpha"],
-            "confidence": c["confidence"],
-            "bootstrap_reps": c["multi"]["bootstrap_reps"],
-            "study_seed": c["study_seed"],
-            "outcome": c["multi"]["outcome"],
-        },
+        _args(
+            ("policy_a", lambda c: _multi_pair(c)[0]),
+            ("policy_b", lambda c: _multi_pair(c)[1]),
+            "multi.paired",
+            "alpha",
+            "confidence",
+            "multi.bootstrap_reps",
+            "study_seed",
+            "multi.outcome",
+        ),
         _pools,
         local=False,
         runtime=30,
@@ -769,7 +783,7 @@ _MULTI = [
         "multi",
         "figure",
         "multi:per_task_figure",
-        lambda c: {"confidence": c["confidence"]},
+        _args("confidence"),
         lambda c: {"table": _csv("T34_per_task")},
     ),
     Product(
@@ -777,14 +791,14 @@ _MULTI = [
         "multi",
         "table",
         "multi:ranking_table",
-        lambda c: {
-            "source": c["multi"]["ranking_source"],
-            "alpha": c["alpha"],
-            "confidence": c["confidence"],
-            "bootstrap_reps": c["multi"]["bootstrap_reps"],
-            "study_seed": c["study_seed"],
-            "outcome": c["multi"]["outcome"],
-        },
+        _args(
+            "source=multi.ranking_source",
+            "alpha",
+            "confidence",
+            "multi.bootstrap_reps",
+            "study_seed",
+            "multi.outcome",
+        ),
         lambda c: {"pools": POOLS, "sweep": SWEEP},
         local=False,
         runtime=30,
@@ -794,11 +808,7 @@ _MULTI = [
         "multi",
         "figure",
         "multi:ranking_figure",
-        lambda c: {
-            "confidence": c["confidence"],
-            "policies": _policy_names(c),
-            "source": c["multi"]["ranking_source"],
-        },
+        _args("confidence", ("policies", _policy_names), "source=multi.ranking_source"),
         lambda c: {"table": _csv("T35_ranking")},
     ),
 ]
@@ -816,7 +826,7 @@ _SEQUENTIAL = [
         "sequential",
         "table",
         "sequential:oc_table",
-        lambda c: {"scenarios": c["sequential"]["scenarios"], "step": c["sequential"]["step"]},
+        _args("sequential.scenarios", "sequential.step"),
         lambda c: {"designs": _designs(c)},
         local=False,
         runtime=30,
@@ -826,13 +836,13 @@ _SEQUENTIAL = [
         "sequential",
         "table",
         "sequential:pools_table",
-        lambda c: {
-            "policies": c["policies"],
-            "task": _first_task(c),
-            "seed": c["sequential"]["pools"]["seed"],
-            "experiments": c["sequential"]["pools"]["experiments"],
-            "study_seed": c["study_seed"],
-        },
+        _args(
+            "policies",
+            _TASK,
+            "sequential.pools.seed",
+            "sequential.pools.experiments",
+            "study_seed",
+        ),
         lambda c: {
             "designs": [DESIGN_FILE.format(n) for n in c["sequential"]["pools"]["designs"]],
             "pools": POOLS,
@@ -845,11 +855,11 @@ _SEQUENTIAL = [
         "sequential",
         "figure",
         "sequential:false_win_figure",
-        lambda c: {
-            "alpha": c["sequential"]["alpha"],
-            "n_naive": c["sequential"]["figure"]["naive_n"],
-            "p_points": c["sequential"]["figure"]["p_points"],
-        },
+        _args(
+            "sequential.alpha",
+            "n_naive=sequential.figure.naive_n",
+            "sequential.figure.p_points",
+        ),
         lambda c: {"designs": _designs(c)},
     ),
     Product(
@@ -857,11 +867,7 @@ _SEQUENTIAL = [
         "sequential",
         "figure",
         "sequential:power_ess_figure",
-        lambda c: {
-            "p_a": c["sequential"]["figure"]["p_a"],
-            "p_b_grid": c["sequential"]["figure"]["p_b"],
-            "alpha": c["sequential"]["alpha"],
-        },
+        _args("sequential.figure.p_a", "p_b_grid=sequential.figure.p_b", "sequential.alpha"),
         lambda c: {"designs": _designs(c)},
     ),
     Product(
@@ -879,14 +885,14 @@ _DRIFT = [
         "drift",
         "table",
         "drift:drift_table",
-        lambda c: {
-            "policies": _drift_policies(c),
-            "rates": c["drift"]["rates_mm_per_100"],
-            "n_per_policy": c["drift"]["n_per_policy"],
-            "alpha": c["alpha"],
-            "mc_sims": c["drift"]["mc_sims"],
-            "study_seed": c["study_seed"],
-        },
+        _args(
+            ("policies", _drift_policies),
+            "rates=drift.rates_mm_per_100",
+            "drift.n_per_policy",
+            "alpha",
+            "drift.mc_sims",
+            "study_seed",
+        ),
         lambda c: {"curve": DRIFT_CURVE},
         local=False,
         runtime=30,
@@ -896,11 +902,7 @@ _DRIFT = [
         "drift",
         "figure",
         "drift:drift_figure",
-        lambda c: {
-            "figure_n": c["drift"]["figure_n"],
-            "alpha": c["alpha"],
-            "policies": _drift_policies(c),
-        },
+        _args("drift.figure_n", "alpha", ("policies", _drift_policies)),
         lambda c: {"table": _csv("T36_drift_blocked_vs_interleaved"), "curve": DRIFT_CURVE},
     ),
 ]
