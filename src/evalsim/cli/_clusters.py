@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from evalsim.cli._common import BadInput, Report, _ci_pct, _p, register_log_hook
+from evalsim.cli._common import BadInput, Report, _ci_pct, _p, column_flag, register_log_hook
 
 # evalsim.stats modules are imported inside the functions that use them: they load numba
 # kernels and SciPy, which a command on a small log should not pay for at start (issue 24).
@@ -60,13 +60,7 @@ def add_cluster_argument(p: argparse.ArgumentParser) -> None:
 
 def cluster_columns(args) -> tuple[str, ...]:
     """The column the log reader must keep for ``--cluster`` (lower-case), or ()."""
-    col = getattr(args, "cluster", None)
-    if col is None:
-        return ()
-    col = col.strip().lower()
-    if not col:
-        raise BadInput("--cluster needs a column name")
-    return (col,)
+    return column_flag(args, "cluster", "--cluster")
 
 
 def _column(args, df: pd.DataFrame) -> str | None:

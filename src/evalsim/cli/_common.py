@@ -130,6 +130,37 @@ def _looks(text: str):
     return k
 
 
+def column_flag(args, dest: str, flag: str) -> tuple[str, ...]:
+    """The column a log flag names, lower-cased, for the log reader to keep.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The parsed command line.
+    dest : str
+        The flag's attribute in ``args`` (absent or None: the flag was not given).
+    flag : str
+        The flag as typed (``--cluster``), for the error message.
+
+    Returns
+    -------
+    tuple of str
+        ``(column,)``, or ``()`` without the flag.
+
+    Raises
+    ------
+    BadInput
+        The flag names an empty column.
+    """
+    col = getattr(args, dest, None)
+    if col is None:
+        return ()
+    col = col.strip().lower()
+    if not col:
+        raise BadInput(f"{flag} needs a column name")
+    return (col,)
+
+
 def add_json_flag(p: argparse.ArgumentParser) -> None:
     """The ``--json`` switch every subcommand takes."""
     p.add_argument("--json", action="store_true", help="print one JSON object instead")

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from evalsim.cli._common import BadInput, Report, _p, _pct, register_log_hook
+from evalsim.cli._common import BadInput, Report, _p, _pct, column_flag, register_log_hook
 
 # evalsim.stats modules are imported inside the functions that use them: they load numba
 # kernels and SciPy, which a command on a small log should not pay for at start (issue 24).
@@ -60,13 +60,7 @@ def add_order_argument(p: argparse.ArgumentParser) -> None:
 
 def order_columns(args) -> tuple[str, ...]:
     """The column(s) the log reader must keep: the ``--order`` column, lower-cased."""
-    col = getattr(args, ORDER_DEST, None)
-    if col is None:
-        return ()
-    col = col.strip().lower()
-    if not col:
-        raise BadInput("--order needs a column name")
-    return (col,)
+    return column_flag(args, ORDER_DEST, "--order")
 
 
 def _order_key(values: pd.Series, column: str) -> np.ndarray:

@@ -34,6 +34,23 @@ def _stop_marks(ax, d, lead, final, color) -> None:
     )
 
 
+def _certified(design: SequentialDesign) -> str:
+    """The title's certificate clause ("" for a design without a certificate).
+
+    Parameters
+    ----------
+    design : SequentialDesign
+        The design drawn.
+
+    Returns
+    -------
+    str
+        ``"; certified worst-case false-win rate <= <upper>"``, or ``""``.
+    """
+    c = design.certificate
+    return "" if c is None else f"; certified worst-case false-win rate <= {c.upper:.6f}"
+
+
 def _paired_sheet(design: SequentialDesign):
     r = design.rows
     d_max = design.d_max
@@ -72,8 +89,7 @@ def _paired_sheet(design: SequentialDesign):
     ax.grid(True, which="major", color="0.85", lw=0.5)
     ax.set_xticks(np.arange(0, d_max + 1, 10))
     ax.set_xticks(np.arange(0, d_max + 1, 1), minor=True)
-    c = design.certificate
-    cert = "" if c is None else f"; certified worst-case false-win rate <= {c.upper:.6f}"
+    cert = _certified(design)
     ax.set_title(
         f"Bench sheet -- {design.label}{cert}\n"
         "After each pair: only B succeeded -> one step right and up; only A -> right and down; "
@@ -143,8 +159,7 @@ def _unpaired_sheet(design: SequentialDesign):
     ax.set_xlabel("trials per policy so far")
     ax.set_ylabel("lead k_B - k_A needed to stop: B better")
     ax.grid(True, color="0.85", lw=0.5)
-    c = design.certificate
-    cert = "" if c is None else f"; certified worst-case false-win rate <= {c.upper:.6f}"
+    cert = _certified(design)
     ax.set_title(
         f"Bench sheet -- {design.label}{cert}\n"
         "At each look, stop with 'B better' when B's lead reaches the line for A's current count "
