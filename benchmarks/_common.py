@@ -38,41 +38,12 @@ def timings(fn: Callable[[], object], repeat: int, clock=time.perf_counter) -> l
 
 
 def best_of(fn: Callable[[], object], repeat: int) -> float:
-    """Smallest wall time of ``repeat`` calls of ``fn``, in seconds.
-
-    Parameters
-    ----------
-    fn : callable
-        Called with no arguments.
-    repeat : int
-        How many calls are timed.
-
-    Returns
-    -------
-    float
-        The shortest call's seconds.
-    """
+    """Smallest wall time of ``repeat`` calls of ``fn``, in seconds (:func:`timings`)."""
     return min(timings(fn, repeat))
 
 
 def median_time(fn: Callable[[], object], repeat: int, clock=time.perf_counter) -> float:
-    """Median time of ``repeat`` calls of ``fn``, in seconds of ``clock``.
-
-    Parameters
-    ----------
-    fn : callable
-        Called with no arguments.
-    repeat : int
-        How many calls are timed.
-    clock : callable, optional
-        The clock read around each call (default :func:`time.perf_counter`; pass
-        :func:`time.process_time` for CPU time).
-
-    Returns
-    -------
-    float
-        The median call's seconds.
-    """
+    """Median time of ``repeat`` calls of ``fn``, in seconds of ``clock`` (:func:`timings`)."""
     return statistics.median(timings(fn, repeat, clock))
 
 

@@ -518,6 +518,9 @@ _RESAMPLE = [
     ),
 ]
 
+#: The arguments every sample-size table of the design stage takes, in its order.
+_SIZING = ("alpha", "design.power", "design.minutes_per_trial", "design.exact_fisher")
+
 _DESIGN = [
     Product(
         "T13_paired_vs_unpaired_sizing",
@@ -526,10 +529,7 @@ _DESIGN = [
         "design:paired_vs_unpaired_sizing",
         _args(
             "**design.sizing",
-            "alpha",
-            "design.power",
-            "design.minutes_per_trial",
-            "design.exact_fisher",
+            *_SIZING,
         ),
         local=False,
         runtime=20,
@@ -564,10 +564,7 @@ _DESIGN = [
             "design.mde.n_grid",
             "design.mde.pbar",
             "design.mde.planning_rates",
-            "alpha",
-            "design.power",
-            "design.minutes_per_trial",
-            "design.exact_fisher",
+            *_SIZING,
         ),
         local=False,
         runtime=20,
@@ -608,10 +605,7 @@ _DESIGN = [
         "design:trials_to_separate",
         _args(
             "design.ladder.rates",
-            "alpha",
-            "design.power",
-            "design.minutes_per_trial",
-            "design.exact_fisher",
+            *_SIZING,
         ),
         local=False,
         runtime=30,
