@@ -35,29 +35,8 @@ def cmd_peek(args) -> Report:
     from evalsim.stats.sequential.peeking import false_win_rate_exact
 
     res = false_win_rate_exact(args.n, p=args.p, alpha=args.alpha, looks=args.looks)
-    sizes = list(res.look_sizes)
-    fixed, peeked = float(res.fixed_rate), float(res.false_win_rate)
-    if args.looks == "every":
-        schedule = f"after every trial pair ({len(sizes)} looks)"
-    elif isinstance(args.looks, int):
-        schedule = f"{len(sizes)} equally spaced looks"
-    else:
-        schedule = f"{len(sizes)} looks"
-    shown = (
-        ", ".join(map(str, sizes))
-        if len(sizes) <= 12
-        else (", ".join(map(str, sizes[:5])) + ", ..., " + ", ".join(map(str, sizes[-2:])))
-    )
-    data = {
-        "n": args.n,
-        "p": args.p,
-        "alpha": args.alpha,
-        "look_sizes": sizes,
-        "false_win_rate_exact": peeked,
-        "false_win_rate_fixed": fixed,
-        "inflation": peeked / fixed if fixed > 0 else None,
-    }
-    rep = Report(data)
+    rep, sizes, peeked, fixed = _report(res, {"n": args.n, "p": args.p}, args.alpha)
+    schedule, shown = _schedule_text(args.looks, sizes, "trial pair")
     rep.line(
         f"Two equally good policies (true rate {_pct(args.p, 0)} each), up to {args.n} trials "
         f"per arm; stop and declare a winner the first time Fisher p < {args.alpha:g}"
@@ -88,9 +67,39 @@ def _false_win_table(rep, kind, schedule, sizes, peeked, fixed, once_at) -> None
     )
 
 
-def _schedule_text(looks, sizes) -> tuple[str, str]:
+def _report(res, head: dict, alpha: float) -> tuple[Report, list[int], float, float]:
+    """The report of a peeking result, its JSON keys after ``head``.
+
+    Parameters
+    ----------
+    res : PeekingResult
+        The exact false-win rates (:mod:`evalsim.stats.sequential.peeking`).
+    head : dict
+        The first JSON keys (the design's inputs).
+    alpha : float
+        The level of each look's test.
+
+    Returns
+    -------
+    tuple of (Report, list of int, float, float)
+        The report, the look sizes, the false-win rate with peeking and when testing once.
+    """
+    sizes = list(res.look_sizes)
+    fixed, peeked = float(res.fixed_rate), float(res.false_win_rate)
+    data = {
+        **head,
+        "alpha": alpha,
+        "look_sizes": sizes,
+        "false_win_rate_exact": peeked,
+        "false_win_rate_fixed": fixed,
+        "inflation": peeked / fixed if fixed > 0 else None,
+    }
+    return Report(data), sizes, peeked, fixed
+
+
+def _schedule_text(looks, sizes, unit: str) -> tuple[str, str]:
     if looks == "every":
-        schedule = f"after every pair ({len(sizes)} looks)"
+        schedule = f"after every {unit} ({len(sizes)} looks)"
     elif isinstance(looks, int):
         schedule = f"{len(sizes)} equally spaced looks"
     else:
@@ -118,20 +127,9 @@ def _peek_paired(args) -> Report:
     res = sequential_mcnemar_probability(
         args.n, disc / 2, disc / 2, alpha=args.alpha, looks=args.looks
     )
-    sizes = list(res.look_sizes)
-    fixed, peeked = float(res.fixed_rate), float(res.false_win_rate)
-    schedule, shown = _schedule_text(args.looks, sizes)
-    data = {
-        "paired": True,
-        "n": args.n,
-        "discordance": disc,
-        "alpha": args.alpha,
-        "look_sizes": sizes,
-        "false_win_rate_exact": peeked,
-        "false_win_rate_fixed": fixed,
-        "inflation": peeked / fixed if fixed > 0 else None,
-    }
-    rep = Report(data)
+    head = {"paired": True, "n": args.n, "discordance": disc}
+    rep, sizes, peeked, fixed = _report(res, head, args.alpha)
+    schedule, shown = _schedule_text(args.looks, sizes, "pair")
     rep.line(
         f"Two equally good policies run on the same conditions, up to {args.n} pairs; in "
         f"{_pct(disc, 0)} of pairs exactly one succeeds (each policy half the time); stop and "
