@@ -59,16 +59,27 @@ def _log_n_axis(ax, ns) -> None:
     ax.set_xlabel("trials per evaluation, n")
 
 
-def plot_width(table_b: pd.DataFrame, policy: str, confidence: float = 0.95, ax=None):
-    """Mean Wilson width against n for one pool: resampled points, exact line, c/sqrt(n).
+def _pool_panel(table_b: pd.DataFrame, policy: str, confidence: float, ax):
+    """What both panels of F01 start from.
 
-    The reference is 2 z sqrt(p (1 - p) / n), the large-n width, whose 1/sqrt(n) shape the
-    document points out. Lines and points are at the pool rate; the lesson's values, where
-    Table B quotes them, are open diamonds. Returns the Axes.
+    Parameters
+    ----------
+    table_b : pandas.DataFrame
+        Table B (T08).
+    policy : str
+        The pool drawn.
+    confidence : float
+        The intervals' confidence level (checked).
+    ax : matplotlib.axes.Axes or None
+        The panel; None: the current Axes.
+
+    Returns
+    -------
+    tuple
+        The checked confidence, the pool's rows of Table B, the Axes, the pool rate, the
+        grid's n values and every n between the grid's ends.
     """
     import matplotlib.pyplot as plt
-
-    from evalsim.figures import color_for
 
     confidence = check_confidence(confidence)
     sub = _table_b_rows(table_b, policy)
@@ -76,6 +87,19 @@ def plot_width(table_b: pd.DataFrame, policy: str, confidence: float = 0.95, ax=
     p = float(sub["pool_rate"].iloc[0])
     ns = sub["n"].to_numpy(dtype=int)
     dense = np.arange(int(ns.min()), int(ns.max()) + 1)
+    return confidence, sub, ax, p, ns, dense
+
+
+def plot_width(table_b: pd.DataFrame, policy: str, confidence: float = 0.95, ax=None):
+    """Mean Wilson width against n for one pool: resampled points, exact line, c/sqrt(n).
+
+    The reference is 2 z sqrt(p (1 - p) / n), the large-n width, whose 1/sqrt(n) shape the
+    document points out. Lines and points are at the pool rate; the lesson's values, where
+    Table B quotes them, are open diamonds. Returns the Axes.
+    """
+    from evalsim.figures import color_for
+
+    confidence, sub, ax, p, ns, dense = _pool_panel(table_b, policy, confidence, ax)
     z = float(norm.ppf(0.5 + confidence / 2))
     exact = [exact_mean_width(int(n), p, "wilson", confidence) for n in dense]
     ax.plot(dense, exact, color=color_for(0), lw=1.2, label="exact expected width")
@@ -103,16 +127,9 @@ def plot_coverage(table_b: pd.DataFrame, policy: str, confidence: float = 0.95, 
     grid's ends, at the pool rate. The lesson's resampled coverage, where Table B quotes it, is
     an open diamond in the method's color. Returns the Axes.
     """
-    import matplotlib.pyplot as plt
-
     from evalsim.figures import color_for
 
-    confidence = check_confidence(confidence)
-    sub = _table_b_rows(table_b, policy)
-    ax = ax if ax is not None else plt.gca()
-    p = float(sub["pool_rate"].iloc[0])
-    ns = sub["n"].to_numpy(dtype=int)
-    dense = np.arange(int(ns.min()), int(ns.max()) + 1)
+    confidence, sub, ax, p, ns, dense = _pool_panel(table_b, policy, confidence, ax)
     n_evals = int(sub["evaluations"].iloc[0])
     lowest = 1.0
     lesson = False
