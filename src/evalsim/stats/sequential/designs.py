@@ -160,6 +160,35 @@ def _calibration_grid(n: int = _CALIBRATION_GRID) -> np.ndarray:
     return np.linspace(0.5 / n, 0.5, n)
 
 
+def _certified(
+    design: SequentialDesign, alpha: float, certify: bool
+) -> tuple[SequentialDesign | None, Certificate | None]:
+    """One try of a design builder's certification loop.
+
+    Parameters
+    ----------
+    design : SequentialDesign
+        The design built at this try.
+    alpha : float
+        The level its worst-case type-I error must not exceed.
+    certify : bool
+        False: the design is returned as built, uncertified.
+
+    Returns
+    -------
+    tuple of (SequentialDesign or None, Certificate or None)
+        The design to return (with its certificate when certified), or None when the
+        certificate exceeds ``alpha`` (the caller tightens and tries again); and the
+        certificate (None without ``certify``).
+    """
+    if not certify:
+        return design, None
+    cert = certify_type1(design)
+    if cert.upper <= alpha:
+        return replace(design, certificate=cert), cert
+    return None, cert
+
+
 def unpaired_design(
     alpha=0.05,
     n_max=200,
@@ -224,11 +253,9 @@ def unpaired_design(
             rows=_unpaired_rows(sizes, crit, two_sided, n_max, futility),
             futility=futility,
         )
-        if not certify:
-            return design
-        cert = certify_type1(design)
-        if cert.upper <= alpha:
-            return replace(design, certificate=cert)
+        done, cert = _certified(design, alpha, certify)
+        if done is not None:
+            return done
         budget *= 1.0 - 2.0 * (cert.upper - alpha) / alpha - 1e-6
     raise RuntimeError(f"could not certify {design.label} at alpha={alpha}")  # pragma: no cover
 
@@ -288,11 +315,9 @@ def unpaired_shape_design(
                 rows=_unpaired_rows(sizes, a * shape, two_sided, n_max, futility),
                 futility=futility,
             )
-        if not certify:
-            return design
-        cert = certify_type1(design)
-        if cert.upper <= alpha:
-            return replace(design, certificate=cert)
+        done, _ = _certified(design, alpha, certify)
+        if done is not None:
+            return done
         a *= 1.0 + 1e-3
     raise RuntimeError(f"could not certify {design.label}")  # pragma: no cover
 
