@@ -27,45 +27,50 @@ def test_defaults_filled(good):
     assert check_config(good)["confidence"] == 0.95
 
 
-def test_unknown_top_key_names_key_and_allowed(good):
-    good["polices"] = []
-    with pytest.raises(ConfigError, match=r"'polices'.*allowed keys:.*policies"):
-        check_config(good)
-
-
-def test_unknown_nested_key(good):
-    good["scene"]["colour"] = "red"
-    with pytest.raises(ConfigError, match=r"'colour' in 'scene'"):
-        check_config(good)
-
-
-def test_negative_sigma_names_key(good):
-    good["policies"][0]["sigma_mm"] = -1
-    with pytest.raises(ConfigError, match=r"policies\[0\]\.sigma_mm.*-1.*out of range"):
-        check_config(good)
-
-
-def test_probability_out_of_range(good):
-    good["confidence"] = 1.5
-    with pytest.raises(ConfigError, match=r"'confidence'.*1.5"):
-        check_config(good)
-
-
-def test_enum_lists_allowed_values(good):
-    good["scene"]["name"] = "so100"
-    with pytest.raises(ConfigError, match=r"scene.name.*allowed values: 'so101', 'gripper_table'"):
-        check_config(good)
-
-
-def test_wrong_type(good):
-    good["study_seed"] = "abc"
-    with pytest.raises(ConfigError, match=r"study_seed"):
-        check_config(good)
-
-
-def test_comparison_of_unknown_policy(good):
-    good["experiment"]["comparisons"] = [["A", "Z"]]
-    with pytest.raises(ConfigError, match=r"unknown policy 'Z'.*A, B"):
+@pytest.mark.parametrize(
+    ("path", "value", "match"),
+    [
+        pytest.param(
+            ("polices",),
+            [],
+            r"'polices'.*allowed keys:.*policies",
+            id="unknown_top_key_names_key_and_allowed",
+        ),
+        pytest.param(("scene", "colour"), "red", r"'colour' in 'scene'", id="unknown_nested_key"),
+        pytest.param(
+            ("policies", 0, "sigma_mm"),
+            -1,
+            r"policies\[0\]\.sigma_mm.*-1.*out of range",
+            id="negative_sigma_names_key",
+        ),
+        pytest.param(("confidence",), 1.5, r"'confidence'.*1.5", id="probability_out_of_range"),
+        pytest.param(
+            ("scene", "name"),
+            "so100",
+            r"scene.name.*allowed values: 'so101', 'gripper_table'",
+            id="enum_lists_allowed_values",
+        ),
+        pytest.param(("study_seed",), "abc", r"study_seed", id="wrong_type"),
+        pytest.param(
+            ("experiment", "comparisons"),
+            [["A", "Z"]],
+            r"unknown policy 'Z'.*A, B",
+            id="comparison_of_unknown_policy",
+        ),
+        pytest.param(
+            ("design", "paired_pools", "pairs"),
+            [["A", "C"]],
+            r"design.paired_pools.pairs\[0\].*unknown policy 'C'",
+            id="paired_pools_policy_must_exist",
+        ),
+    ],
+)
+def test_bad_value_fails_naming_it(good, path, value, match):
+    node = good
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    with pytest.raises(ConfigError, match=match):
         check_config(good)
 
 
@@ -97,9 +102,3 @@ def test_atomic_write_leaves_no_temp_and_normal_mode(tmp_path):
         raise RuntimeError("interrupted")
     assert dest.read_text() == "hello\n"
     assert [p.name for p in dest.parent.iterdir()] == ["out.txt"]
-
-
-def test_paired_pools_policy_must_exist(good):
-    good["design"]["paired_pools"]["pairs"] = [["A", "C"]]
-    with pytest.raises(ConfigError, match=r"design.paired_pools.pairs\[0\].*unknown policy 'C'"):
-        check_config(good)

@@ -660,38 +660,75 @@ def test_rule_reasons_state_the_numbers(tmp_path):
     assert row.verdict == "matches" and row.reproduced == "1.04"
 
 
-def test_bound_and_roundoff_and_judgement_reasons(tmp_path):
-    t = {"T99": pd.DataFrame({"v": [0.52]})}
-    row = _judge_one(tmp_path, _one(stated="50", scale=0.01, rule="at_least"), **t)
-    assert (row.verdict, row.reason) == ("matches", "52 >= 50")
-    row = _judge_one(tmp_path, _one(stated="52.4", scale=0.01, rule="at_least"), **t)
-    assert (row.verdict, row.reason) == ("document error", "52 not >= 52.4")
-    row = _judge_one(
-        tmp_path, _one(stated="52.4", scale=0.01, rule="at_least", tolerance={"abs": 0.005}), **t
-    )
-    assert (row.verdict, row.reason) == ("matches", "52 >= 52.4 (allowing 0.5 for rounding)")
-    row = _judge_one(tmp_path, _one(stated="60", scale=0.01, rule="at_most"), **t)
-    assert (row.verdict, row.reason) == ("matches", "52 <= 60")
-    row = _judge_one(tmp_path, _one(stated="51.6", scale=0.01, rule="at_most"), **t)
-    assert (row.verdict, row.reason) == ("document error", "52 not <= 51.6")
-    row = _judge_one(
-        tmp_path, _one(stated="51.6", scale=0.01, rule="at_most", tolerance={"abs": 0.005}), **t
-    )
-    assert row.verdict == "matches"
-    small = {"T99": pd.DataFrame({"v": [3e-15]})}
-    row = _judge_one(tmp_path, _one(stated="0", rule="roundoff"), **small)
-    assert row.verdict == "matches"
-    assert row.reason == "reproduced max difference 3e-15 <= round-off bound 1e-14"
-    row = _judge_one(tmp_path, _one(stated="0", rule="roundoff", tolerance={"abs": 1e-15}), **small)
-    assert row.reason == "reproduced max difference 3e-15 > round-off bound 1e-15"
-    assert row.verdict == "document error"
-    row = _judge_one(tmp_path, _one(rule="judgement", reason="vague"), **t)
-    assert (row.verdict, row.reason, row.reproduced) == ("ambiguous", "vague", "0.52")
-    row = _judge_one(tmp_path, _one(rule="judgement"), **t)
-    assert row.reason == "not decidable by a number rule"
-    row = _judge_one(tmp_path, _one(stated=["0.5", "0.5"]), **t)
-    assert row.verdict == "missing source"
-    assert row.reason == "source gives 1 value(s), the claim states 2"
+_BOUND = {"scale": 0.01}
+_ROUNDING = {"tolerance": {"abs": 0.005}}
+
+
+@pytest.mark.parametrize(
+    ("fields", "value", "want"),
+    [
+        (
+            {"stated": "50", "rule": "at_least", **_BOUND},
+            0.52,
+            {"verdict": "matches", "reason": "52 >= 50"},
+        ),
+        (
+            {"stated": "52.4", "rule": "at_least", **_BOUND},
+            0.52,
+            {"verdict": "document error", "reason": "52 not >= 52.4"},
+        ),
+        (
+            {"stated": "52.4", "rule": "at_least", **_BOUND, **_ROUNDING},
+            0.52,
+            {"verdict": "matches", "reason": "52 >= 52.4 (allowing 0.5 for rounding)"},
+        ),
+        (
+            {"stated": "60", "rule": "at_most", **_BOUND},
+            0.52,
+            {"verdict": "matches", "reason": "52 <= 60"},
+        ),
+        (
+            {"stated": "51.6", "rule": "at_most", **_BOUND},
+            0.52,
+            {"verdict": "document error", "reason": "52 not <= 51.6"},
+        ),
+        (
+            {"stated": "51.6", "rule": "at_most", **_BOUND, **_ROUNDING},
+            0.52,
+            {"verdict": "matches"},
+        ),
+        (
+            {"stated": "0", "rule": "roundoff"},
+            3e-15,
+            {
+                "verdict": "matches",
+                "reason": "reproduced max difference 3e-15 <= round-off bound 1e-14",
+            },
+        ),
+        (
+            {"stated": "0", "rule": "roundoff", "tolerance": {"abs": 1e-15}},
+            3e-15,
+            {
+                "verdict": "document error",
+                "reason": "reproduced max difference 3e-15 > round-off bound 1e-15",
+            },
+        ),
+        (
+            {"rule": "judgement", "reason": "vague"},
+            0.52,
+            {"verdict": "ambiguous", "reason": "vague", "reproduced": "0.52"},
+        ),
+        ({"rule": "judgement"}, 0.52, {"reason": "not decidable by a number rule"}),
+        (
+            {"stated": ["0.5", "0.5"]},
+            0.52,
+            {"verdict": "missing source", "reason": "source gives 1 value(s), the claim states 2"},
+        ),
+    ],
+)
+def test_bound_and_roundoff_and_judgement_reasons(tmp_path, fields, value, want):
+    row = _judge_one(tmp_path, _one(**fields), T99=pd.DataFrame({"v": [value]}))
+    assert {k: row[k] for k in want} == want
 
 
 def test_mc_and_simulation_rules(tmp_path):
