@@ -9,6 +9,7 @@ import naive_fisher
 import numpy as np
 import pandas as pd
 import pytest
+from claim_tables import claim_tables
 from conftest import copy_smoke, copy_workflow, snakemake
 from scipy.stats import binom, fisher_exact
 
@@ -67,24 +68,6 @@ EXACT_TABLES = {
 }  # fmt: skip
 
 
-def _tables_of(claim) -> set[str]:
-    found = set()
-
-    def visit(spec):
-        if isinstance(spec, dict):
-            if "table" in spec:
-                found.add(spec["table"])
-            for value in spec.values():
-                visit(value)
-        elif isinstance(spec, list):
-            for value in spec:
-                visit(value)
-
-    visit(list(claim.sources))
-    visit(claim.criterion)
-    return found
-
-
 def _readme_verdicts(repo) -> dict[str, str]:
     body = section((repo / "README.md").read_text(encoding="utf-8"), "disagreements")
     verdicts = "|".join(v for v in VERDICTS if v != "matches")
@@ -103,7 +86,7 @@ def test_smoke_products_hold_the_right_values(smoke_run, repo):
     exact = [
         c.id
         for c in load_claims(repo / "config" / "claims.yaml")
-        if c.rule != "simulation" and _tables_of(c) and _tables_of(c) <= EXACT_TABLES
+        if c.rule != "simulation" and claim_tables([c]) and claim_tables([c]) <= EXACT_TABLES
     ]
     assert len(exact) > 60
     got = {i: ledger.loc[i, "verdict"] for i in exact}

@@ -14,6 +14,7 @@ from types import SimpleNamespace
 import matplotlib
 import pandas as pd
 import pytest
+from claim_tables import claim_tables
 
 from evalsim.flowchart import PROTOCOL_MERMAID, layout, parse_mermaid
 from evalsim.ledger import load_claims, section
@@ -39,25 +40,6 @@ def data_uri_text(uri: str) -> str:
 @pytest.fixture(scope="module")
 def products(repo):
     return declared_products(repo)
-
-
-def _claim_tables(claims) -> set[str]:
-    refs = set()
-
-    def visit(spec):
-        if isinstance(spec, dict):
-            if "table" in spec:
-                refs.add(spec["table"])
-            for value in spec.values():
-                visit(value)
-        elif isinstance(spec, list):
-            for value in spec:
-                visit(value)
-
-    for c in claims:
-        visit(list(c.sources))
-        visit(c.criterion)
-    return refs
 
 
 def test_every_declared_table_and_figure_is_wrapped_in_report_with_a_caption(repo, products):
@@ -203,7 +185,7 @@ def test_every_claim_source_is_a_table_some_rule_declares(repo, products):
     rules = "".join(p.read_text() for p in (repo / "workflow" / "rules").glob("*.smk"))
     undeclared = sorted(
         ref
-        for ref in _claim_tables(claims)
+        for ref in claim_tables(claims)
         if not any(d.startswith(f"{ref}_") for d in declared) and f'"{ref}"' not in rules
     )
     assert not undeclared, f"claims point at tables no rule declares: {undeclared}"

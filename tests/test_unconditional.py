@@ -118,7 +118,12 @@ def test_pvalue_vs_scipy(test, alternative, table):
 
 @pytest.mark.parametrize("test", CERTIFIED)
 @pytest.mark.parametrize("alternative", ALTS)
-@pytest.mark.parametrize("table", [(2, 6, 5, 7), (4, 9, 1, 6), (0, 4, 3, 3), (6, 8, 6, 8)])
+@pytest.mark.parametrize(
+    "table",
+    # then edge tables: a zero margin, k = 0 or n in both arms, a symmetric table
+    [(2, 6, 5, 7), (4, 9, 1, 6), (0, 4, 3, 3), (6, 8, 6, 8)]
+    + [(0, 4, 0, 5), (4, 4, 5, 5), (0, 5, 5, 5), (3, 6, 3, 6)],
+)
 def test_pvalue_vs_brute_force_grid(test, alternative, table):
     r = unconditional_pvalue(test, *table, alternative=alternative)
     g = naive_pvalue(test, *table, alternative=alternative, grid=4000)
