@@ -660,43 +660,24 @@ def test_rule_reasons_state_the_numbers(tmp_path):
     assert row.verdict == "matches" and row.reproduced == "1.04"
 
 
-_BOUND = {"scale": 0.01}
-_ROUNDING = {"tolerance": {"abs": 0.005}}
+def _bound(stated, rule, verdict, reason=None, rounding=False):
+    """A case of a bound rule on the value 0.52 read as a percentage (scale 0.01)."""
+    fields = {"stated": stated, "rule": rule, "scale": 0.01}
+    if rounding:
+        fields["tolerance"] = {"abs": 0.005}
+    want = {"verdict": verdict} if reason is None else {"verdict": verdict, "reason": reason}
+    return fields, 0.52, want
 
 
 @pytest.mark.parametrize(
     ("fields", "value", "want"),
     [
-        (
-            {"stated": "50", "rule": "at_least", **_BOUND},
-            0.52,
-            {"verdict": "matches", "reason": "52 >= 50"},
-        ),
-        (
-            {"stated": "52.4", "rule": "at_least", **_BOUND},
-            0.52,
-            {"verdict": "document error", "reason": "52 not >= 52.4"},
-        ),
-        (
-            {"stated": "52.4", "rule": "at_least", **_BOUND, **_ROUNDING},
-            0.52,
-            {"verdict": "matches", "reason": "52 >= 52.4 (allowing 0.5 for rounding)"},
-        ),
-        (
-            {"stated": "60", "rule": "at_most", **_BOUND},
-            0.52,
-            {"verdict": "matches", "reason": "52 <= 60"},
-        ),
-        (
-            {"stated": "51.6", "rule": "at_most", **_BOUND},
-            0.52,
-            {"verdict": "document error", "reason": "52 not <= 51.6"},
-        ),
-        (
-            {"stated": "51.6", "rule": "at_most", **_BOUND, **_ROUNDING},
-            0.52,
-            {"verdict": "matches"},
-        ),
+        _bound("50", "at_least", "matches", "52 >= 50"),
+        _bound("52.4", "at_least", "document error", "52 not >= 52.4"),
+        _bound("52.4", "at_least", "matches", "52 >= 52.4 (allowing 0.5 for rounding)", True),
+        _bound("60", "at_most", "matches", "52 <= 60"),
+        _bound("51.6", "at_most", "document error", "52 not <= 51.6"),
+        _bound("51.6", "at_most", "matches", rounding=True),
         (
             {"stated": "0", "rule": "roundoff"},
             3e-15,
