@@ -189,6 +189,48 @@ def two_sided_pvalue(log_density, j_obs, log_rel_tol):
 
 
 @njit(cache=True)
+def _start_replicate(drawn, sums, counts, means, resample_tasks, rng):
+    """A replicate's tasks (drawn with replacement, or all in order) and zeroed sums.
+
+    Parameters
+    ----------
+    drawn : int64[n_tasks]
+        Filled with the replicate's task indices.
+    sums, counts, means : float64[n_policies]
+        Set to zero: each policy's outcome sum, episode count and sum of cell means.
+    resample_tasks : bool
+        Draw the tasks (one ``rng.random()`` each) rather than take each once.
+    rng : numpy.random.Generator
+        The replicates' stream.
+    """
+    n_tasks = drawn.shape[0]
+    for i in range(n_tasks):
+        drawn[i] = int(rng.random() * n_tasks) if resample_tasks else i
+    for p in range(sums.shape[0]):
+        sums[p] = 0.0
+        counts[p] = 0.0
+        means[p] = 0.0
+
+
+@njit(cache=True)
+def _end_replicate(micro, macro, sums, counts, means, n_tasks):
+    """A replicate's micro and macro means, per policy, from its sums.
+
+    Parameters
+    ----------
+    micro, macro : float64[n_policies]
+        The replicate's row of the results, filled.
+    sums, counts, means : float64[n_policies]
+        Each policy's outcome sum, episode count and sum of cell means over the drawn tasks.
+    n_tasks : int
+        Tasks per replicate.
+    """
+    for p in range(sums.shape[0]):
+        micro[p] = sums[p] / counts[p]
+        macro[p] = means[p] / n_tasks
+
+
+@njit(cache=True)
 def stratified_bootstrap(values, starts, n_tasks, n_policies, n_reps, resample_tasks, rng):
     """Task-then-episode bootstrap replicates of micro and macro means, per policy.
 
@@ -218,12 +260,7 @@ def stratified_bootstrap(values, starts, n_tasks, n_policies, n_reps, resample_t
     counts = np.empty(n_policies, dtype=np.float64)
     means = np.empty(n_policies, dtype=np.float64)
     for r in range(n_reps):
-        for i in range(n_tasks):
-            drawn[i] = int(rng.random() * n_tasks) if resample_tasks else i
-        for p in range(n_policies):
-            sums[p] = 0.0
-            counts[p] = 0.0
-            means[p] = 0.0
+        _start_replicate(drawn, sums, counts, means, resample_tasks, rng)
         for i in range(n_tasks):
             task = drawn[i]
             for p in range(n_policies):
@@ -236,9 +273,7 @@ def stratified_bootstrap(values, starts, n_tasks, n_policies, n_reps, resample_t
                 sums[p] += s
                 counts[p] += size
                 means[p] += s / size
-        for p in range(n_policies):
-            micro[r, p] = sums[p] / counts[p]
-            macro[r, p] = means[p] / n_tasks
+        _end_replicate(micro[r], macro[r], sums, counts, means, n_tasks)
     return micro, macro
 
 
@@ -360,12 +395,7 @@ def stratified_bootstrap_counts(k, n, n_tasks, n_policies, n_reps, resample_task
     counts = np.empty(n_policies, dtype=np.float64)
     means = np.empty(n_policies, dtype=np.float64)
     for r in range(n_reps):
-        for i in range(n_tasks):
-            drawn[i] = int(rng.random() * n_tasks) if resample_tasks else i
-        for p in range(n_policies):
-            sums[p] = 0.0
-            counts[p] = 0.0
-            means[p] = 0.0
+        _start_replicate(drawn, sums, counts, means, resample_tasks, rng)
         for i in range(n_tasks):
             task = drawn[i]
             for p in range(n_policies):
@@ -375,9 +405,7 @@ def stratified_bootstrap_counts(k, n, n_tasks, n_policies, n_reps, resample_task
                 sums[p] += s
                 counts[p] += size
                 means[p] += s / size
-        for p in range(n_policies):
-            micro[r, p] = sums[p] / counts[p]
-            macro[r, p] = means[p] / n_tasks
+        _end_replicate(micro[r], macro[r], sums, counts, means, n_tasks)
     return micro, macro
 
 
