@@ -180,6 +180,54 @@ def _carry_pair(carried, tmp, t):
 
 
 @njit(cache=True)
+def _null_dp_start(n_max):
+    """The state of the null DP (p = 1/2) before the first pair.
+
+    Parameters
+    ----------
+    n_max : int
+        Trials per arm at the last look.
+
+    Returns
+    -------
+    dist, new : float64[n_max + 1, n_max + 1]
+        The running mass by (k_A, k_B) (all at (0, 0)) and the scratch of :func:`_step`.
+    carried, tmp : float64[2 n_max + 1]
+        The stopped mass by total successes (none yet) and the scratch of
+        :func:`_carry_pair`.
+    """
+    dist = np.zeros((n_max + 1, n_max + 1), dtype=np.float64)
+    new = np.zeros((n_max + 1, n_max + 1), dtype=np.float64)
+    dist[0, 0] = 1.0
+    carried = np.zeros(2 * n_max + 1, dtype=np.float64)
+    tmp = np.zeros(2 * n_max + 1, dtype=np.float64)
+    return dist, new, carried, tmp
+
+
+@njit(cache=True)
+def _null_pairs(dist, new, carried, tmp, t, m):
+    """Advance the null DP from ``t`` to ``m`` pairs, running and stopped mass alike.
+
+    Parameters
+    ----------
+    dist, new, carried, tmp : ndarray
+        The state of :func:`_null_dp_start`, updated in place.
+    t, m : int
+        Pairs so far and pairs at the next look.
+
+    Returns
+    -------
+    int
+        The pairs now done (``max(t, m)``).
+    """
+    while t < m:
+        _step(dist, new, t, 0.5, 0.5, 0.5, 0.5)
+        _carry_pair(carried, tmp, t)
+        t += 1
+    return t
+
+
+@njit(cache=True)
 def unpaired_null_bernstein(look_sizes, upper, lower, count_upper, count_lower):
     """Bernstein coefficients of the null rejection probability of an unpaired design.
 
@@ -201,19 +249,12 @@ def unpaired_null_bernstein(look_sizes, upper, lower, count_upper, count_lower):
     """
     n_looks = look_sizes.shape[0]
     n_max = look_sizes[n_looks - 1]
-    dist = np.zeros((n_max + 1, n_max + 1), dtype=np.float64)
-    new = np.zeros((n_max + 1, n_max + 1), dtype=np.float64)
-    dist[0, 0] = 1.0
-    carried = np.zeros(2 * n_max + 1, dtype=np.float64)
-    tmp = np.zeros(2 * n_max + 1, dtype=np.float64)
+    dist, new, carried, tmp = _null_dp_start(n_max)
     by_look = np.zeros((n_looks, 2 * n_max + 1), dtype=np.float64)
     t = 0
     for j in range(n_looks):
         m = look_sizes[j]
-        while t < m:
-            _step(dist, new, t, 0.5, 0.5, 0.5, 0.5)
-            _carry_pair(carried, tmp, t)
-            t += 1
+        t = _null_pairs(dist, new, carried, tmp, t, m)
         for a in range(m + 1):
             for b in range(m + 1):
                 if (count_upper and b >= upper[j, a]) or (count_lower and b <= lower[j, a]):
@@ -395,20 +436,13 @@ def calibrate_spending_z(look_sizes, targets, two_sided, ps, tol):
     """
     n_looks = look_sizes.shape[0]
     n_max = look_sizes[n_looks - 1]
-    dist = np.zeros((n_max + 1, n_max + 1), dtype=np.float64)
-    new = np.zeros((n_max + 1, n_max + 1), dtype=np.float64)
-    dist[0, 0] = 1.0
-    carried = np.zeros(2 * n_max + 1, dtype=np.float64)
-    tmp = np.zeros(2 * n_max + 1, dtype=np.float64)
+    dist, new, carried, tmp = _null_dp_start(n_max)
     crit = np.empty(n_looks, dtype=np.float64)
     n_grid = ps.shape[0]
     t = 0
     for j in range(n_looks):
         m = look_sizes[j]
-        while t < m:
-            _step(dist, new, t, 0.5, 0.5, 0.5, 0.5)
-            _carry_pair(carried, tmp, t)
-            t += 1
+        t = _null_pairs(dist, new, carried, tmp, t, m)
         ratio = _ratio_rows(m, ps)
         # per anti-diagonal s: states by k_a ascending (z descending), with prefix sums of
         # the mass from the high-z end and from the low-z end

@@ -17,6 +17,46 @@ from evalsim.stats.proportion._kernels import binom_logpmf
 
 
 @njit(cache=True)
+def _upper_tail(dist, d, two_sided, cum, sides, budget):
+    """The smallest upper boundary at ``d`` discordant pairs that keeps the spend in budget.
+
+    Parameters
+    ----------
+    dist : float64[d + 1]
+        The running null mass by B-alone count ``w``.
+    d : int
+        Discordant pairs so far.
+    two_sided : bool
+        Boundaries on both sides (the upper one above ``d / 2``).
+    cum : float
+        The error spent before this boundary.
+    sides : float
+        2.0 two-sided, 1.0 one-sided.
+    budget : float
+        The most ``cum + sides * tail`` may reach.
+
+    Returns
+    -------
+    (int, float)
+        The smallest ``u`` (``d + 1``: none) with ``cum + sides * P(w >= u) <= budget``,
+        and that tail mass ``P(w >= u)``.
+    """
+    u = d + 1
+    tail = 0.0
+    for w in range(d, -1, -1):
+        if two_sided and 2 * w <= d:
+            break
+        if d == 0:
+            break
+        if cum + sides * (tail + dist[w]) <= budget:
+            tail += dist[w]
+            u = w
+        else:
+            break
+    return u, tail
+
+
+@njit(cache=True)
 def sign_walk_spending(d_max, targets, two_sided):
     """Boundaries of the walk of B's solo wins over discordant pairs, from a spending schedule.
 
@@ -59,18 +99,7 @@ def sign_walk_spending(d_max, targets, two_sided):
             for w in range(d + 1):
                 dist[w] = tmp[w]
         # interim: smallest u with cum + sides * P(w >= u) <= target (u > d / 2 when two-sided)
-        u = d + 1
-        tail = 0.0
-        for w in range(d, -1, -1):
-            if two_sided and 2 * w <= d:
-                break
-            if d == 0:
-                break
-            if cum + sides * (tail + dist[w]) <= targets[d]:
-                tail += dist[w]
-                u = w
-            else:
-                break
+        u, tail = _upper_tail(dist, d, two_sided, cum, sides, targets[d])
         upper[d] = u
         lower[d] = d - u if two_sided else -1
         if two_sided and u <= d:
@@ -81,18 +110,7 @@ def sign_walk_spending(d_max, targets, two_sided):
         cum += sides * tail
         spent[d] = cum
         # final boundary at d: spend what remains of the total
-        fu = d + 1
-        ftail = 0.0
-        for w in range(d, -1, -1):
-            if two_sided and 2 * w <= d:
-                break
-            if d == 0:
-                break
-            if cum + sides * (ftail + dist[w]) <= total:
-                ftail += dist[w]
-                fu = w
-            else:
-                break
+        fu, ftail = _upper_tail(dist, d, two_sided, cum, sides, total)
         f_upper[d] = fu
         f_lower[d] = d - fu if two_sided else -1
         final_size[d] = cum + sides * ftail
