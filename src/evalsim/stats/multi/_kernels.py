@@ -189,6 +189,36 @@ def two_sided_pvalue(log_density, j_obs, log_rel_tol):
 
 
 @njit(cache=True)
+def _replicate_buffers(n_tasks, n_policies, n_reps):
+    """The results and scratch of the task-then-episode bootstraps.
+
+    Returns
+    -------
+    micro, macro : float64[n_reps, n_policies]
+        The replicates' means (to fill).
+    drawn : int64[n_tasks]
+        A replicate's tasks.
+    sums, counts, means : float64[n_policies]
+        A replicate's per-policy outcome sums, episode counts and sums of cell means.
+    """
+    micro = np.empty((n_reps, n_policies), dtype=np.float64)
+    macro = np.empty((n_reps, n_policies), dtype=np.float64)
+    drawn = np.empty(n_tasks, dtype=np.int64)
+    sums = np.empty(n_policies, dtype=np.float64)
+    counts = np.empty(n_policies, dtype=np.float64)
+    means = np.empty(n_policies, dtype=np.float64)
+    return micro, macro, drawn, sums, counts, means
+
+
+@njit(cache=True)
+def _add_cell(sums, counts, means, p, s, size):
+    """Add one drawn cell of policy ``p`` (``s`` successes of ``size``) to the sums."""
+    sums[p] += s
+    counts[p] += size
+    means[p] += s / size
+
+
+@njit(cache=True)
 def _start_replicate(drawn, sums, counts, means, resample_tasks, rng):
     """A replicate's tasks (drawn with replacement, or all in order) and zeroed sums.
 
@@ -253,12 +283,7 @@ def stratified_bootstrap(values, starts, n_tasks, n_policies, n_reps, resample_t
     micro, macro : float64[n_reps, n_policies]
         Episode-weighted and task-weighted means of each replicate.
     """
-    micro = np.empty((n_reps, n_policies), dtype=np.float64)
-    macro = np.empty((n_reps, n_policies), dtype=np.float64)
-    drawn = np.empty(n_tasks, dtype=np.int64)
-    sums = np.empty(n_policies, dtype=np.float64)
-    counts = np.empty(n_policies, dtype=np.float64)
-    means = np.empty(n_policies, dtype=np.float64)
+    micro, macro, drawn, sums, counts, means = _replicate_buffers(n_tasks, n_policies, n_reps)
     for r in range(n_reps):
         _start_replicate(drawn, sums, counts, means, resample_tasks, rng)
         for i in range(n_tasks):
@@ -270,9 +295,7 @@ def stratified_bootstrap(values, starts, n_tasks, n_policies, n_reps, resample_t
                 s = 0.0
                 for _ in range(size):
                     s += values[lo + int(rng.random() * size)]
-                sums[p] += s
-                counts[p] += size
-                means[p] += s / size
+                _add_cell(sums, counts, means, p, s, size)
         _end_replicate(micro[r], macro[r], sums, counts, means, n_tasks)
     return micro, macro
 
@@ -388,12 +411,7 @@ def stratified_bootstrap_counts(k, n, n_tasks, n_policies, n_reps, resample_task
     int64[n_tasks * n_policies], cell by cell as ``starts`` orders them. Returns micro and
     macro, float64[n_reps, n_policies].
     """
-    micro = np.empty((n_reps, n_policies), dtype=np.float64)
-    macro = np.empty((n_reps, n_policies), dtype=np.float64)
-    drawn = np.empty(n_tasks, dtype=np.int64)
-    sums = np.empty(n_policies, dtype=np.float64)
-    counts = np.empty(n_policies, dtype=np.float64)
-    means = np.empty(n_policies, dtype=np.float64)
+    micro, macro, drawn, sums, counts, means = _replicate_buffers(n_tasks, n_policies, n_reps)
     for r in range(n_reps):
         _start_replicate(drawn, sums, counts, means, resample_tasks, rng)
         for i in range(n_tasks):
@@ -402,9 +420,7 @@ def stratified_bootstrap_counts(k, n, n_tasks, n_policies, n_reps, resample_task
                 c = task * n_policies + p
                 size = n[c]
                 s = float(rng.binomial(size, k[c] / size))
-                sums[p] += s
-                counts[p] += size
-                means[p] += s / size
+                _add_cell(sums, counts, means, p, s, size)
         _end_replicate(micro[r], macro[r], sums, counts, means, n_tasks)
     return micro, macro
 
