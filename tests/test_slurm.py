@@ -113,6 +113,10 @@ def _our_jobs(state: str) -> list[str]:
     return out.split()
 
 
+def _sigint_default() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupted_simulation(work: Path, args: list[str], log_path: Path) -> None:
     """Start the simulation on the cluster, scancel its first running job (Snakemake must
     resubmit it), then SIGINT the run once 3 chunks are written (it cancels its jobs)."""
@@ -124,6 +128,10 @@ def _interrupted_simulation(work: Path, args: list[str], log_path: Path) -> None
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            # SIGINT at its default, so that Python turns it into KeyboardInterrupt and
+            # Snakemake cancels its jobs: a suite started in the background (`make test &`)
+            # inherits SIGINT ignored, which would let the run finish untouched
+            preexec_fn=_sigint_default,
         )
         try:
             running = wait_for(
@@ -161,7 +169,10 @@ def test_cancelled_and_interrupted_study_resumes_and_matches_local(
     work = slurm_workdir(tmp_path / "work")
     study = ["--profile", "profiles/slurm", "--configfile", "config/smoke.yaml"]
     sim = [*SIM_TARGETS, *study]
-    _interrupted_simulation(work, sim, tmp_path / "first.log")
+    # one cluster job at a time in the run to be interrupted: chunks then finish one by one,
+    # so the interrupt after the third leaves some to do however busy the machine is (with
+    # the profile's 100 jobs in flight, a slow poll could see the last chunk land first)
+    _interrupted_simulation(work, [*sim, "--jobs", "1"], tmp_path / "first.log")
 
     # what the interrupted run left to do: some chunks, not all of them
     todo = _chunks_to_run(work, "-n", *sim)
