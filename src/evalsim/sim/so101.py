@@ -42,14 +42,13 @@ from __future__ import annotations
 
 import importlib.util
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
 
 import mujoco
 import numpy as np
 
-from evalsim.sim.scene import Outcome, cube_bottom_m, failure_type
+from evalsim.sim.scene import PickScene, TrialTrace, failure_type
 
 #: Tilts (deg) tried in order by the IK, in the arm's vertical plane (+ = fingertips toward
 #: the base); the first whose position error is below :data:`IK_TOL_M` is taken.
@@ -218,11 +217,12 @@ def _rot(axis: np.ndarray, angle: float) -> np.ndarray:
     return np.eye(3) + math.sin(angle) * k + (1.0 - math.cos(angle)) * (k @ k)
 
 
-class SO101Scene:
+class SO101Scene(PickScene):
     """SO-101 arm, table and cube; one instance runs many trials (see the module docstring).
 
     Names are looked up once; :func:`mujoco.mj_resetData` runs before every trial, so a
-    trial's outcome depends only on its inputs.
+    trial's outcome depends only on its inputs. The trial loop is
+    :meth:`evalsim.sim.scene.PickScene.run_trial`.
     """
 
     def __init__(self, params: SO101Params) -> None:
@@ -230,9 +230,7 @@ class SO101Scene:
         self.model = m = build_so101_model(p)
         self.data = mujoco.MjData(m)
         self._ik = mujoco.MjData(m)
-        self.cube_body = m.body("cube").id
-        self.cube_geom = m.geom("cube").id
-        self.cube_qadr = int(m.jnt_qposadr[m.joint("cube_free").id])
+        self._init_cube(p.cube_size_m)
         self.pads = (m.geom("fixed_jaw_pad").id, m.geom("moving_jaw_pad").id)
         self.arm_qadr = np.array([m.jnt_qposadr[m.joint(n).id] for n in ARM_JOINTS])
         self.arm_dadr = np.array([m.jnt_dofadr[m.joint(n).id] for n in ARM_JOINTS])
@@ -242,12 +240,11 @@ class SO101Scene:
         self.grip_act = m.actuator("gripper").id
         self.site = m.site("grasp").id
         self.pan_xy = np.array(m.body("shoulder").pos[:2])  # pan axis in the base frame
-        self.half = p.cube_size_m / 2.0
-        self.steps_per_tick = max(1, round(1.0 / (p.control_hz * p.timestep_s)))
         self.phase_ticks = tuple(max(1, round(s * p.control_hz)) for s in p.phase_s)
-        self.n_ticks = sum(self.phase_ticks)
-        self.steps_per_trial = self.n_ticks * self.steps_per_tick
-        self.tick_squeezed = sum(self.phase_ticks[:5]) - 1
+        self._init_ticks(p.control_hz, p.timestep_s, sum(self.phase_ticks))
+        self.tick_squeezed = self.loose_tick = sum(self.phase_ticks[:5]) - 1
+        self.lift_start_tick = sum(self.phase_ticks[:5])
+        self.strict_lift_m = p.strict_lift_m
         # home: the grasp pose above the workspace centre, lifted (solved once)
         self.q_home = np.zeros(len(ARM_JOINTS))
         self.q_home[1], self.q_home[2] = -0.3, 0.3
@@ -358,16 +355,14 @@ class SO101Scene:
         """Cube resting at (x, y) with yaw; arm at home with the gripper open."""
         m, d = self.model, self.data
         mujoco.mj_resetData(m, d)
-        a = self.cube_qadr
-        d.qpos[a : a + 3] = (x_m, y_m, self.half)
-        d.qpos[a + 3 : a + 7] = (math.cos(yaw_rad / 2), 0.0, 0.0, math.sin(yaw_rad / 2))
+        self.place_cube(x_m, y_m, yaw_rad)
         d.qpos[self.arm_qadr] = self.q_home
         d.qpos[self.grip_qadr] = self.params.gripper_open_rad
         d.ctrl[self.arm_act] = self.q_home
         d.ctrl[self.grip_act] = self.params.gripper_open_rad
         mujoco.mj_forward(m, d)
 
-    def _contacts(self) -> tuple[bool, bool]:
+    def jaw_contacts(self) -> tuple[bool, bool]:
         """(a pad touches the cube, both pads touch it with a near-horizontal normal)."""
         d = self.data
         if d.ncon == 0:
@@ -383,53 +378,6 @@ class SO101Scene:
             on.append(bool((hit & (np.abs(nz) < 0.5)).any()))
         return touch, on[0] and on[1]
 
-    def _cube_bottom_m(self) -> float:
-        return cube_bottom_m(self.data, self.cube_body, self.half)
-
-    def run_trial(
-        self,
-        x_m: float,
-        y_m: float,
-        yaw_rad: float,
-        aim_x_m: float,
-        aim_y_m: float,
-        callback: Callable[[int], None] | None = None,
-    ) -> Outcome:
-        """One pick of the cube at (x, y, yaw) aimed at the perceived (aim_x, aim_y).
-
-        ``callback(tick)``, if given, runs after every control tick (e.g. to render a frame).
-        """
-        m, d = self.model, self.data
-        ctrl = self.plan(aim_x_m, aim_y_m, yaw_rad)
-        self.reset(x_m, y_m, yaw_rad)
-        touched = both_ever = loose = False
-        max_lift = 0.0
-        lift_start = sum(self.phase_ticks[:5])
-        nstep = self.steps_per_tick
-        for tick in range(self.n_ticks):
-            d.ctrl[:] = ctrl[tick]
-            mujoco.mj_step(m, d, nstep=nstep)
-            touch, both = self._contacts()
-            touched |= touch
-            both_ever |= both
-            if tick == self.tick_squeezed:
-                loose = both
-            if tick >= lift_start:
-                max_lift = max(max_lift, self._cube_bottom_m())
-            if callback is not None:
-                callback(tick)
-        _, both = self._contacts()
-        lift = self._cube_bottom_m()
-        success = bool(lift >= self.params.strict_lift_m and both)
-        loose = bool(loose or success)
-        failure = failure_type(success, touched, both_ever)
-        return Outcome(success, loose, failure, lift, max_lift, touched, self.steps_per_trial)
-
-    def check_warnings(self) -> dict[str, int]:
-        """Non-zero MuJoCo warning counters of the current data (name -> count)."""
-        out = {}
-        for i in range(mujoco.mjtWarning.mjNWARNING.value):
-            n = int(self.data.warning[i].number)
-            if n:
-                out[mujoco.mjtWarning(i).name] = n
-        return out
+    def failure(self, success: bool, trace: TrialTrace) -> str:
+        """missed / pushed / dropped by :func:`evalsim.sim.scene.failure_type`."""
+        return failure_type(success, trace.touched, trace.both_ever)
