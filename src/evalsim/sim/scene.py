@@ -120,6 +120,9 @@ class PickScene:
     loose_tick: int
     lift_start_tick: int
     strict_lift_m: float
+    #: Actions at given control ticks, run before that tick's physics steps (tick -> callable
+    #: without arguments), e.g. a servo's torque limit that changes between phases.
+    tick_hooks: dict[int, Callable[[], None]] = {}
 
     # ---- set-up helpers -------------------------------------------------------------------
     def _init_cube(self, cube_size_m: float) -> None:
@@ -195,7 +198,10 @@ class PickScene:
         self.reset(x_m, y_m, yaw_rad)
         trace = TrialTrace()
         nstep = self.steps_per_tick
+        hooks = self.tick_hooks
         for tick in range(self.n_ticks):
+            if tick in hooks:
+                hooks[tick]()
             d.ctrl[:] = ctrl[tick]
             mujoco.mj_step(m, d, nstep=nstep)
             trace.n_steps += nstep

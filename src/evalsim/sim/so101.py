@@ -9,10 +9,16 @@ and why (FIELD-NOTES.md, "The SO-101 arm in MuJoCo"):
   two box pads (``fixed_jaw_pad``, ``moving_jaw_pad``), the cube and the table collide. The
   pads get contact ``priority=1`` (else MuJoCo takes the larger of two frictions and the pad
   friction does nothing) and a stiff ``solref``;
-- the gripper servo's torque limit is ``grip_torque_nm`` (stock 3.35 N m squeezes a light
-  cube centimetres deep);
-- the arm servos' ``kp`` is ``arm_kp``; there is no gravity compensation, so the servos sag a
-  few mm under load, as real hobby servos do;
+- servo torque limits of the real STS3215 (stall torque 30 kg cm = 2.94 N m; config/README.md
+  gives the sources): every arm servo is limited to ``arm_torque_nm``; the gripper servo to
+  ``grip_torque_nm`` while it closes (LeRobot's SO-101 driver limits the gripper to 50% of the
+  maximum torque) and ``grip_hold_fraction`` of that from the lift on (the servo's overload
+  protection cuts its torque while it stalls on the cube);
+- gravity compensation of the arm's own links (MuJoCo body ``gravcomp`` = ``arm_gravcomp``), so
+  the arm holds its pose (sag under a 50 g cube below 1 mm): failures come from the grasp,
+  not from servos sagging under the 4 cm line. The cube's weight is not compensated;
+- the pads' sliding friction ``pad_friction`` and, if ``pad_torsion_m`` > 0, torsional friction
+  (condim 4);
 - a site ``grasp`` is added to the gripper: the controller's tool point.
 
 The scripted pick (lesson 16), decided once per trial from the *perceived* cube position:
@@ -33,9 +39,10 @@ Success tests and failure types, from the contacts and the cube's pose (config/R
 - strict: after the hold, the cube's lowest point is at least ``strict_lift_m`` above the
   table and both jaws are on the cube;
 - loose: both jaws on the cube at the end of the squeeze (the jaw settled), or strict;
-- missed: no pad touched the cube at any control tick; pushed: touched, but both jaws were
-  never on the cube at the same tick; dropped: both jaws were on the cube at some tick, but
-  the strict test failed.
+- failure types (:func:`so101_failure_type`): missed -- no pad touched the cube at any control
+  tick; pushed -- touched, but both jaws were never on the cube at the same tick; dropped --
+  both jaws were on the cube, and at the end they are not (the cube left the jaws); held_low
+  -- both jaws on the cube at the end, its lowest corner below the strict line.
 """
 
 from __future__ import annotations
@@ -48,7 +55,7 @@ from pathlib import Path
 import mujoco
 import numpy as np
 
-from evalsim.sim.scene import PickScene, TrialTrace, failure_type
+from evalsim.sim.scene import PickScene, TrialTrace
 
 #: Tilts (deg) tried in order by the IK, in the arm's vertical plane (+ = fingertips toward
 #: the base); the first whose position error is below :data:`IK_TOL_M` is taken.
@@ -91,16 +98,20 @@ class SO101Params:
     pad_friction: float = 1.0
     pad_solref_s: float = 0.004
     pad_width_m: float = 0.030  # pad extent along the jaw's hinge axis (package: 16 / 12 mm)
-    grip_torque_nm: float = 1.0
+    pad_torsion_m: float = 0.0  # pads' torsional friction (m); 0 = condim 3 (none)
+    grip_torque_nm: float = 1.47  # gripper torque limit while closing: LeRobot's 50% of stall
+    grip_hold_fraction: float = 1.0  # torque limit from the lift on, fraction of the above
     gripper_damping: float = 0.6
     arm_kp: float = 30.0
+    arm_torque_nm: float = 2.94  # STS3215 stall torque (30 kg cm), every arm servo's limit
+    arm_gravcomp: float = 1.0  # gravity compensation of the arm's own bodies (0 = none)
     gripper_open_rad: float = 1.0
     gripper_closed_rad: float = -0.17
     fixed_pad_extra_m: float = 0.004  # fixed pad thickened toward the moving jaw
     tcp_clearance_m: float = 0.0136  # stock fixed pad to cube face at true aim (tool point)
     grasp_above_centre_m: float = 0.006
     above_m: float = 0.05
-    lift_m: float = 0.05
+    lift_m: float = 0.08
     strict_lift_m: float = 0.04
     ik_orientation_weight: float = 0.1
     timestep_s: float = 0.002
@@ -155,7 +166,8 @@ def build_so101_model(p: SO101Params) -> mujoco.MjModel:
         pad.contype = 1
         pad.conaffinity = 1
         pad.priority = 1
-        pad.friction = [p.pad_friction, 0.005, 0.0001]
+        pad.friction = [p.pad_friction, p.pad_torsion_m, 0.0001]
+        pad.condim = 4 if p.pad_torsion_m > 0 else 3
         pad.solref = [p.pad_solref_s, 1.0]
         pad.group = 1
         pad.rgba = [0.85, 0.25, 0.2, 1.0]
@@ -176,7 +188,13 @@ def build_so101_model(p: SO101Params) -> mujoco.MjModel:
         else:
             act.gainprm[0] = p.arm_kp
             act.biasprm[1] = -p.arm_kp
+            act.forcerange = [-p.arm_torque_nm, p.arm_torque_nm]
     spec.joint("gripper").damping = [p.gripper_damping, 0.0, 0.0]
+    # gravity compensation of the arm's own links (a feed-forward a bench controller adds);
+    # the cube's weight is not compensated: the servos carry it within their torque limits
+    for body in spec.bodies:
+        if body.name not in ("world", "base", "cube"):
+            body.gravcomp = p.arm_gravcomp
 
     # the tool point: between the pads, tcp_clearance_m + half a cube from the stock fixed
     # pad's inner face, at the pads' mid-height; x = closing axis, z = away from fingertips
@@ -245,6 +263,11 @@ class SO101Scene(PickScene):
         self.tick_squeezed = self.loose_tick = sum(self.phase_ticks[:5]) - 1
         self.lift_start_tick = sum(self.phase_ticks[:5])
         self.strict_lift_m = p.strict_lift_m
+        # from the lift on, the gripper holds with grip_hold_fraction of its closing torque
+        # (the servo's overload protection); reset() restores the closing torque
+        self.grip_torque_close_nm = p.grip_torque_nm
+        self.grip_torque_hold_nm = p.grip_torque_nm * p.grip_hold_fraction
+        self.tick_hooks = {self.lift_start_tick: self._hold_torque}
         # home: the grasp pose above the workspace centre, lifted (solved once)
         self.q_home = np.zeros(len(ARM_JOINTS))
         self.q_home[1], self.q_home[2] = -0.3, 0.3
@@ -360,7 +383,15 @@ class SO101Scene(PickScene):
         d.qpos[self.grip_qadr] = self.params.gripper_open_rad
         d.ctrl[self.arm_act] = self.q_home
         d.ctrl[self.grip_act] = self.params.gripper_open_rad
+        m.actuator_forcerange[self.grip_act] = (
+            -self.grip_torque_close_nm,
+            self.grip_torque_close_nm,
+        )
         mujoco.mj_forward(m, d)
+
+    def _hold_torque(self) -> None:
+        t = self.grip_torque_hold_nm
+        self.model.actuator_forcerange[self.grip_act] = (-t, t)
 
     def jaw_contacts(self) -> tuple[bool, bool]:
         """(a pad touches the cube, both pads touch it with a near-horizontal normal)."""
@@ -379,5 +410,36 @@ class SO101Scene(PickScene):
         return touch, on[0] and on[1]
 
     def failure(self, success: bool, trace: TrialTrace) -> str:
-        """missed / pushed / dropped by :func:`evalsim.sim.scene.failure_type`."""
-        return failure_type(success, trace.touched, trace.both_ever)
+        """The failure type from what happened: :func:`so101_failure_type`."""
+        return so101_failure_type(success, trace)
+
+
+def so101_failure_type(success: bool, trace: TrialTrace) -> str:
+    """The SO-101's failure types, decided by what happened in the trial.
+
+    - ``missed``: no pad touched the cube at any control tick;
+    - ``pushed``: a pad touched it, but both jaws were never on it at the same tick;
+    - ``dropped``: both jaws were on it at some tick, and at the end they are not: the cube
+      left the jaws (it ends on the table, or rarely propped on a jaw);
+    - ``held_low``: both jaws are on the cube at the end, but its lowest corner is below the
+      strict line: held, yet pivoted in the jaws or gripped too low to clear it.
+
+    Parameters
+    ----------
+    success : bool
+        The strict test passed.
+    trace : TrialTrace
+        What the trial loop recorded.
+
+    Returns
+    -------
+    str
+        One of :data:`evalsim.sim.scene.FAILURES`.
+    """
+    if success:
+        return "none"
+    if not trace.touched:
+        return "missed"
+    if not trace.both_ever:
+        return "pushed"
+    return "held_low" if trace.both_end else "dropped"
