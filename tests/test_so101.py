@@ -153,6 +153,26 @@ def test_each_failure_type_is_reached_by_its_cause(scene):
     assert scene.run_trial(x, y, yaw, *_aim(scene, x, y, yaw, -9.0, 0.0)).success
 
 
+def test_a_pushed_trial_ends_when_decided_with_the_full_trials_outcome(scene):
+    """Pushed is decided at the end of the squeeze: the trial ends there, with the outcome
+    the full trial (forced by a callback) gives; missed and successes run to the end."""
+    x, y, yaw = 0.22, 0.0, 0.2
+    for along_close_mm, along_hinge_mm, kind in ((20.0, 0.0, "pushed"), (0.0, 60.0, "missed")):
+        aim = _aim(scene, x, y, yaw, along_close_mm, along_hinge_mm)
+        early = scene.run_trial(x, y, yaw, *aim)
+        full = scene.run_trial(x, y, yaw, *aim, callback=lambda tick: None)
+        assert full.n_steps == scene.steps_per_trial
+        assert early.failure == full.failure == kind
+        assert (early.success, early.success_loose, early.touched) == (
+            full.success,
+            full.success_loose,
+            full.touched,
+        )
+        stop = (scene.decide_tick + 1) * scene.steps_per_tick
+        assert early.n_steps == (stop if kind == "pushed" else scene.steps_per_trial)
+    assert scene.run_trial(x, y, yaw, x, y).n_steps == scene.steps_per_trial
+
+
 def test_servo_limits_gravity_compensation_and_hold_torque(scene):
     """STS3215 torque limits, gravcomp on the arm's links only, the hold torque switch, and
     an arm that holds its planned pose with the cube in the jaws."""

@@ -123,6 +123,13 @@ class PickScene:
     #: Actions at given control ticks, run before that tick's physics steps (tick -> callable
     #: without arguments), e.g. a servo's torque limit that changes between phases.
     tick_hooks: dict[int, Callable[[], None]] = {}
+    #: The tick after which :meth:`decided` may end the trial early (None: never).
+    decide_tick: int | None = None
+
+    def decided(self, trace: TrialTrace) -> bool:
+        """True when the outcome is already decided at ``decide_tick`` (the trial then ends
+        there: its last state is the state of that tick)."""
+        return False
 
     # ---- set-up helpers -------------------------------------------------------------------
     def _init_cube(self, cube_size_m: float) -> None:
@@ -187,7 +194,9 @@ class PickScene:
     ) -> Outcome:
         """One pick of the cube at (x, y, yaw) aimed at the perceived (aim_x, aim_y).
 
-        ``callback(tick)``, if given, runs after every control tick (e.g. to render a frame).
+        ``callback(tick)``, if given, runs after every control tick (e.g. to render a frame);
+        with a callback the trial always runs to its last tick. Without one, a trial whose
+        outcome :meth:`decided` at ``decide_tick`` ends there (``n_steps`` says how far it ran).
 
         Strict: after the last tick, the cube's lowest corner is at least ``strict_lift_m``
         above the table and both jaws are on the cube. Loose: both jaws on the cube at
@@ -214,6 +223,8 @@ class PickScene:
                 trace.max_lift_m = max(trace.max_lift_m, self._cube_bottom_m())
             if callback is not None:
                 callback(tick)
+            elif tick == self.decide_tick and self.decided(trace):
+                break
         _, trace.both_end = self.jaw_contacts()
         trace.lift_m = self._cube_bottom_m()
         success = bool(trace.lift_m >= self.strict_lift_m and trace.both_end)

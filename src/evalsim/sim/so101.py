@@ -260,7 +260,7 @@ class SO101Scene(PickScene):
         self.pan_xy = np.array(m.body("shoulder").pos[:2])  # pan axis in the base frame
         self.phase_ticks = tuple(max(1, round(s * p.control_hz)) for s in p.phase_s)
         self._init_ticks(p.control_hz, p.timestep_s, sum(self.phase_ticks))
-        self.tick_squeezed = self.loose_tick = sum(self.phase_ticks[:5]) - 1
+        self.tick_squeezed = self.loose_tick = self.decide_tick = sum(self.phase_ticks[:5]) - 1
         self.lift_start_tick = sum(self.phase_ticks[:5])
         self.strict_lift_m = p.strict_lift_m
         # from the lift on, the gripper holds with grip_hold_fraction of its closing torque
@@ -394,20 +394,37 @@ class SO101Scene(PickScene):
         self.model.actuator_forcerange[self.grip_act] = (-t, t)
 
     def jaw_contacts(self) -> tuple[bool, bool]:
-        """(a pad touches the cube, both pads touch it with a near-horizontal normal)."""
+        """(a pad touches the cube, both pads touch it with a near-horizontal normal).
+
+        A plain loop over the few active contacts (a handful): cheaper than numpy on arrays
+        this small.
+        """
         d = self.data
         if d.ncon == 0:
             return False, False
-        geom = d.contact.geom
-        nz = d.contact.frame[:, 2]
-        cube = (geom[:, 0] == self.cube_geom) | (geom[:, 1] == self.cube_geom)
-        on = []
-        touch = False
-        for pad in self.pads:
-            hit = cube & ((geom[:, 0] == pad) | (geom[:, 1] == pad))
-            touch |= bool(hit.any())
-            on.append(bool((hit & (np.abs(nz) < 0.5)).any()))
-        return touch, on[0] and on[1]
+        con = d.contact
+        fixed, moving = self.pads
+        cube = self.cube_geom
+        touch = on_fixed = on_moving = False
+        for (g1, g2), nz in zip(con.geom.tolist(), con.frame[:, 2].tolist(), strict=True):
+            other = g2 if g1 == cube else g1 if g2 == cube else -1
+            if other != fixed and other != moving:
+                continue
+            touch = True
+            if abs(nz) < 0.5:
+                if other == fixed:
+                    on_fixed = True
+                else:
+                    on_moving = True
+        return touch, on_fixed and on_moving
+
+    def decided(self, trace: TrialTrace) -> bool:
+        """At the end of the squeeze, *pushed* is decided: a pad touched the cube but both
+        jaws were never on it, and the jaws are now shut and only rise, so they cannot close on
+        the cube any more; the trial ends there (faster pools, issue 22 item 6; its
+        ``lift_height_m`` is the cube's height at that tick). *Missed* is not decided there:
+        a rising pad can still brush the cube (1 of 300 trials at sigma 9 and 20 mm)."""
+        return trace.touched and not trace.both_ever
 
     def failure(self, success: bool, trace: TrialTrace) -> str:
         """The failure type from what happened: :func:`so101_failure_type`."""
