@@ -105,6 +105,29 @@ def test_unpaired_with_every_option_against_brute_force(capsys):
     )
 
 
+@pytest.mark.parametrize("test", ["boschloo", "barnard"])
+def test_unconditional_test_power_mde_and_note_are_its_own(capsys, test):
+    # With --test, the power and MDE at --n and the saw-tooth note are that test's, not
+    # Fisher's (they were Fisher's, silently).
+    from evalsim.stats.names import TWO_SAMPLE_TESTS
+    from evalsim.stats.two_sample.unconditional_power import exact_power, n_for_power
+
+    argv = ["plan", "--p1", "0.3", "--p2", "0.7", "--n", "20", "--test", test]
+    out = run_json(capsys, *argv)
+    assert out["test"] == test
+    assert out["power_at_n"] == pytest.approx(exact_power(test, 0.3, 20, 0.7, 20), rel=1e-12)
+    assert out["power_at_n"] != pytest.approx(fisher_power(20, 0.3, 0.7, 0.05), rel=1e-6)
+    mde = out["mde"]  # rates centred on 0.5, power 0.8
+    assert exact_power(test, 0.5 - mde / 2, 20, 0.5 + mde / 2, 20) >= 0.8
+    assert exact_power(test, 0.5 - (mde - 1e-3) / 2, 20, 0.5 + (mde - 1e-3) / 2, 20) < 0.8
+    res = n_for_power(test, 0.3, 0.7, power=0.8)
+    assert (out["n_per_arm_exact"], out["n_per_arm_exact_first"]) == (res.n, res.n_first)
+    rc, text, err = run(capsys, *argv)
+    label = TWO_SAMPLE_TESTS[test].label
+    assert rc == 0 and err == "" and f"At n = 20 per arm ({label})" in text
+    assert "Fisher" not in text
+
+
 def test_unpaired_defaults_and_no_optional_output(capsys):
     out = run_json(capsys, "plan", "--p1", "0.3", "--p2", "0.6")
     assert (out["alpha"], out["power"]) == (0.05, 0.8)
@@ -242,6 +265,9 @@ def test_paired_discordance_outside_its_bounds(capsys, p1, p2, disc, interval):
          "succeeds)"),
         (["--p1", "0.5", "--p2", "0.7", "--discordance", "0.3"],
          "--discordance applies only with --paired"),
+        (["--p1", "0.5", "--p2", "0.7", "--paired", "--discordance", "0.3", "--test", "barnard"],
+         "--test barnard applies to unpaired designs; a paired design is planned for the exact "
+         "McNemar test"),
         (["--p1", "0", "--p2", "0.7"], "--p1 must be strictly between 0 and 1 for planning, got 0"),
         (["--p1", "0.5", "--p2", "1"], "--p2 must be strictly between 0 and 1 for planning, got 1"),
         (["--p2", "0.7"], "the following arguments are required: --p1 (see evalsim plan --help)"),

@@ -90,15 +90,21 @@ def walk_report(browser: str, report: Path, tmp_path: Path) -> dict:
     text = report.read_text(encoding="utf-8")
     end = text.rindex("</body>")  # the page's own; scripts above quote "</body>" in strings
     page.write_text(text[:end] + WALK_JS + text[end:], encoding="utf-8")
+    return dumped_json(browser, page.as_uri(), "walk", 120000, 300)
+
+
+def dumped_json(browser: str, uri: str, name: str, budget_ms: int, timeout: int, *args) -> dict:
+    """Load ``uri`` headless (``args``: more Chromium flags) and return the JSON its script
+    left in ``<pre id="evalsim-<name>">``."""
     res = subprocess.run(
-        [*browser_args(browser), "--virtual-time-budget=120000", "--dump-dom", page.as_uri()],
+        [*browser_args(browser), *args, f"--virtual-time-budget={budget_ms}", "--dump-dom", uri],
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=timeout,
     )
     assert res.returncode == 0, res.stderr[-2000:]
-    match = re.search(r'<pre id="evalsim-walk">(.*?)</pre>', res.stdout, re.S)
-    assert match, "the walk script did not finish: " + res.stdout[-1000:]
+    match = re.search(rf'<pre id="evalsim-{name}">(.*?)</pre>', res.stdout, re.S)
+    assert match, f"the {name} script did not finish: " + res.stdout[-1000:]
     return json.loads(html.unescape(match.group(1)))
 
 
@@ -271,22 +277,8 @@ def test_every_table_fills_the_main_panel_with_its_last_column_in_view(smoke_rep
             "no Chromium on PATH (tried " + ", ".join(BROWSERS) + "); `make test` installs "
             "Debian's chromium when run as root"
         )
-    res = subprocess.run(
-        [
-            *browser_args(browser),
-            "--window-size=1400,900",
-            "--virtual-time-budget=300000",
-            "--dump-dom",
-            _instrumented(smoke_report, tmp_path, None).as_uri(),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert res.returncode == 0, res.stderr[-2000:]
-    match = re.search(r'<pre id="evalsim-fit">(.*?)</pre>', res.stdout, re.S)
-    assert match, "the fit script did not finish: " + res.stdout[-1000:]
-    seen = json.loads(html.unescape(match.group(1)))
+    uri = _instrumented(smoke_report, tmp_path, None).as_uri()
+    seen = dumped_json(browser, uri, "fit", 300000, 600, "--window-size=1400,900")
     work = smoke_report.parent.parent
     tables = sorted((work / "results" / "report" / "tables").glob("*.html"))
     assert set(seen) == {str(p.relative_to(work)) for p in tables}

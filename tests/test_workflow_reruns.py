@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import SNAKEMAKE, copy_workflow, snakemake
+from conftest import SNAKEMAKE, copy_smoke, copy_workflow, snakemake
 from waiting import wait_for
 
 from evalsim.config import load_config
@@ -83,12 +83,16 @@ def with_policy_c_and_sigma(work: Path, sigma_mm: float) -> str:
     return "config/smoke_plus.yaml"
 
 
+def _smoke_copy(smoke_run, tmp_path: Path) -> tuple[Path, dict]:
+    """A private copy of the (successful) smoke run, mtimes kept, and its config."""
+    assert smoke_run.result.returncode == 0, smoke_run.result.stderr[-3000:]
+    work = copy_smoke(smoke_run, tmp_path / "work")
+    return work, yaml.safe_load((work / "config" / "smoke.yaml").read_text())
+
+
 @pytest.mark.slow
 def test_adding_policy_and_sigma_reruns_only_new_chunks(smoke_run, tmp_path):
-    assert smoke_run.result.returncode == 0, smoke_run.result.stderr[-3000:]
-    work = tmp_path / "work"
-    shutil.copytree(smoke_run.work, work, symlinks=True)  # copy2: keeps the mtimes
-    smoke = yaml.safe_load((work / "config" / "smoke.yaml").read_text())
+    work, smoke = _smoke_copy(smoke_run, tmp_path)
     tasks = [t["name"] for t in smoke["tasks"]]
     seeds = range(smoke["simulation"]["n_seeds"])
     n_chunks = -(-smoke["simulation"]["trials_per_seed"] // smoke["simulation"]["trials_per_chunk"])
@@ -205,10 +209,7 @@ def test_job_params_do_not_depend_on_the_config_key_order(repo):
 
 @pytest.mark.slow
 def test_sorted_key_config_reruns_nothing(smoke_run, tmp_path):
-    assert smoke_run.result.returncode == 0, smoke_run.result.stderr[-3000:]
-    work = tmp_path / "work"
-    shutil.copytree(smoke_run.work, work, symlinks=True)  # copy2: keeps the mtimes
-    smoke = yaml.safe_load((work / "config" / "smoke.yaml").read_text())
+    work, smoke = _smoke_copy(smoke_run, tmp_path)
     (work / "config" / "sorted.yaml").write_text(yaml.safe_dump(smoke, sort_keys=True))
     jobs = dry_run_jobs(work, "--configfile", "config/sorted.yaml")
     # the simulation: no chunk, sweep chunk or merge reruns (the issue's 27 + 12 chunks)

@@ -65,6 +65,11 @@ def cmd_plan(args) -> Report:
         )
     if args.discordance is not None and not args.paired:
         raise BadInput("--discordance applies only with --paired")
+    if args.paired and args.test != "fisher":
+        raise BadInput(
+            f"--test {args.test} applies to unpaired designs; a paired design is planned for the "
+            "exact McNemar test"
+        )
     for name, v in (("--p1", p1), ("--p2", p2)):
         if v in (0.0, 1.0):
             raise BadInput(f"{name} must be strictly between 0 and 1 for planning, got {v:g}")
@@ -99,7 +104,7 @@ def cmd_plan(args) -> Report:
         normal_label = "normal approx. (Fleiss, no c.c.)"
         if n_first != n_exact:
             notes.append(
-                f"exact Fisher power is saw-toothed in n: it first reaches "
+                f"exact {short} power is saw-toothed in n: it first reaches "
                 f"{_pct(power, 0)} at n = {n_first} per arm but dips below again before "
                 f"n = {n_exact}"
             )
@@ -134,14 +139,7 @@ def cmd_plan(args) -> Report:
             power_at_n, mde = _normal_power_mde(p1, p2, args.n, alpha, power)
             at_n_method = "normal approximation"
         else:
-            from evalsim.stats.two_sample.design import mde_exact
-            from evalsim.stats.two_sample.power import fisher_power
-
-            power_at_n = float(fisher_power(p1, args.n, p2, args.n, alpha=alpha))
-            res = mde_exact(
-                args.n, alpha=alpha, power=power, baseline=(p1 + p2) / 2, convention="centered"
-            )
-            mde = float(res.mde) if math.isfinite(res.mde) else None
+            power_at_n, mde = _exact_power_mde(args.test, p1, p2, args.n, alpha, power)
 
     data = {
         "p1": p1,
@@ -149,6 +147,7 @@ def cmd_plan(args) -> Report:
         "alpha": alpha,
         "power": power,
         "paired": bool(args.paired),
+        "test": "mcnemar" if args.paired else args.test,
         "discordance": args.discordance,
         "n_per_arm_exact": n_exact,
         "n_per_arm_exact_first": n_first,
@@ -177,7 +176,7 @@ def cmd_plan(args) -> Report:
     else:
         rep.line("add --minutes-per-trial M for the bench hours")
     if args.n is not None:
-        test = "exact McNemar" if args.paired else TWO_SAMPLE_TESTS["fisher"].label
+        test = "exact McNemar" if args.paired else TWO_SAMPLE_TESTS[args.test].label
         if at_n_method != "exact":
             test = f"{at_n_method}: n above {FISHER_MDE_EXACT_MAX_N} per arm"
         where = (
@@ -199,6 +198,27 @@ def cmd_plan(args) -> Report:
     for note in notes:
         rep.line(f"note: {note}")
     return rep
+
+
+def _exact_power_mde(test: str, p1: float, p2: float, n: int, alpha: float, power: float):
+    """Exact power of ``test`` at n per arm, and its MDE at the mean rate (from its rejection
+    region: Fisher's, or an unconditional test's certified one)."""
+    from evalsim.stats.two_sample.design import mde_exact
+
+    if test == "fisher":
+        from evalsim.stats.two_sample.power import fisher_power
+
+        power_at_n = float(fisher_power(p1, n, p2, n, alpha=alpha))
+        region = None
+    else:
+        from evalsim.stats.two_sample.unconditional_power import exact_power, rejection_region
+
+        power_at_n = float(exact_power(test, p1, n, p2, n, alpha=alpha))
+        region = rejection_region(test, n, n, alpha)[0]
+    res = mde_exact(
+        n, alpha=alpha, power=power, baseline=(p1 + p2) / 2, convention="centered", region=region
+    )
+    return power_at_n, (float(res.mde) if math.isfinite(res.mde) else None)
 
 
 def _normal_power_mde(p1: float, p2: float, n: int, alpha: float, power: float):

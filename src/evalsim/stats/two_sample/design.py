@@ -222,6 +222,7 @@ def mde_exact(
     baseline: float = 0.5,
     convention: str = "centered",
     tol: float = 1e-6,
+    region=None,
 ) -> MDEResult:
     """Smallest gap that Fisher's exact test detects with ``power`` at ``n_per_arm`` per arm.
 
@@ -240,6 +241,11 @@ def mde_exact(
         Where the two rates sit, see :class:`MDEResult`.
     tol : float
         Bisection tolerance on the gap.
+    region : numpy.ndarray of bool, optional
+        Another test's rejection region at ``n_per_arm`` per arm and ``alpha``, shape
+        ``(n + 1, n + 1)`` (e.g. Boschloo's, from
+        :func:`evalsim.stats.two_sample.unconditional_power.rejection_region`): the MDE of that
+        test. Default: Fisher's.
 
     Returns
     -------
@@ -254,7 +260,14 @@ def mde_exact(
     baseline = _rate(baseline, "baseline")
     if convention not in MDE_CONVENTIONS:
         raise ValueError(f"convention must be one of {MDE_CONVENTIONS}, got {convention!r}")
-    if n <= MDE_REGION_MAX_N:
+    if region is not None:
+        reject = np.asarray(region, dtype=bool)
+        if reject.shape != (n + 1, n + 1):
+            raise ValueError(f"region must have shape {(n + 1, n + 1)}, got {reject.shape}")
+
+        def exact_power(p1: float, p2: float) -> float:
+            return _exact_power_from_region(reject, p1, p2)
+    elif n <= MDE_REGION_MAX_N:
         reject = np.asarray(fisher_rejects(n, n, alpha), dtype=bool)
 
         def exact_power(p1: float, p2: float) -> float:
