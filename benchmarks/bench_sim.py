@@ -1,7 +1,7 @@
 """Benchmark of the simulate stage: trial throughput against bare mj_step, and the default pools.
 
 Measured in one run on the default config's first task, for every scene of
-:data:`evalsim.sim.scene.SCENES` (keys prefixed ``so101_`` and ``gripper_table_``):
+:data:`evalsim.sim.scenes.SCENES` (keys prefixed ``so101_`` and ``gripper_table_``):
 
 - ``bare_mj_step_steps_per_second``: the physics alone on the same model, no Python between
   steps. For SO-101: the trials' own open-loop plans (IK done beforehand) replayed from their
@@ -56,7 +56,7 @@ def _clock() -> tuple[float, float]:
 def bench_scene(config: dict, trials: int) -> dict:
     """Trials per second per core and the ratio to bare ``mj_step`` of the config's scene."""
     from evalsim.sim.rollout import run_policy_trials
-    from evalsim.sim.scene import make_scene
+    from evalsim.sim.scenes import make_scene
 
     task = config["tasks"][0]
     scene = make_scene(config, task)
@@ -123,7 +123,7 @@ def bench(trials: int, skip_pools: bool, config_path: Path) -> dict:
     """Both scenes (prefixed ``so101_`` and ``gripper_table_``), then the default pools."""
     from evalsim.config import load_config
     from evalsim.sim.pool import simulate_pools
-    from evalsim.sim.scene import SCENES
+    from evalsim.sim.scenes import SCENES
 
     config = load_config(config_path)
     out: dict = {"default_scene": config["scene"]["name"]}

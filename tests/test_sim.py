@@ -24,8 +24,8 @@ from evalsim.sim.scene import (
     PickScene,
     cube_bottom_m,
     failure_type,
-    make_scene,
 )
+from evalsim.sim.scenes import make_scene
 from evalsim.sim.so101 import SO101Scene
 
 

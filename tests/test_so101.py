@@ -15,7 +15,8 @@ import pytest
 from evalsim.config import load_config
 from evalsim.sim import pool as simpool
 from evalsim.sim.rollout import run_policy_trials, run_sweep_trials, run_trials
-from evalsim.sim.scene import FAILURES, SCENES, TrialTrace, make_scene
+from evalsim.sim.scene import FAILURES, TrialTrace
+from evalsim.sim.scenes import SCENES, make_scene
 from evalsim.sim.so101 import SO101Params, SO101Scene, so101_failure_type, so101_xml_path
 
 
@@ -277,7 +278,7 @@ import numpy as np, pandas as pd
 from evalsim.config import load_config
 from evalsim.figures import save_figure
 from evalsim.sim.render import render_scene_figure
-from evalsim.sim.scene import make_scene
+from evalsim.sim.scenes import make_scene
 cfg = load_config(sys.argv[1])
 sc = make_scene(cfg, cfg["tasks"][0])
 x, y, yaw = 0.22, 0.0, 0.2
@@ -346,3 +347,23 @@ def test_f04_examples_fall_back_to_another_task():
         "dropped": ("cube30", 2),
     }
     assert "missed" not in pick_examples(pools[pools.task == "cube30"])
+
+
+def test_scene_registry_is_the_schema_enum_and_builds_each_scene(config):
+    # the registry is what the config accepts, and each entry builds its own scene class
+    import yaml
+
+    from evalsim.config import REPO_SCHEMA
+    from evalsim.sim.scene import PickScene
+    from evalsim.sim.scenes import DEFAULT_SCENE, scene_info
+
+    schema = yaml.safe_load(open(REPO_SCHEMA, encoding="utf-8"))
+    enum = schema["properties"]["scene"]["properties"]["name"]["enum"]
+    assert enum == list(SCENES) and DEFAULT_SCENE in SCENES
+    for name, info in SCENES.items():
+        assert info.id == name and info.label and set(info.failures) <= set(FAILURES)
+        cfg = {**config, "scene": {**config["scene"], "name": name}}
+        sc = make_scene(cfg, cfg["tasks"][0])
+        assert type(sc) is info.scene and isinstance(sc, PickScene)
+    with pytest.raises(ValueError, match="known scenes: gripper_table, so101"):
+        scene_info("ur5")

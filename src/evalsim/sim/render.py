@@ -122,7 +122,7 @@ def render_scene_figure(config: dict, pools: pd.DataFrame, width: int = 480, hei
 
     from evalsim.figures import PAGE_WIDTH_IN
     from evalsim.sim.rollout import task_by_name
-    from evalsim.sim.scene import make_scene
+    from evalsim.sim.scenes import make_scene
 
     examples = pick_examples(pools)
     task = str(pools["task"].iloc[0])

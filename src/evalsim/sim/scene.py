@@ -8,10 +8,11 @@ position, reset, step the plan's control rows, record contacts and heights in a
 controller (:meth:`PickScene.plan`, :meth:`PickScene.reset`), its contact test
 (:meth:`PickScene.jaw_contacts`) and its failure types (:meth:`PickScene.failure`).
 
-A scene is anything with the :class:`Scene` interface. ``make_scene(config, task)`` picks the
-implementation named by ``config["scene"]["name"]`` (an enum in the config schema) through the
-registry :data:`SCENES`; a scene is one more class, one more registry entry and one more enum
-value. The default is the SO-101 arm (:mod:`evalsim.sim.so101`).
+A scene is anything with the :class:`Scene` interface. The registry of scenes is
+:data:`evalsim.sim.scenes.SCENES`, and :func:`evalsim.sim.scenes.make_scene` picks the one
+named by ``config["scene"]["name"]``; a scene is one more class and one more registry entry
+(the config schema's enum is checked against the registry by a test). The default is the
+SO-101 arm (:mod:`evalsim.sim.so101`).
 
 :class:`GripperTableScene` is the table + cube + parallel-jaw gripper of
 ``assets/gripper_table.xml``. Its success tests, decided from physics (see config/README.md):
@@ -28,7 +29,6 @@ value. The default is the SO-101 arm (:mod:`evalsim.sim.so101`).
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, fields
@@ -398,27 +398,3 @@ class GripperTableScene(PickScene):
     def failure(self, success: bool, trace: TrialTrace) -> str:
         """missed / pushed / dropped by :func:`failure_type`: dropped = lifted ``lifted_min_m``."""
         return failure_type(success, trace.touched, trace.max_lift_m >= self.params.lifted_min_m)
-
-
-#: The registry of scenes: config name -> (module, parameter class, scene class). Imported
-#: lazily, so a scene's dependencies load only when it is used.
-SCENES = {
-    "so101": ("evalsim.sim.so101", "SO101Params", "SO101Scene"),
-    "gripper_table": ("evalsim.sim.scene", "GripperTableParams", "GripperTableScene"),
-}
-DEFAULT_SCENE = "so101"
-
-
-def scene_classes(name: str) -> tuple[type, type]:
-    """(parameter class, scene class) of the scene called ``name``."""
-    if name not in SCENES:
-        raise ValueError(f"unknown scene {name!r}; known scenes: {', '.join(sorted(SCENES))}")
-    module, params_cls, scene_cls = SCENES[name]
-    mod = importlib.import_module(module)
-    return getattr(mod, params_cls), getattr(mod, scene_cls)
-
-
-def make_scene(config: dict, task: dict) -> Scene:
-    """The scene named by ``config['scene']['name']`` for ``task``."""
-    params_cls, scene_cls = scene_classes(config.get("scene", {}).get("name", DEFAULT_SCENE))
-    return scene_cls(params_cls.from_config(config, task))
