@@ -1,18 +1,23 @@
 """Benchmark of the simulate stage: trial throughput against bare mj_step, and the default pools.
 
 Measured in one run on the default config's first task, for every scene of
-:data:`evalsim.sim.scene.SCENES` (keys prefixed ``so101_`` and ``gripper_table_``):
+:data:`evalsim.sim.scenes.SCENES` (keys prefixed ``so101_`` and ``gripper_table_``):
 
 - ``bare_mj_step_steps_per_second``: the physics alone on the same model, no Python between
   steps. For SO-101: the trials' own open-loop plans (IK done beforehand) replayed from their
   start states by ``mujoco.rollout`` (same contacts, same grasps, in C); the arm idling at
   home through ``mj_step(nstep=...)`` is reported too (``idle_mj_step_steps_per_second``,
-  ``ratio_to_idle_mj_step``: no contacts, so faster). For gripper_table: ``mj_step`` from the
-  trial start state, one trial's length at a time;
+  ``ratio_to_idle_mj_step``: no contacts, so faster). Every scene of the scene base
+  (:class:`evalsim.sim.scene.PickScene`) has ``plan``, so gripper_table is measured the same
+  way (before the base it was ``mj_step`` from the trial start state);
 - ``trials_per_second_per_core``: full trials of policy A (for SO-101: IK once per trial from
   the perceived pose, then the plan at 50 Hz with contact checks) in one process;
 - ``ratio_to_bare_mj_step``: trial throughput in physics steps per second divided by the bare
-  rate above (1.0 would mean the controller costs nothing);
+  rate above (1.0 would mean the controller costs nothing). A trial counts its nominal
+  ``steps_per_trial``, so trials that end early once their outcome is decided (SO-101:
+  pushed, at the end of the squeeze) count as whole trials and can push this above 1;
+- ``trials_per_million_bare_steps``: trials per second per core divided by the bare rate,
+  times 10^6 (issue 22's machine-free speed figure);
 - ``default_pools_wall_seconds_2_cores``: every task x policy x seed of the default config
   (the default scene) through :func:`evalsim.sim.pool.simulate_pools` with 2 worker processes.
 
@@ -51,7 +56,7 @@ def _clock() -> tuple[float, float]:
 def bench_scene(config: dict, trials: int) -> dict:
     """Trials per second per core and the ratio to bare ``mj_step`` of the config's scene."""
     from evalsim.sim.rollout import run_policy_trials
-    from evalsim.sim.scene import make_scene
+    from evalsim.sim.scenes import make_scene
 
     task = config["tasks"][0]
     scene = make_scene(config, task)
@@ -106,6 +111,7 @@ def bench_scene(config: dict, trials: int) -> dict:
         "trials_per_second_per_core": round(tps_cpu, 2),
         "trials_per_second_per_core_wall": round(tps_wall, 2),
         "ratio_to_bare_mj_step": round(tps_cpu * n_steps / bare_cpu, 3),
+        "trials_per_million_bare_steps": round(tps_cpu / bare_cpu * 1e6, 1),
         **extra,
     }
     if extra:
@@ -117,7 +123,7 @@ def bench(trials: int, skip_pools: bool, config_path: Path) -> dict:
     """Both scenes (prefixed ``so101_`` and ``gripper_table_``), then the default pools."""
     from evalsim.config import load_config
     from evalsim.sim.pool import simulate_pools
-    from evalsim.sim.scene import SCENES
+    from evalsim.sim.scenes import SCENES
 
     config = load_config(config_path)
     out: dict = {"default_scene": config["scene"]["name"]}

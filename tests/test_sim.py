@@ -18,7 +18,15 @@ import pytest
 from evalsim.config import ConfigError, check_config, load_config
 from evalsim.sim import pool as simpool
 from evalsim.sim.rollout import run_policy_trials, run_sweep_trials, run_trials, task_poses
-from evalsim.sim.scene import FAILURES, GripperTableParams, make_scene
+from evalsim.sim.scene import (
+    FAILURES,
+    GripperTableParams,
+    PickScene,
+    cube_bottom_m,
+    failure_type,
+)
+from evalsim.sim.scenes import make_scene
+from evalsim.sim.so101 import SO101Scene
 
 
 @pytest.fixture(scope="module")
@@ -481,3 +489,50 @@ def test_pass_chance_is_the_bootstrap_of_the_design():
         ok += fine
     assert 0.0 < got < 1.0
     assert got == pytest.approx(ok / 100)
+
+
+def _reference_gripper_trial(scene, x, y, yaw, aim_x, aim_y):
+    """The gripper_table trial as its own loop was written before the scene base: the
+    controller's set points written actuator by actuator, touch sensors read by hand."""
+    m, d, ctl, p = scene.model, scene.data, scene.controller, scene.params
+    scene.reset(x, y, yaw)
+    ax, ay, az = scene.act_hand
+    fl, fr = scene.act_finger
+    il, ir, ip = scene.touch_adr
+    touched = loose = False
+    max_lift = 0.0
+    for tick in range(ctl.n_ticks):
+        hx, hy, hz, q = ctl.setpoint(tick, aim_x, aim_y)
+        d.ctrl[ax], d.ctrl[ay], d.ctrl[az], d.ctrl[fl], d.ctrl[fr] = hx, hy, hz, q, q
+        mujoco.mj_step(m, d, nstep=scene.steps_per_tick)
+        left, right = d.sensordata[il] > 0, d.sensordata[ir] > 0
+        touched |= bool(left or right or d.sensordata[ip] > 0)
+        if tick >= ctl.first_tick("lift"):
+            max_lift = max(max_lift, cube_bottom_m(d, scene.cube_body, scene.half))
+        if ctl.is_close_settled(tick):
+            loose = bool(left and right)
+    both = bool(d.sensordata[il] > 0 and d.sensordata[ir] > 0)
+    lift = cube_bottom_m(d, scene.cube_body, scene.half)
+    success = bool(lift >= p.strict_lift_m and both)
+    failure = failure_type(success, touched, max_lift >= p.lifted_min_m)
+    return success, bool(loose or success), failure, lift, max_lift, touched
+
+
+def test_scene_base_runs_the_gripper_trial_as_its_own_loop_did(config, scene):
+    """One trial loop for both scenes; gripper_table's outcomes are bit for bit its old ones."""
+    for cls in (type(scene), SO101Scene):
+        assert issubclass(cls, PickScene)
+        for name in ("run_trial", "check_warnings", "place_cube", "_cube_bottom_m"):
+            assert name not in vars(cls), (cls.__name__, name)  # written once, in the base
+    poses = task_poses(config, "cube30", 16)
+    rng = np.random.default_rng(7)
+    kinds = set()
+    for x, y, yaw in poses:
+        ex, ey = rng.normal(0.0, 0.012, 2)  # wide enough to reach every failure type
+        out = scene.run_trial(x, y, yaw, x + ex, y + ey)
+        ref = _reference_gripper_trial(scene, x, y, yaw, x + ex, y + ey)
+        got = (out.success, out.success_loose, out.failure, out.lift_height_m, out.max_lift_m)
+        assert got + (out.touched,) == ref  # floats compared exactly
+        assert out.n_steps == scene.steps_per_trial
+        kinds.add(out.failure)
+    assert {"none", "pushed"} <= kinds

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
+import itertools
 import math
 
 import mujoco
@@ -13,8 +15,9 @@ import pytest
 from evalsim.config import load_config
 from evalsim.sim import pool as simpool
 from evalsim.sim.rollout import run_policy_trials, run_sweep_trials, run_trials
-from evalsim.sim.scene import FAILURES, SCENES, make_scene
-from evalsim.sim.so101 import SO101Params, so101_xml_path
+from evalsim.sim.scene import FAILURES, TrialTrace
+from evalsim.sim.scenes import SCENES, make_scene
+from evalsim.sim.so101 import SO101Params, SO101Scene, so101_failure_type, so101_xml_path
 
 
 @pytest.fixture(scope="module")
@@ -103,22 +106,123 @@ def test_ik_reaches_the_workspace_corners_and_centre_and_sigma0_lifts(config, sc
         assert out.success and out.success_loose and out.failure == "none", (corner, yaw)
 
 
+def test_failure_type_decision_table():
+    """Every combination of what a trial recorded, against the types' written definitions."""
+    for success, touched, both_ever, both_end in itertools.product((False, True), repeat=4):
+        trace = TrialTrace(touched=touched, both_ever=both_ever, both_end=both_end)
+        if success:
+            want = "none"
+        elif not touched:  # no jaw contact at any tick
+            want = "missed"
+        elif not both_ever:  # contact, never both jaws on the cube
+            want = "pushed"
+        elif not both_end:  # both jaws were on it, then it left them
+            want = "dropped"
+        else:  # held at the end, but below the line
+            want = "held_low"
+        assert so101_failure_type(success, trace) == want
+    from evalsim.sim.render import OUTCOMES
+
+    assert OUTCOMES == FAILURES  # F04's panels: one per outcome
+
+
 def test_each_failure_type_is_reached_by_its_cause(scene):
     x, y, yaw = 0.22, 0.0, 0.2
+    p = scene.params
     # 60 mm off along the hinge axis: the pads come down beside the cube
     missed = scene.run_trial(x, y, yaw, *_aim(scene, x, y, yaw, 0.0, 60.0))
     # 20 mm toward the moving jaw: the fixed pad lands on the cube's top
     pushed = scene.run_trial(x, y, yaw, *_aim(scene, x, y, yaw, 20.0, 0.0))
-    # 18 mm off-centre along the pads: both jaws close on it, it pivots out of the hold
-    dropped = scene.run_trial(x, y, yaw, *_aim(scene, x, y, yaw, 0.0, 18.0))
+    # a grip too weak to hold it: both jaws close on the cube, it slides out on the table
+    weak = SO101Scene(dataclasses.replace(p, grip_hold_fraction=0.01))
+    dropped = weak.run_trial(x, y, yaw, x, y)
+    # a lift of 3 cm: held to the end, below the 4 cm line
+    short = SO101Scene(dataclasses.replace(p, lift_m=0.03))
+    held_low = short.run_trial(x, y, yaw, x, y)
     assert (missed.failure, missed.touched) == ("missed", False)
     assert (pushed.failure, pushed.touched, pushed.success_loose) == ("pushed", True, False)
-    assert dropped.failure == "dropped" and not dropped.success
-    assert dropped.lift_height_m < scene.params.strict_lift_m
-    for out in (missed, pushed, dropped):
+    assert (dropped.failure, dropped.success_loose) == ("dropped", True)
+    assert dropped.lift_height_m < 0.002  # ended on the table
+    assert held_low.failure == "held_low" and held_low.success_loose
+    assert 0.01 < held_low.lift_height_m < p.strict_lift_m  # lifted, but under the line
+    for out in (missed, pushed, dropped, held_low):
         assert not out.success
+    # the same pose at true aim with the study's physics: lifted well clear of the line
+    ok = scene.run_trial(x, y, yaw, x, y)
+    assert ok.success and ok.lift_height_m > p.strict_lift_m + 0.02
     # the fixed jaw's clearance: toward the fixed jaw the moving jaw's wide opening forgives
     assert scene.run_trial(x, y, yaw, *_aim(scene, x, y, yaw, -9.0, 0.0)).success
+
+
+def test_a_pushed_trial_ends_when_decided_with_the_full_trials_outcome(scene):
+    """Pushed is decided at the end of the squeeze: the trial ends there, with the outcome
+    the full trial (forced by a callback) gives; missed and successes run to the end."""
+    x, y, yaw = 0.22, 0.0, 0.2
+    for along_close_mm, along_hinge_mm, kind in ((20.0, 0.0, "pushed"), (0.0, 60.0, "missed")):
+        aim = _aim(scene, x, y, yaw, along_close_mm, along_hinge_mm)
+        early = scene.run_trial(x, y, yaw, *aim)
+        full = scene.run_trial(x, y, yaw, *aim, callback=lambda tick: None)
+        assert full.n_steps == scene.steps_per_trial
+        assert early.failure == full.failure == kind
+        assert (early.success, early.success_loose, early.touched) == (
+            full.success,
+            full.success_loose,
+            full.touched,
+        )
+        stop = (scene.decide_tick + 1) * scene.steps_per_tick
+        assert early.n_steps == (stop if kind == "pushed" else scene.steps_per_trial)
+    assert scene.run_trial(x, y, yaw, x, y).n_steps == scene.steps_per_trial
+
+
+def test_servo_limits_gravity_compensation_and_hold_torque(scene):
+    """STS3215 torque limits, gravcomp on the arm's links only, the hold torque switch, and
+    an arm that holds its planned pose with the cube in the jaws."""
+    m, p = scene.model, scene.params
+    for name in ("shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll"):
+        assert tuple(m.actuator(name).forcerange) == pytest.approx(
+            (-p.arm_torque_nm, p.arm_torque_nm)
+        )
+    assert m.body_gravcomp[m.body("cube").id] == 0.0 and m.body_gravcomp[m.body("base").id] == 0.0
+    assert m.body_gravcomp[m.body("upper_arm").id] == pytest.approx(p.arm_gravcomp)
+    x, y, yaw = 0.26, 0.05, -0.4
+    grip = scene.grip_act
+    seen = {}
+
+    def at(tick):
+        if tick in (scene.lift_start_tick - 1, scene.lift_start_tick):
+            seen[tick] = m.actuator_forcerange[grip, 1]
+
+    ctrl = scene.plan(x, y, yaw)
+    out = scene.run_trial(x, y, yaw, x, y, callback=at)
+    assert out.success
+    assert seen == pytest.approx(
+        {
+            scene.lift_start_tick - 1: p.grip_torque_nm,
+            scene.lift_start_tick: p.grip_torque_nm * p.grip_hold_fraction,
+        }
+    )
+
+    # sag under the load: the tool point against the forward kinematics of the set points,
+    # with gravity compensation and (reference) the same arm without it
+    def sag_m(sc) -> float:
+        sc.run_trial(x, y, yaw, x, y)
+        d = mujoco.MjData(sc.model)
+        d.qpos[sc.arm_qadr] = ctrl[-1, sc.arm_act]
+        mujoco.mj_kinematics(sc.model, d)
+        return float(np.linalg.norm(sc.data.site_xpos[sc.site] - d.site_xpos[sc.site]))
+
+    with_comp = sag_m(scene)
+    without = sag_m(SO101Scene(dataclasses.replace(p, arm_gravcomp=0.0)))
+    assert with_comp < 0.002 and with_comp < without / 3.0, (with_comp, without)
+    scene.reset(x, y, yaw)  # reset restores the closing torque
+    assert m.actuator_forcerange[grip, 1] == pytest.approx(p.grip_torque_nm)
+
+
+def test_cube_densities_are_plausible(config):
+    """0.3-2.7 g/cm^3 (foam to aluminium) for every task's cube."""
+    for task in config["tasks"]:
+        density_g_cm3 = task["cube_mass_kg"] * 1000.0 / (task["cube_size_m"] * 100.0) ** 3
+        assert 0.3 <= density_g_cm3 <= 2.7, (task["name"], density_g_cm3)
 
 
 def test_strict_implies_loose_and_types_consistent(config, scene):
@@ -174,7 +278,7 @@ import numpy as np, pandas as pd
 from evalsim.config import load_config
 from evalsim.figures import save_figure
 from evalsim.sim.render import render_scene_figure
-from evalsim.sim.scene import make_scene
+from evalsim.sim.scenes import make_scene
 cfg = load_config(sys.argv[1])
 sc = make_scene(cfg, cfg["tasks"][0])
 x, y, yaw = 0.22, 0.0, 0.2
@@ -243,3 +347,23 @@ def test_f04_examples_fall_back_to_another_task():
         "dropped": ("cube30", 2),
     }
     assert "missed" not in pick_examples(pools[pools.task == "cube30"])
+
+
+def test_scene_registry_is_the_schema_enum_and_builds_each_scene(config):
+    # the registry is what the config accepts, and each entry builds its own scene class
+    import yaml
+
+    from evalsim.config import REPO_SCHEMA
+    from evalsim.sim.scene import PickScene
+    from evalsim.sim.scenes import DEFAULT_SCENE, scene_info
+
+    schema = yaml.safe_load(open(REPO_SCHEMA, encoding="utf-8"))
+    enum = schema["properties"]["scene"]["properties"]["name"]["enum"]
+    assert enum == list(SCENES) and DEFAULT_SCENE in SCENES
+    for name, info in SCENES.items():
+        assert info.id == name and info.label and set(info.failures) <= set(FAILURES)
+        cfg = {**config, "scene": {**config["scene"], "name": name}}
+        sc = make_scene(cfg, cfg["tasks"][0])
+        assert type(sc) is info.scene and isinstance(sc, PickScene)
+    with pytest.raises(ValueError, match="known scenes: gripper_table, so101"):
+        scene_info("ur5")

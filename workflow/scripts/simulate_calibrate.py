@@ -16,7 +16,7 @@ for name in ("evalsim.sim.calibrate", "evalsim.sim.calibrate_so101"):
 p = snakemake.params  # noqa: F821
 cfg, cores = snakemake.config, snakemake.threads  # noqa: F821
 if cfg["scene"]["name"] == "so101":  # the rule of evalsim.sim.calibrate_so101
-    res = calibrate_so101.two_stage(cfg, processes=cores)
+    res = calibrate_so101.run_rule(cfg, processes=cores)
 elif p.single:  # gripper_table: one sweep of p.grid, no refinement
     res = calibrate.sweep(cfg, grid=p.grid, processes=cores)
 else:  # gripper_table: stage 1 on p.grid (None = DEFAULT_GRID), then the refinement rounds

@@ -76,7 +76,7 @@ DOCUMENT_000 = {
 #: Resampled and exact values agree when they differ by at most this many standard errors.
 AGREEMENT_SE = 3.0
 
-FAILURES = ("missed", "pushed", "dropped")
+FAILURES = ("missed", "pushed", "dropped", "held_low")  # evalsim.sim.scene.FAILURES[1:]
 
 
 # --------------------------------------------------------------------------- pools
@@ -217,8 +217,8 @@ def table_a(pools: pd.DataFrame, policies, task: str, confidence: float = 0.95) 
         rows.append(row)
     note = (
         f"Wilson {confidence:.0%} interval of the strict success rate; 'loose' is the jaws-"
-        "settled-on-the-cube criterion counted on the same trials; missed/pushed/dropped count "
-        "the strict failures. doc_* columns quote document 000's Table A (its own MuJoCo "
+        "settled-on-the-cube criterion counted on the same trials; missed/pushed/dropped/held_low "
+        "count the strict failures. doc_* columns quote document 000's Table A (its own MuJoCo "
         "pools, not ours); a Fisher p above 0.05 means the two pools' counts are consistent "
         "with one rate. " + " ".join(notes)
     )

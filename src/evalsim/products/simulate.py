@@ -68,7 +68,7 @@ def pool_rates_table(pools: pd.DataFrame, confidence: float = 0.95) -> pd.DataFr
     note = (
         f"Wilson {confidence:.0%} intervals. Strict: cube's lowest point >= the strict lift "
         "height with both jaws on it after the hold; loose: both jaws on the cube when the "
-        "close phase settled (or strict). Failure types: missed, pushed, dropped "
+        "close phase settled (or strict). Failure types: missed, pushed, dropped, held_low "
         "(config/README.md)."
     )
     return titled_frame(

@@ -20,6 +20,10 @@ import sys
 import numpy as np
 import pandas as pd
 
+#: The outcomes F04 shows, in panel order: ``evalsim.sim.scene.FAILURES``, repeated here so
+#: that this module does not import mujoco before ``MUJOCO_GL`` is set (a test checks them).
+OUTCOMES = ("none", "missed", "pushed", "dropped", "held_low")
+
 #: Backends tried by :func:`gl_backend`, in order.
 BACKENDS = ("egl", "osmesa")
 #: What to install when no backend works (Debian/Ubuntu package names).
@@ -102,7 +106,7 @@ def pick_examples(pools: pd.DataFrame, task: str | None = None) -> dict[str, pd.
     task = task or str(pools["task"].iloc[0])
     tasks = [task, *(t for t in pd.unique(pools["task"]) if t != task)]
     out = {}
-    for kind in ("none", "missed", "pushed", "dropped"):
+    for kind in OUTCOMES:
         for t in tasks:
             rows = pools[(pools["task"] == t) & (pools["failure"] == kind)]
             if len(rows):
@@ -118,7 +122,7 @@ def render_scene_figure(config: dict, pools: pd.DataFrame, width: int = 480, hei
 
     from evalsim.figures import PAGE_WIDTH_IN
     from evalsim.sim.rollout import task_by_name
-    from evalsim.sim.scene import make_scene
+    from evalsim.sim.scenes import make_scene
 
     examples = pick_examples(pools)
     task = str(pools["task"].iloc[0])
@@ -149,9 +153,10 @@ def render_scene_figure(config: dict, pools: pd.DataFrame, width: int = 480, hei
         "none": "grasp: lifted and held",
         "missed": "missed: no jaw contact",
         "pushed": "pushed: never both jaws",
-        "dropped": "dropped: not held",
+        "dropped": "dropped: left the jaws",
+        "held_low": "held low: held below 4 cm",
     }
-    for kind in ("none", "missed", "pushed", "dropped"):
+    for kind in OUTCOMES:
         r = examples.get(kind)
         if r is None:
             panels.append((f"{titles[kind]}\n(none in the pools)", None))

@@ -28,7 +28,8 @@ import numpy as np
 import pandas as pd
 
 from evalsim.seeding import rng_for
-from evalsim.sim.scene import Scene, make_scene
+from evalsim.sim.scene import Scene
+from evalsim.sim.scenes import make_scene
 
 log = logging.getLogger(__name__)
 

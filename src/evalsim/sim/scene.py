@@ -1,9 +1,18 @@
 """Scenes: model from config, reset to a cube pose, run the scripted pick, classify the outcome.
 
-A scene is anything with the :class:`Scene` interface. ``make_scene(config, task)`` picks the
-implementation named by ``config["scene"]["name"]`` (an enum in the config schema) through the
-registry :data:`SCENES`; a scene is one more class, one more registry entry and one more enum
-value. The default is the SO-101 arm (:mod:`evalsim.sim.so101`).
+One scene base, :class:`PickScene`, holds what every scene shares, written once: the cube's
+helpers (its names and addresses, placing it at a pose, its lowest corner, MuJoCo's warning
+counters) and the trial loop (:meth:`PickScene.run_trial`: plan once from the perceived
+position, reset, step the plan's control rows, record contacts and heights in a
+:class:`TrialTrace`, apply the strict and loose tests at the end). A scene gives its model, its
+controller (:meth:`PickScene.plan`, :meth:`PickScene.reset`), its contact test
+(:meth:`PickScene.jaw_contacts`) and its failure types (:meth:`PickScene.failure`).
+
+A scene is anything with the :class:`Scene` interface. The registry of scenes is
+:data:`evalsim.sim.scenes.SCENES`, and :func:`evalsim.sim.scenes.make_scene` picks the one
+named by ``config["scene"]["name"]``; a scene is one more class and one more registry entry
+(the config schema's enum is checked against the registry by a test). The default is the
+SO-101 arm (:mod:`evalsim.sim.so101`).
 
 :class:`GripperTableScene` is the table + cube + parallel-jaw gripper of
 ``assets/gripper_table.xml``. Its success tests, decided from physics (see config/README.md):
@@ -20,7 +29,6 @@ value. The default is the SO-101 arm (:mod:`evalsim.sim.so101`).
 
 from __future__ import annotations
 
-import importlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, fields
@@ -28,10 +36,13 @@ from importlib import resources
 from typing import Protocol
 
 import mujoco
+import numpy as np
 
 from evalsim.sim.controller import PickController, PickTiming
 
-FAILURES = ("none", "missed", "pushed", "dropped")
+#: Every failure type any scene reports, "none" first (success). ``held_low`` is the SO-101's
+#: (:mod:`evalsim.sim.so101`); gripper_table never reports it.
+FAILURES = ("none", "missed", "pushed", "dropped", "held_low")
 
 
 @dataclass(frozen=True)
@@ -62,6 +73,171 @@ def failure_type(success: bool, touched: bool, jaws_closed_on_cube: bool) -> str
     if not touched:
         return "missed"
     return "dropped" if jaws_closed_on_cube else "pushed"
+
+
+@dataclass
+class TrialTrace:
+    """What the trial loop records at every control tick (lengths in m).
+
+    Attributes
+    ----------
+    touched : bool
+        Some gripper geom touched the cube at some tick.
+    both_ever : bool
+        Both jaws were on the cube at the same tick, at some tick.
+    loose_both : bool
+        Both jaws were on the cube at the scene's loose tick (:attr:`PickScene.loose_tick`).
+    max_lift_m : float
+        Highest lowest-corner height of the cube from the lift's first tick on.
+    lift_m : float
+        The cube's lowest-corner height after the last tick.
+    both_end : bool
+        Both jaws on the cube after the last tick.
+    n_steps : int
+        Physics steps run.
+    """
+
+    touched: bool = False
+    both_ever: bool = False
+    loose_both: bool = False
+    max_lift_m: float = 0.0
+    lift_m: float = 0.0
+    both_end: bool = False
+    n_steps: int = 0
+
+
+class PickScene:
+    """The scene base: cube helpers and the trial loop, shared by every scene.
+
+    A subclass builds ``model`` and ``data``, calls :meth:`_init_cube` and
+    :meth:`_init_ticks`, and implements :meth:`plan`, :meth:`reset`, :meth:`jaw_contacts` and
+    :meth:`failure`. It sets ``loose_tick`` (the tick whose both-jaws state is the loose test)
+    and ``lift_start_tick`` (from which the lift height is tracked) and ``strict_lift_m``.
+    """
+
+    model: mujoco.MjModel
+    data: mujoco.MjData
+    loose_tick: int
+    lift_start_tick: int
+    strict_lift_m: float
+    #: Actions at given control ticks, run before that tick's physics steps (tick -> callable
+    #: without arguments), e.g. a servo's torque limit that changes between phases.
+    tick_hooks: dict[int, Callable[[], None]] = {}
+    #: The tick after which :meth:`decided` may end the trial early (None: never).
+    decide_tick: int | None = None
+
+    def decided(self, trace: TrialTrace) -> bool:
+        """True when the outcome is already decided at ``decide_tick`` (the trial then ends
+        there: its last state is the state of that tick)."""
+        return False
+
+    # ---- set-up helpers -------------------------------------------------------------------
+    def _init_cube(self, cube_size_m: float) -> None:
+        """Look up the cube's body, geom and free joint (named ``cube``, ``cube_free``)."""
+        m = self.model
+        self.cube_body = m.body("cube").id
+        self.cube_geom = m.geom("cube").id
+        self.cube_qadr = int(m.jnt_qposadr[m.joint("cube_free").id])
+        self.half = cube_size_m / 2.0
+
+    def _init_ticks(self, control_hz: float, timestep_s: float, n_ticks: int) -> None:
+        """Physics steps per control tick, ticks and steps per trial."""
+        self.steps_per_tick = max(1, round(1.0 / (control_hz * timestep_s)))
+        self.n_ticks = n_ticks
+        self.steps_per_trial = n_ticks * self.steps_per_tick
+
+    # ---- cube helpers ---------------------------------------------------------------------
+    def place_cube(self, x_m: float, y_m: float, yaw_rad: float) -> None:
+        """Put the cube on the table at (x, y) with yaw ``yaw_rad`` (qpos only)."""
+        a = self.cube_qadr
+        self.data.qpos[a : a + 3] = (x_m, y_m, self.half)
+        self.data.qpos[a + 3 : a + 7] = (math.cos(yaw_rad / 2), 0.0, 0.0, math.sin(yaw_rad / 2))
+
+    def _cube_bottom_m(self) -> float:
+        return cube_bottom_m(self.data, self.cube_body, self.half)
+
+    def check_warnings(self) -> dict[str, int]:
+        """Non-zero MuJoCo warning counters of the current data (name -> count)."""
+        out = {}
+        for i in range(mujoco.mjtWarning.mjNWARNING.value):
+            n = int(self.data.warning[i].number)
+            if n:
+                out[mujoco.mjtWarning(i).name] = n
+        return out
+
+    # ---- what a scene gives ---------------------------------------------------------------
+    def plan(self, aim_x_m: float, aim_y_m: float, yaw_rad: float) -> np.ndarray:
+        """Control rows (``n_ticks`` x ``nu``) of the pick aimed at the perceived position."""
+        raise NotImplementedError
+
+    def reset(self, x_m: float, y_m: float, yaw_rad: float) -> None:
+        """Cube resting at (x, y, yaw), the gripper open at its home pose."""
+        raise NotImplementedError
+
+    def jaw_contacts(self) -> tuple[bool, bool]:
+        """(some gripper geom touches the cube, both jaws are on the cube) now."""
+        raise NotImplementedError
+
+    def failure(self, success: bool, trace: TrialTrace) -> str:
+        """The failure type of a trial from its trace ("none" on success)."""
+        raise NotImplementedError
+
+    # ---- the trial loop -------------------------------------------------------------------
+    def run_trial(
+        self,
+        x_m: float,
+        y_m: float,
+        yaw_rad: float,
+        aim_x_m: float,
+        aim_y_m: float,
+        callback: Callable[[int], None] | None = None,
+    ) -> Outcome:
+        """One pick of the cube at (x, y, yaw) aimed at the perceived (aim_x, aim_y).
+
+        ``callback(tick)``, if given, runs after every control tick (e.g. to render a frame);
+        with a callback the trial always runs to its last tick. Without one, a trial whose
+        outcome :meth:`decided` at ``decide_tick`` ends there (``n_steps`` says how far it ran).
+
+        Strict: after the last tick, the cube's lowest corner is at least ``strict_lift_m``
+        above the table and both jaws are on the cube. Loose: both jaws on the cube at
+        ``loose_tick``, or strict (so strict implies loose).
+        """
+        m, d = self.model, self.data
+        ctrl = self.plan(aim_x_m, aim_y_m, yaw_rad)
+        self.reset(x_m, y_m, yaw_rad)
+        trace = TrialTrace()
+        nstep = self.steps_per_tick
+        hooks = self.tick_hooks
+        for tick in range(self.n_ticks):
+            if tick in hooks:
+                hooks[tick]()
+            d.ctrl[:] = ctrl[tick]
+            mujoco.mj_step(m, d, nstep=nstep)
+            trace.n_steps += nstep
+            touch, both = self.jaw_contacts()
+            trace.touched |= touch
+            trace.both_ever |= both
+            if tick == self.loose_tick:
+                trace.loose_both = both
+            if tick >= self.lift_start_tick:  # a cube squeezed up out of the jaws is not lifted
+                trace.max_lift_m = max(trace.max_lift_m, self._cube_bottom_m())
+            if callback is not None:
+                callback(tick)
+            elif tick == self.decide_tick and self.decided(trace):
+                break
+        _, trace.both_end = self.jaw_contacts()
+        trace.lift_m = self._cube_bottom_m()
+        success = bool(trace.lift_m >= self.strict_lift_m and trace.both_end)
+        loose = bool(trace.loose_both or success)
+        return Outcome(
+            success,
+            loose,
+            self.failure(success, trace),
+            trace.lift_m,
+            trace.max_lift_m,
+            trace.touched,
+            trace.n_steps,
+        )
 
 
 class Scene(Protocol):
@@ -151,20 +327,20 @@ def build_gripper_table_model(p: GripperTableParams) -> mujoco.MjModel:
     return spec.compile()
 
 
-class GripperTableScene:
+class GripperTableScene(PickScene):
     """Table, cube and parallel-jaw gripper; one instance runs many trials.
 
     Names are looked up once here; work arrays are reused; :func:`mujoco.mj_resetData` runs
-    before every trial, so a trial's outcome depends only on its inputs.
+    before every trial, so a trial's outcome depends only on its inputs. The trial loop is
+    :meth:`PickScene.run_trial`; jaws are "on" the cube when each pad's touch sensor reads
+    a force (any contact, a pad on the cube's top included).
     """
 
     def __init__(self, params: GripperTableParams) -> None:
         self.params = p = params
         self.model = m = build_gripper_table_model(p)
         self.data = mujoco.MjData(m)
-        self.cube_body = m.body("cube").id
-        self.cube_geom = m.geom("cube").id
-        self.cube_qadr = int(m.jnt_qposadr[m.joint("cube_free").id])
+        self._init_cube(p.cube_size_m)
         self.hand_qadr = [int(m.jnt_qposadr[m.joint(n).id]) for n in ("hand_x", "hand_y", "hand_z")]
         self.finger_qadr = [
             int(m.jnt_qposadr[m.joint(n).id]) for n in ("finger_left", "finger_right")
@@ -174,11 +350,9 @@ class GripperTableScene:
         self.touch_adr = tuple(
             int(m.sensor_adr[m.sensor(n).id]) for n in ("touch_left", "touch_right", "touch_palm")
         )
-        self.half = p.cube_size_m / 2.0
         timing = PickTiming(p.control_hz, p.approach_s, p.descend_s, p.close_s, p.lift_s, p.hold_s)
-        self.steps_per_tick = max(1, round(1.0 / (p.control_hz * p.timestep_s)))
         self.home = (0.22, 0.0, p.cube_size_m + p.approach_clearance_m + p.pad_height_m + 0.03)
-        self.controller = PickController(
+        self.controller = ctl = PickController(
             timing,
             home_xyz=self.home,
             z_above_m=p.cube_size_m + p.approach_clearance_m + p.pad_height_m,
@@ -188,16 +362,25 @@ class GripperTableScene:
             shoulder_z_m=p.arm_shoulder_z_m,
             reach_m=p.arm_reach_m,
         )
-        self.n_ticks = self.controller.n_ticks
-        self.steps_per_trial = self.n_ticks * self.steps_per_tick
+        self._init_ticks(p.control_hz, p.timestep_s, ctl.n_ticks)
+        self.loose_tick = sum(ctl.phase_ticks[:3]) - 1  # last tick of the close phase
+        self.lift_start_tick = ctl.first_tick("lift")
+        self.strict_lift_m = p.strict_lift_m
+
+    def plan(self, aim_x_m: float, aim_y_m: float, yaw_rad: float) -> np.ndarray:
+        """The controller's set points at every tick as control rows (it ignores the yaw)."""
+        ctrl = np.zeros((self.n_ticks, self.model.nu))
+        (ax, ay, az), (fl, fr) = self.act_hand, self.act_finger
+        for tick in range(self.n_ticks):
+            hx, hy, hz, q = self.controller.setpoint(tick, aim_x_m, aim_y_m)
+            ctrl[tick, [ax, ay, az, fl, fr]] = (hx, hy, hz, q, q)
+        return ctrl
 
     def reset(self, x_m: float, y_m: float, yaw_rad: float) -> None:
         """Cube resting at (x, y) with yaw; gripper open at its home pose."""
         m, d = self.model, self.data
         mujoco.mj_resetData(m, d)
-        a = self.cube_qadr
-        d.qpos[a : a + 3] = (x_m, y_m, self.half)
-        d.qpos[a + 3 : a + 7] = (math.cos(yaw_rad / 2), 0.0, 0.0, math.sin(yaw_rad / 2))
+        self.place_cube(x_m, y_m, yaw_rad)
         for adr, act, v in zip(self.hand_qadr, self.act_hand, self.home, strict=True):
             d.qpos[adr] = v
             d.ctrl[act] = v
@@ -206,90 +389,12 @@ class GripperTableScene:
             d.ctrl[act] = self.params.jaw_opening_m / 2.0
         mujoco.mj_forward(m, d)
 
-    def _contacts(self) -> tuple[bool, bool, bool]:
-        """(any gripper geom touches the cube, left pad touches it, right pad touches it)."""
+    def jaw_contacts(self) -> tuple[bool, bool]:
+        """(any gripper geom touches the cube, both pads touch it), from the touch sensors."""
         sd, (il, ir, ip) = self.data.sensordata, self.touch_adr
         left, right = sd[il] > 0.0, sd[ir] > 0.0
-        return bool(left or right or sd[ip] > 0.0), bool(left), bool(right)
+        return bool(left or right or sd[ip] > 0.0), bool(left and right)
 
-    def _cube_bottom_m(self) -> float:
-        return cube_bottom_m(self.data, self.cube_body, self.half)
-
-    def run_trial(
-        self,
-        x_m: float,
-        y_m: float,
-        yaw_rad: float,
-        aim_x_m: float,
-        aim_y_m: float,
-        callback: Callable[[int], None] | None = None,
-    ) -> Outcome:
-        """One pick of the cube at (x, y, yaw) aimed at the perceived (aim_x, aim_y).
-
-        ``callback(tick)``, if given, runs after every control tick (e.g. to render a frame).
-        """
-        m, d, ctl = self.model, self.data, self.controller
-        self.reset(x_m, y_m, yaw_rad)
-        ax, ay, az = self.act_hand
-        fl, fr = self.act_finger
-        touched = False
-        loose = False
-        max_lift = 0.0
-        lift_start = ctl.first_tick("lift")
-        for tick in range(ctl.n_ticks):
-            hx, hy, hz, q = ctl.setpoint(tick, aim_x_m, aim_y_m)
-            d.ctrl[ax] = hx
-            d.ctrl[ay] = hy
-            d.ctrl[az] = hz
-            d.ctrl[fl] = q
-            d.ctrl[fr] = q
-            mujoco.mj_step(m, d, nstep=self.steps_per_tick)
-            any_touch, left, right = self._contacts()
-            touched |= any_touch
-            if tick >= lift_start:  # a cube squeezed up out of the jaws is not "lifted"
-                max_lift = max(max_lift, self._cube_bottom_m())
-            if ctl.is_close_settled(tick):
-                loose = left and right
-            if callback is not None:
-                callback(tick)
-        _, left, right = self._contacts()
-        lift = self._cube_bottom_m()
-        success = bool(lift >= self.params.strict_lift_m and left and right)
-        loose = bool(loose or success)
-        failure = failure_type(success, touched, max_lift >= self.params.lifted_min_m)
-        return Outcome(
-            success, loose, failure, lift, max_lift, touched, ctl.n_ticks * self.steps_per_tick
-        )
-
-    def check_warnings(self) -> dict[str, int]:
-        """Non-zero MuJoCo warning counters of the current data (name -> count)."""
-        out = {}
-        for i in range(mujoco.mjtWarning.mjNWARNING.value):
-            n = int(self.data.warning[i].number)
-            if n:
-                out[mujoco.mjtWarning(i).name] = n
-        return out
-
-
-#: The registry of scenes: config name -> (module, parameter class, scene class). Imported
-#: lazily, so a scene's dependencies load only when it is used.
-SCENES = {
-    "so101": ("evalsim.sim.so101", "SO101Params", "SO101Scene"),
-    "gripper_table": ("evalsim.sim.scene", "GripperTableParams", "GripperTableScene"),
-}
-DEFAULT_SCENE = "so101"
-
-
-def scene_classes(name: str) -> tuple[type, type]:
-    """(parameter class, scene class) of the scene called ``name``."""
-    if name not in SCENES:
-        raise ValueError(f"unknown scene {name!r}; known scenes: {', '.join(sorted(SCENES))}")
-    module, params_cls, scene_cls = SCENES[name]
-    mod = importlib.import_module(module)
-    return getattr(mod, params_cls), getattr(mod, scene_cls)
-
-
-def make_scene(config: dict, task: dict) -> Scene:
-    """The scene named by ``config['scene']['name']`` for ``task``."""
-    params_cls, scene_cls = scene_classes(config.get("scene", {}).get("name", DEFAULT_SCENE))
-    return scene_cls(params_cls.from_config(config, task))
+    def failure(self, success: bool, trace: TrialTrace) -> str:
+        """missed / pushed / dropped by :func:`failure_type`: dropped = lifted ``lifted_min_m``."""
+        return failure_type(success, trace.touched, trace.max_lift_m >= self.params.lifted_min_m)

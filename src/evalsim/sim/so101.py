@@ -9,10 +9,16 @@ and why (FIELD-NOTES.md, "The SO-101 arm in MuJoCo"):
   two box pads (``fixed_jaw_pad``, ``moving_jaw_pad``), the cube and the table collide. The
   pads get contact ``priority=1`` (else MuJoCo takes the larger of two frictions and the pad
   friction does nothing) and a stiff ``solref``;
-- the gripper servo's torque limit is ``grip_torque_nm`` (stock 3.35 N m squeezes a light
-  cube centimetres deep);
-- the arm servos' ``kp`` is ``arm_kp``; there is no gravity compensation, so the servos sag a
-  few mm under load, as real hobby servos do;
+- servo torque limits of the real STS3215 (stall torque 30 kg cm = 2.94 N m; config/README.md
+  gives the sources): every arm servo is limited to ``arm_torque_nm``; the gripper servo to
+  ``grip_torque_nm`` while it closes (LeRobot's SO-101 driver limits the gripper to 50% of the
+  maximum torque) and ``grip_hold_fraction`` of that from the lift on (the servo's overload
+  protection cuts its torque while it stalls on the cube);
+- gravity compensation of the arm's own links (MuJoCo body ``gravcomp`` = ``arm_gravcomp``), so
+  the arm holds its pose (sag under a 50 g cube below 1 mm): failures come from the grasp,
+  not from servos sagging under the 4 cm line. The cube's weight is not compensated;
+- the pads' sliding friction ``pad_friction`` and, if ``pad_torsion_m`` > 0, torsional friction
+  (condim 4);
 - a site ``grasp`` is added to the gripper: the controller's tool point.
 
 The scripted pick (lesson 16), decided once per trial from the *perceived* cube position:
@@ -33,23 +39,23 @@ Success tests and failure types, from the contacts and the cube's pose (config/R
 - strict: after the hold, the cube's lowest point is at least ``strict_lift_m`` above the
   table and both jaws are on the cube;
 - loose: both jaws on the cube at the end of the squeeze (the jaw settled), or strict;
-- missed: no pad touched the cube at any control tick; pushed: touched, but both jaws were
-  never on the cube at the same tick; dropped: both jaws were on the cube at some tick, but
-  the strict test failed.
+- failure types (:func:`so101_failure_type`): missed -- no pad touched the cube at any control
+  tick; pushed -- touched, but both jaws were never on the cube at the same tick; dropped --
+  both jaws were on the cube, and at the end they are not (the cube left the jaws); held_low
+  -- both jaws on the cube at the end, its lowest corner below the strict line.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import math
-from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
 
 import mujoco
 import numpy as np
 
-from evalsim.sim.scene import Outcome, cube_bottom_m, failure_type
+from evalsim.sim.scene import PickScene, TrialTrace
 
 #: Tilts (deg) tried in order by the IK, in the arm's vertical plane (+ = fingertips toward
 #: the base); the first whose position error is below :data:`IK_TOL_M` is taken.
@@ -92,16 +98,20 @@ class SO101Params:
     pad_friction: float = 1.0
     pad_solref_s: float = 0.004
     pad_width_m: float = 0.030  # pad extent along the jaw's hinge axis (package: 16 / 12 mm)
-    grip_torque_nm: float = 1.0
+    pad_torsion_m: float = 0.0  # pads' torsional friction (m); 0 = condim 3 (none)
+    grip_torque_nm: float = 1.47  # gripper torque limit while closing: LeRobot's 50% of stall
+    grip_hold_fraction: float = 1.0  # torque limit from the lift on, fraction of the above
     gripper_damping: float = 0.6
     arm_kp: float = 30.0
+    arm_torque_nm: float = 2.94  # STS3215 stall torque (30 kg cm), every arm servo's limit
+    arm_gravcomp: float = 1.0  # gravity compensation of the arm's own bodies (0 = none)
     gripper_open_rad: float = 1.0
     gripper_closed_rad: float = -0.17
     fixed_pad_extra_m: float = 0.004  # fixed pad thickened toward the moving jaw
     tcp_clearance_m: float = 0.0136  # stock fixed pad to cube face at true aim (tool point)
     grasp_above_centre_m: float = 0.006
     above_m: float = 0.05
-    lift_m: float = 0.05
+    lift_m: float = 0.08
     strict_lift_m: float = 0.04
     ik_orientation_weight: float = 0.1
     timestep_s: float = 0.002
@@ -156,7 +166,8 @@ def build_so101_model(p: SO101Params) -> mujoco.MjModel:
         pad.contype = 1
         pad.conaffinity = 1
         pad.priority = 1
-        pad.friction = [p.pad_friction, 0.005, 0.0001]
+        pad.friction = [p.pad_friction, p.pad_torsion_m, 0.0001]
+        pad.condim = 4 if p.pad_torsion_m > 0 else 3
         pad.solref = [p.pad_solref_s, 1.0]
         pad.group = 1
         pad.rgba = [0.85, 0.25, 0.2, 1.0]
@@ -177,7 +188,13 @@ def build_so101_model(p: SO101Params) -> mujoco.MjModel:
         else:
             act.gainprm[0] = p.arm_kp
             act.biasprm[1] = -p.arm_kp
+            act.forcerange = [-p.arm_torque_nm, p.arm_torque_nm]
     spec.joint("gripper").damping = [p.gripper_damping, 0.0, 0.0]
+    # gravity compensation of the arm's own links (a feed-forward a bench controller adds);
+    # the cube's weight is not compensated: the servos carry it within their torque limits
+    for body in spec.bodies:
+        if body.name not in ("world", "base", "cube"):
+            body.gravcomp = p.arm_gravcomp
 
     # the tool point: between the pads, tcp_clearance_m + half a cube from the stock fixed
     # pad's inner face, at the pads' mid-height; x = closing axis, z = away from fingertips
@@ -218,11 +235,22 @@ def _rot(axis: np.ndarray, angle: float) -> np.ndarray:
     return np.eye(3) + math.sin(angle) * k + (1.0 - math.cos(angle)) * (k @ k)
 
 
-class SO101Scene:
+def _sum_column_cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``sum_k cross(a[:, k], b[:, k])`` for 3 x 3 ``a``, ``b``: the same operations, in the
+    same order, as three :func:`numpy.cross` calls and their sum (bit for bit), without their
+    overhead (it was most of the IK's time)."""
+    cx = a[1] * b[2] - a[2] * b[1]
+    cy = a[2] * b[0] - a[0] * b[2]
+    cz = a[0] * b[1] - a[1] * b[0]
+    return np.array([cx[0] + cx[1] + cx[2], cy[0] + cy[1] + cy[2], cz[0] + cz[1] + cz[2]])
+
+
+class SO101Scene(PickScene):
     """SO-101 arm, table and cube; one instance runs many trials (see the module docstring).
 
     Names are looked up once; :func:`mujoco.mj_resetData` runs before every trial, so a
-    trial's outcome depends only on its inputs.
+    trial's outcome depends only on its inputs. The trial loop is
+    :meth:`evalsim.sim.scene.PickScene.run_trial`.
     """
 
     def __init__(self, params: SO101Params) -> None:
@@ -230,9 +258,7 @@ class SO101Scene:
         self.model = m = build_so101_model(p)
         self.data = mujoco.MjData(m)
         self._ik = mujoco.MjData(m)
-        self.cube_body = m.body("cube").id
-        self.cube_geom = m.geom("cube").id
-        self.cube_qadr = int(m.jnt_qposadr[m.joint("cube_free").id])
+        self._init_cube(p.cube_size_m)
         self.pads = (m.geom("fixed_jaw_pad").id, m.geom("moving_jaw_pad").id)
         self.arm_qadr = np.array([m.jnt_qposadr[m.joint(n).id] for n in ARM_JOINTS])
         self.arm_dadr = np.array([m.jnt_dofadr[m.joint(n).id] for n in ARM_JOINTS])
@@ -242,12 +268,16 @@ class SO101Scene:
         self.grip_act = m.actuator("gripper").id
         self.site = m.site("grasp").id
         self.pan_xy = np.array(m.body("shoulder").pos[:2])  # pan axis in the base frame
-        self.half = p.cube_size_m / 2.0
-        self.steps_per_tick = max(1, round(1.0 / (p.control_hz * p.timestep_s)))
         self.phase_ticks = tuple(max(1, round(s * p.control_hz)) for s in p.phase_s)
-        self.n_ticks = sum(self.phase_ticks)
-        self.steps_per_trial = self.n_ticks * self.steps_per_tick
-        self.tick_squeezed = sum(self.phase_ticks[:5]) - 1
+        self._init_ticks(p.control_hz, p.timestep_s, sum(self.phase_ticks))
+        self.tick_squeezed = self.loose_tick = self.decide_tick = sum(self.phase_ticks[:5]) - 1
+        self.lift_start_tick = sum(self.phase_ticks[:5])
+        self.strict_lift_m = p.strict_lift_m
+        # from the lift on, the gripper holds with grip_hold_fraction of its closing torque
+        # (the servo's overload protection); reset() restores the closing torque
+        self.grip_torque_close_nm = p.grip_torque_nm
+        self.grip_torque_hold_nm = p.grip_torque_nm * p.grip_hold_fraction
+        self.tick_hooks = {self.lift_start_tick: self._hold_torque}
         # home: the grasp pose above the workspace centre, lifted (solved once)
         self.q_home = np.zeros(len(ARM_JOINTS))
         self.q_home[1], self.q_home[2] = -0.3, 0.3
@@ -284,11 +314,7 @@ class SO101Scene:
             pos = d.site_xpos[self.site]
             cur = d.site_xmat[self.site].reshape(3, 3)
             ep = target - pos
-            er = 0.5 * (
-                np.cross(cur[:, 0], rot[:, 0])
-                + np.cross(cur[:, 1], rot[:, 1])
-                + np.cross(cur[:, 2], rot[:, 2])
-            )
+            er = 0.5 * _sum_column_cross(cur, rot)
             err_p = float(np.linalg.norm(ep))
             if err_p < 1e-4 and float(np.linalg.norm(er)) < 1e-3:
                 break
@@ -358,78 +384,85 @@ class SO101Scene:
         """Cube resting at (x, y) with yaw; arm at home with the gripper open."""
         m, d = self.model, self.data
         mujoco.mj_resetData(m, d)
-        a = self.cube_qadr
-        d.qpos[a : a + 3] = (x_m, y_m, self.half)
-        d.qpos[a + 3 : a + 7] = (math.cos(yaw_rad / 2), 0.0, 0.0, math.sin(yaw_rad / 2))
+        self.place_cube(x_m, y_m, yaw_rad)
         d.qpos[self.arm_qadr] = self.q_home
         d.qpos[self.grip_qadr] = self.params.gripper_open_rad
         d.ctrl[self.arm_act] = self.q_home
         d.ctrl[self.grip_act] = self.params.gripper_open_rad
+        m.actuator_forcerange[self.grip_act] = (
+            -self.grip_torque_close_nm,
+            self.grip_torque_close_nm,
+        )
         mujoco.mj_forward(m, d)
 
-    def _contacts(self) -> tuple[bool, bool]:
-        """(a pad touches the cube, both pads touch it with a near-horizontal normal)."""
+    def _hold_torque(self) -> None:
+        t = self.grip_torque_hold_nm
+        self.model.actuator_forcerange[self.grip_act] = (-t, t)
+
+    def jaw_contacts(self) -> tuple[bool, bool]:
+        """(a pad touches the cube, both pads touch it with a near-horizontal normal).
+
+        A plain loop over the few active contacts (a handful): cheaper than numpy on arrays
+        this small.
+        """
         d = self.data
         if d.ncon == 0:
             return False, False
-        geom = d.contact.geom
-        nz = d.contact.frame[:, 2]
-        cube = (geom[:, 0] == self.cube_geom) | (geom[:, 1] == self.cube_geom)
-        on = []
-        touch = False
-        for pad in self.pads:
-            hit = cube & ((geom[:, 0] == pad) | (geom[:, 1] == pad))
-            touch |= bool(hit.any())
-            on.append(bool((hit & (np.abs(nz) < 0.5)).any()))
-        return touch, on[0] and on[1]
+        con = d.contact
+        fixed, moving = self.pads
+        cube = self.cube_geom
+        touch = on_fixed = on_moving = False
+        for (g1, g2), nz in zip(con.geom.tolist(), con.frame[:, 2].tolist(), strict=True):
+            other = g2 if g1 == cube else g1 if g2 == cube else -1
+            if other != fixed and other != moving:
+                continue
+            touch = True
+            if abs(nz) < 0.5:
+                if other == fixed:
+                    on_fixed = True
+                else:
+                    on_moving = True
+        return touch, on_fixed and on_moving
 
-    def _cube_bottom_m(self) -> float:
-        return cube_bottom_m(self.data, self.cube_body, self.half)
+    def decided(self, trace: TrialTrace) -> bool:
+        """At the end of the squeeze, *pushed* is decided: a pad touched the cube but both
+        jaws were never on it, and the jaws are now shut and only rise, so they cannot close on
+        the cube any more; the trial ends there (faster pools, issue 22 item 6; its
+        ``lift_height_m`` is the cube's height at that tick). *Missed* is not decided there:
+        a rising pad can still brush the cube (1 of 300 trials at sigma 9 and 20 mm)."""
+        return trace.touched and not trace.both_ever
 
-    def run_trial(
-        self,
-        x_m: float,
-        y_m: float,
-        yaw_rad: float,
-        aim_x_m: float,
-        aim_y_m: float,
-        callback: Callable[[int], None] | None = None,
-    ) -> Outcome:
-        """One pick of the cube at (x, y, yaw) aimed at the perceived (aim_x, aim_y).
+    def failure(self, success: bool, trace: TrialTrace) -> str:
+        """The failure type from what happened: :func:`so101_failure_type`."""
+        return so101_failure_type(success, trace)
 
-        ``callback(tick)``, if given, runs after every control tick (e.g. to render a frame).
-        """
-        m, d = self.model, self.data
-        ctrl = self.plan(aim_x_m, aim_y_m, yaw_rad)
-        self.reset(x_m, y_m, yaw_rad)
-        touched = both_ever = loose = False
-        max_lift = 0.0
-        lift_start = sum(self.phase_ticks[:5])
-        nstep = self.steps_per_tick
-        for tick in range(self.n_ticks):
-            d.ctrl[:] = ctrl[tick]
-            mujoco.mj_step(m, d, nstep=nstep)
-            touch, both = self._contacts()
-            touched |= touch
-            both_ever |= both
-            if tick == self.tick_squeezed:
-                loose = both
-            if tick >= lift_start:
-                max_lift = max(max_lift, self._cube_bottom_m())
-            if callback is not None:
-                callback(tick)
-        _, both = self._contacts()
-        lift = self._cube_bottom_m()
-        success = bool(lift >= self.params.strict_lift_m and both)
-        loose = bool(loose or success)
-        failure = failure_type(success, touched, both_ever)
-        return Outcome(success, loose, failure, lift, max_lift, touched, self.steps_per_trial)
 
-    def check_warnings(self) -> dict[str, int]:
-        """Non-zero MuJoCo warning counters of the current data (name -> count)."""
-        out = {}
-        for i in range(mujoco.mjtWarning.mjNWARNING.value):
-            n = int(self.data.warning[i].number)
-            if n:
-                out[mujoco.mjtWarning(i).name] = n
-        return out
+def so101_failure_type(success: bool, trace: TrialTrace) -> str:
+    """The SO-101's failure types, decided by what happened in the trial.
+
+    - ``missed``: no pad touched the cube at any control tick;
+    - ``pushed``: a pad touched it, but both jaws were never on it at the same tick;
+    - ``dropped``: both jaws were on it at some tick, and at the end they are not: the cube
+      left the jaws (it ends on the table, or rarely propped on a jaw);
+    - ``held_low``: both jaws are on the cube at the end, but its lowest corner is below the
+      strict line: held, yet pivoted in the jaws or gripped too low to clear it.
+
+    Parameters
+    ----------
+    success : bool
+        The strict test passed.
+    trace : TrialTrace
+        What the trial loop recorded.
+
+    Returns
+    -------
+    str
+        One of :data:`evalsim.sim.scene.FAILURES`.
+    """
+    if success:
+        return "none"
+    if not trace.touched:
+        return "missed"
+    if not trace.both_ever:
+        return "pushed"
+    return "held_low" if trace.both_end else "dropped"
