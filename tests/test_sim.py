@@ -5,6 +5,7 @@ default) has its own tests in tests/test_so101.py."""
 from __future__ import annotations
 
 import copy
+import math
 import subprocess
 import sys
 
@@ -14,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
+from scipy import stats
 
 from evalsim.config import ConfigError, check_config, load_config
 from evalsim.sim import pool as simpool
@@ -434,10 +436,33 @@ def test_acceptance_table_counts_and_fisher(config):
         "B": {"strict": 3, "loose": 288, "n": 300},
     }
     tab = acceptance_table(pools, document, alpha=0.05)
-    assert len(tab) == 8
+    assert len(tab) == 10
     a = tab[(tab.policy == "A") & (tab.criterion == "strict")]
     assert a["k"].tolist() == [7, 7 + 8 + 9] and a["n"].tolist() == [10, 30]
-    for r in tab.itertuples():
+    # the strict gap B - A at each scope, in SE of the difference of two independent gaps
+    gaps = tab[tab.criterion == "strict gap"]
+    assert gaps["policy"].tolist() == ["B - A", "B - A"]
+    for scope, ka, kb, n in (("seed 0", 7, 9, 10), ("pooled seeds", 24, 29, 30)):
+        g = gaps[gaps.scope == scope].iloc[0]
+        var = sum(k / m * (1 - k / m) / m for k, m in ((ka, n), (kb, n), (221, 300), (3, 300)))
+        z = ((kb - ka) / n - (3 - 221) / 300) / math.sqrt(var)
+        assert g.rate == pytest.approx((kb - ka) / n) and g.z_gap == pytest.approx(z, rel=1e-12)
+        assert g.same_rate == (abs(z) <= 2) and g.k == "" and math.isnan(g.fisher_p)
+    note = tab.attrs["note"]
+    # joint test of the four seed-0 counts: per policy strict / loose only / neither (2 x 3)
+    tables = [[[7, 2, 1], [221, 38, 41]], [[9, 1, 0], [3, 285, 12]]]
+    x2 = sum(stats.chi2_contingency(t, correction=False).statistic for t in tables)
+    assert f"X2 = {x2:.3g}, p = {stats.chi2.sf(x2, 4):.3g}" in note
+    # Table E's check: exact Fisher detection at n = 20 at seed 0's strict rates, brute force
+    pa, pb = 0.7, 0.9
+    power = sum(
+        stats.binom.pmf(i, 20, pa) * stats.binom.pmf(j, 20, pb)
+        for i in range(21)
+        for j in range(21)
+        if stats.fisher_exact([[i, 20 - i], [j, 20 - j]]).pvalue < 0.05 * (1 - 1e-9)
+    )
+    assert f"strict rates is {power:.3f} (the lesson: 0.113)" in note
+    for r in tab[tab.criterion != "strict gap"].itertuples():
         ref = naive_fisher.fisher_p(r.k, r.n, r.document_k, r.document_n, rel_tol=1e-14)
         assert r.fisher_p == pytest.approx(ref, rel=1e-9)
         assert r.same_rate == (r.fisher_p >= 0.05)

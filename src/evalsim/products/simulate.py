@@ -4,15 +4,20 @@ the sweep-versus-pools agreement check."""
 
 from __future__ import annotations
 
+import math
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from evalsim.figures import COLUMN_WIDTH_IN, color_for
 from evalsim.products._common import titled_frame
+from evalsim.products.experiment import DOCUMENT_000
 from evalsim.sim.scene import FAILURES
 from evalsim.stats.proportion.intervals import wilson_interval
 from evalsim.stats.two_sample.fisher import fisher_pvalue
+from evalsim.stats.two_sample.power import fisher_power
 
 CRITERIA = (("strict", "success"), ("loose", "success_loose"))
 
@@ -184,16 +189,86 @@ def _first_task(pools: pd.DataFrame, task: str | None) -> str:
     return task if task else str(pools["task"].iloc[0])
 
 
+def _gap_rows(df: pd.DataFrame, a: str, b: str) -> list[dict]:
+    """The strict gap b - a at each scope beside the document's, in SE of the difference.
+
+    The two gaps are independent estimates (ours from the pools, the document's from its own
+    trials), each a difference of two independent binomial rates, so the SE of their difference
+    is the root of the four binomial variances. ``same_rate`` is ``|z| <= 2`` (issue 22's
+    "within 2 SE").
+    """
+    rows = []
+    strict = df[df["criterion"] == "strict"]
+    for scope in ("seed 0", "pooled seeds"):
+        ra = strict[(strict.policy == a) & (strict.scope == scope)].iloc[0]
+        rb = strict[(strict.policy == b) & (strict.scope == scope)].iloc[0]
+        var = sum(
+            r / n * (1 - r / n) / n
+            for r, n in (
+                (ra.k, ra.n),
+                (rb.k, rb.n),
+                (ra.document_k, ra.document_n),
+                (rb.document_k, rb.document_n),
+            )
+        )
+        gap, doc_gap = rb.rate - ra.rate, rb.document_rate - ra.document_rate
+        z = (gap - doc_gap) / math.sqrt(var) if var > 0 else 0.0
+        rows.append(
+            {
+                "policy": f"{b} - {a}",
+                "criterion": "strict gap",
+                "scope": scope,
+                "seeds": int(ra.seeds),
+                "rate": gap,
+                "document_rate": doc_gap,
+                "z_gap": z,
+                "same_rate": abs(z) <= 2.0,
+            }
+        )
+    return rows
+
+
+def _joint_test(df: pd.DataFrame, document: dict) -> tuple[float, float]:
+    """Chi-square test of all four seed-0 counts at once: per policy the 2 x 3 table of
+    (strict, loose only, neither) in our seed 0 against the document's (strict implies loose),
+    the two policies' statistics summed, 2 degrees of freedom each (Pearson, no correction)."""
+    stat = 0.0
+    dof = 0
+    seed0 = df[(df["scope"] == "seed 0") & df["criterion"].isin(["strict", "loose"])]
+    for policy, doc in document.items():
+        s = seed0[seed0.policy == policy].set_index("criterion")
+        ours = [s.at["strict", "k"], s.at["loose", "k"] - s.at["strict", "k"]]
+        ours.append(s.at["strict", "n"] - s.at["loose", "k"])
+        theirs = [doc["strict"], doc["loose"] - doc["strict"], doc["n"] - doc["loose"]]
+        table = np.array([ours, theirs], dtype=float)
+        keep = table.sum(axis=0) > 0
+        res = stats.chi2_contingency(table[:, keep], correction=False)
+        stat += float(res.statistic)
+        dof += int(res.dof)
+    return stat, float(stats.chi2.sf(stat, dof)) if dof else 1.0
+
+
 def acceptance_table(
-    pools: pd.DataFrame, document: dict, alpha: float = 0.05, task: str | None = None
+    pools: pd.DataFrame,
+    document: dict,
+    alpha: float = 0.05,
+    task: str | None = None,
+    detection_n: int = 20,
 ) -> pd.DataFrame:
-    """T30: the pools' strict and loose counts beside the document's, with Fisher p.
+    """T30: the pools' strict and loose counts beside the document's, with Fisher p; the
+    strict gap beside the document's; a joint test; Table E's detection at the pools' rates.
 
     For each policy of ``document`` (policy -> {"strict": k, "loose": k, "n": n}) and each
     criterion, two rows: the first training seed (seed 0, as the document's Table A) and all
     training seeds pooled. ``fisher_p`` is the two-sided Fisher exact p of "same rate"
     (:func:`evalsim.stats.two_sample.fisher.fisher_pvalue`); ``same_rate`` is ``fisher_p >= alpha``.
-    The rows are on ``task`` (default: the pools' first task, the lesson's cube).
+    With two policies, two more rows give the strict gap (second minus first policy) at each
+    scope beside the document's, ``z_gap`` their difference in SE and ``same_rate`` ``|z| <= 2``.
+    The note adds a joint chi-square test of the four seed-0 counts and, as the downstream
+    check of Table E, the exact Fisher detection rate at ``detection_n`` trials per policy at
+    the pools' seed-0 strict rates beside the document's Table E
+    (:data:`evalsim.products.experiment.DOCUMENT_000`; the lesson's 0.113 at n = 20). The rows
+    are on ``task`` (default: the pools' first task, the lesson's cube).
     """
     task = _first_task(pools, task)
     g = pools[pools["task"] == task]
@@ -224,7 +299,29 @@ def acceptance_table(
                         "same_rate": p >= alpha,
                     }
                 )
+    counts = pd.DataFrame(rows)
+    policies = list(document)
+    extra = ""
+    if len(policies) == 2:
+        a, b = policies
+        joint, joint_p = _joint_test(counts, document)
+        s0 = counts[(counts.scope == "seed 0") & (counts.criterion == "strict")].set_index("policy")
+        detect = float(
+            fisher_power(s0.at[a, "rate"], detection_n, s0.at[b, "rate"], detection_n, alpha)
+        )
+        rows += _gap_rows(counts, a, b)
+        stated = DOCUMENT_000["table_e"].get((a, b), {}).get(detection_n)
+        document_detection = stated[0] if stated else None
+        extra = (
+            f" Joint chi-square test of the four seed-0 counts (per policy strict / loose only "
+            f"/ neither against the document's): X2 = {joint:.3g}, p = {joint_p:.3g}. Table E's "
+            f"check: exact Fisher detection at n = {detection_n} per policy at the pools' "
+            f"seed-0 strict rates is {detect:.3f}"
+            + (f" (the lesson: {document_detection:g})." if document_detection is not None else ".")
+        )
     df = pd.DataFrame(rows)
+    for col in ("k", "n", "document_k", "document_n"):  # counts; blank on the gap rows
+        df[col] = ["" if pd.isna(v) else int(v) for v in df[col]]
     miss = df.loc[~df["same_rate"]]
     df.attrs["title"] = "T30: Table A's four counts, the study's pools beside the lesson's"
     df.attrs["note"] = (
@@ -238,10 +335,14 @@ def acceptance_table(
             + "; ".join(
                 f"{r.policy} {r.criterion} {r.scope} {r.k}/{r.n} vs {r.document_k}/"
                 f"{r.document_n} (p = {r.fisher_p:.3g})"
+                if r.criterion != "strict gap"
+                else f"{r.policy} {r.criterion} {r.scope} {r.rate:.3f} vs {r.document_rate:.3f} "
+                f"(z = {r.z_gap:.2f})"
                 for r in miss.itertuples()
             )
             + "."
         )
+        + extra
     )
     return df
 
