@@ -141,8 +141,16 @@ def start_smoke_run(root: Path) -> subprocess.Popen | None:
     )
 
 
+@pytest.fixture(scope="session")
+def session_worker(request) -> str:
+    """xdist's worker id ("gw0", ...), or "master" without workers or without xdist itself
+    (mutmut runs pytest with the plugin off, where xdist's own ``worker_id`` fixture is
+    missing)."""
+    return getattr(request.config, "workerinput", {}).get("workerid", "master")
+
+
 @pytest.fixture(scope="session", autouse=True)
-def smoke_run_started_early(request, tmp_path_factory, worker_id):
+def smoke_run_started_early(request, tmp_path_factory, session_worker):
     """Start the smoke run at the session's start when a selected test needs it, so that it
     runs beside the unit tests instead of after them.
 
@@ -151,16 +159,16 @@ def smoke_run_started_early(request, tmp_path_factory, worker_id):
     if not any("smoke_run" in item.fixturenames for item in request.session.items):
         yield
         return
-    proc = start_smoke_run(shared_dir(tmp_path_factory, worker_id))
+    proc = start_smoke_run(shared_dir(tmp_path_factory, session_worker))
     yield
     if proc is not None:
         wait_exit(proc, "the smoke pipeline run to finish", limit_s=3600)
 
 
 @pytest.fixture(scope="session")
-def smoke_run(tmp_path_factory, worker_id) -> SmokeRun:
+def smoke_run(tmp_path_factory, session_worker) -> SmokeRun:
     """The whole workflow on config/smoke.yaml, run once per test session (all workers)."""
-    root = shared_dir(tmp_path_factory, worker_id)
+    root = shared_dir(tmp_path_factory, session_worker)
     start_smoke_run(root)  # a no-op when the session already started it
     done = root / "smoke_run.json"
     wait_for(done.is_file, "the smoke pipeline run to finish", limit_s=3600, poll_s=2.0)
@@ -174,7 +182,7 @@ def copy_smoke(smoke_run: SmokeRun, dest: Path) -> Path:
 
 
 @pytest.fixture(scope="session")
-def smoke_report(smoke_run, tmp_path_factory, worker_id) -> Path:
+def smoke_report(smoke_run, tmp_path_factory, session_worker) -> Path:
     """``results/report.html`` of the smoke run (``snakemake --report``), built once.
 
     With the workflow profile (``profiles/default``: the landing page's metadata), as
@@ -188,6 +196,6 @@ def smoke_report(smoke_run, tmp_path_factory, worker_id) -> Path:
         args = ("--configfile", "config/smoke.yaml", "--report", str(report))
         return _outcome(snakemake(smoke_run.work, *args, timeout=600))
 
-    res = _completed(run_once(shared_dir(tmp_path_factory, worker_id), "smoke_report", make))
+    res = _completed(run_once(shared_dir(tmp_path_factory, session_worker), "smoke_report", make))
     assert res.returncode == 0, res.stderr[-4000:]
     return report
