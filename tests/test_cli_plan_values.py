@@ -112,15 +112,20 @@ def test_unconditional_test_power_mde_and_note_are_its_own(capsys, test):
     from evalsim.stats.names import TWO_SAMPLE_TESTS
     from evalsim.stats.two_sample.unconditional_power import exact_power, n_for_power
 
-    argv = ["plan", "--p1", "0.3", "--p2", "0.7", "--n", "20", "--test", test]
+    # alpha 0.1, not the default, so that a dropped alpha shows
+    argv = ["plan", "--p1", "0.3", "--p2", "0.7", "--n", "20", "--test", test, "--alpha", "0.1"]
     out = run_json(capsys, *argv)
     assert out["test"] == test
-    assert out["power_at_n"] == pytest.approx(exact_power(test, 0.3, 20, 0.7, 20), rel=1e-12)
-    assert out["power_at_n"] != pytest.approx(fisher_power(20, 0.3, 0.7, 0.05), rel=1e-6)
+    power_20 = exact_power(test, 0.3, 20, 0.7, 20, alpha=0.1)
+    assert out["power_at_n"] == pytest.approx(power_20, rel=1e-12)
+    assert out["power_at_n"] != pytest.approx(fisher_power(20, 0.3, 0.7, 0.1), rel=1e-6)
     mde = out["mde"]  # rates centred on 0.5, power 0.8
-    assert exact_power(test, 0.5 - mde / 2, 20, 0.5 + mde / 2, 20) >= 0.8
-    assert exact_power(test, 0.5 - (mde - 1e-3) / 2, 20, 0.5 + (mde - 1e-3) / 2, 20) < 0.8
-    res = n_for_power(test, 0.3, 0.7, power=0.8)
+
+    def power_at(d):
+        return exact_power(test, 0.5 - d / 2, 20, 0.5 + d / 2, 20, alpha=0.1)
+
+    assert power_at(mde) >= 0.8 > power_at(mde - 1e-3)
+    res = n_for_power(test, 0.3, 0.7, power=0.8, alpha=0.1)
     assert (out["n_per_arm_exact"], out["n_per_arm_exact_first"]) == (res.n, res.n_first)
     rc, text, err = run(capsys, *argv)
     label = TWO_SAMPLE_TESTS[test].label
@@ -177,6 +182,7 @@ def test_paired_with_every_option_against_enumeration(capsys):
     assert mcnemar_power(40, (0.3 + d - 1e-3) / 2, (0.3 - d + 1e-3) / 2, 0.1) < 0.9
     assert out["hours"] == pytest.approx(2 * n * 2 / 60)
     assert (out["paired"], out["discordance"], out["n"]) == (True, 0.3, 40)
+    assert out["test"] == "mcnemar"
 
     rc, text, err = run(capsys, *argv)
     assert rc == 0 and err == ""
