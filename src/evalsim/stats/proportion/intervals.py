@@ -168,30 +168,31 @@ def _empty_pair(k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.empty(k.shape[0], dtype=np.float64), np.empty(k.shape[0], dtype=np.float64)
 
 
+def _run_kernel(kernel, k, n, z):
+    """(lower, upper) of a closed-form numba kernel ``kernel(k, n, z, lower, upper)``."""
+    lower, upper = _empty_pair(k)
+    kernel(k, n, z, lower, upper)
+    return lower, upper
+
+
 # The numba kernels are imported inside the three closed-form methods: numba's start-up is
 # paid only when one of them runs (a single Wilson interval is _wilson_one, in Python).
 def _wald_bounds(k, n, z, tail):
     from evalsim.stats.proportion._kernels import wald_bounds
 
-    lower, upper = _empty_pair(k)
-    wald_bounds(k, n, z, lower, upper)
-    return lower, upper
+    return _run_kernel(wald_bounds, k, n, z)
 
 
 def _wilson_bounds(k, n, z, tail):
     from evalsim.stats.proportion._kernels import wilson_bounds
 
-    lower, upper = _empty_pair(k)
-    wilson_bounds(k, n, z, lower, upper)
-    return lower, upper
+    return _run_kernel(wilson_bounds, k, n, z)
 
 
 def _agresti_coull_bounds(k, n, z, tail):
     from evalsim.stats.proportion._kernels import agresti_coull_bounds
 
-    lower, upper = _empty_pair(k)
-    agresti_coull_bounds(k, n, z, lower, upper)
-    return lower, upper
+    return _run_kernel(agresti_coull_bounds, k, n, z)
 
 
 def _clopper_pearson_bounds(k, n, z, tail):
