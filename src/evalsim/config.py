@@ -114,6 +114,52 @@ def _cross_checks(config: dict) -> None:
             )
 
 
+def _simreal_checks(config: dict) -> None:
+    """The simreal section (T37, F11) names configured tasks, policies, seeds and its own gaps."""
+    sr = config.get("simreal")
+    if not sr:
+        return
+    tasks = [t["name"] for t in config["tasks"]]
+    policies = [p["name"] for p in config["policies"]]
+    if sr["task"] is not None and sr["task"] not in tasks:
+        raise ConfigError(
+            f"config key 'simreal.task': unknown task {sr['task']!r}; "
+            f"configured tasks: {', '.join(tasks)}"
+        )
+    for i, name in enumerate(sr["policies"]):
+        if name not in policies:
+            raise ConfigError(
+                f"config key 'simreal.policies[{i}]': unknown policy {name!r}; "
+                f"configured policies: {', '.join(policies)}"
+            )
+    n_seeds = config["simulation"]["n_seeds"]
+    for i, seed in enumerate(sr["seeds"]):
+        if seed >= n_seeds:
+            raise ConfigError(
+                f"config key 'simreal.seeds[{i}]': seed {seed} is not simulated; allowed values: "
+                f"0 .. {n_seeds - 1} (simulation.n_seeds = {n_seeds})"
+            )
+    names = [g["name"] for g in sr["gaps"]]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ConfigError(f"config key 'simreal.gaps': duplicate name(s) {', '.join(dup)}")
+    if sr["gaps"] and config["scene"]["name"] != "so101":
+        raise ConfigError(
+            f"config key 'simreal.gaps': the real twin needs scene.name so101, got "
+            f"{config['scene']['name']!r}; set simreal.gaps to [] to turn the twins off"
+        )
+    if sr["figure_gap"] is not None and sr["figure_gap"] not in names:
+        raise ConfigError(
+            f"config key 'simreal.figure_gap': unknown gap {sr['figure_gap']!r}; allowed "
+            f"values: {', '.join(names) or '(no gaps configured)'}"
+        )
+    if min(sr["n_sim"]) < max(sr["n_real"]):
+        raise ConfigError(
+            f"config key 'simreal.n_sim': {min(sr['n_sim'])} is below the largest "
+            f"simreal.n_real, {max(sr['n_real'])}; every N_sim must be >= every n_real"
+        )
+
+
 def _drift_checks(drift: dict) -> None:
     """The drift section's grid must cover every session it describes (T36, F10)."""
     if not drift:
@@ -202,6 +248,7 @@ def check_config(config: dict, schema: dict | None = None) -> dict:
     _fill_policy_pairs(checked)
     _cross_checks(checked)
     _drift_checks(checked.get("drift", {}))
+    _simreal_checks(checked)
     return checked
 
 

@@ -47,6 +47,7 @@ def all_targets():
     return (
         PRODUCT_TARGETS
         + SIMULATE_TARGETS
+        + SIMREAL_TARGETS
         + SEQUENTIAL_TARGETS
         + DRIFT_TARGETS
         + REPORT_TARGETS

@@ -36,16 +36,21 @@ def resolve_builder(name: str):
 
 def read_inputs(inputs: Mapping[str, str | list[str]]) -> dict:
     """Inputs by name: design files as ``{stem: design}``; beside designs, the pools by
-    :func:`evalsim.sim.pool.read_pool`; otherwise Parquet and CSV files as DataFrames."""
+    :func:`evalsim.sim.pool.read_pool`; otherwise Parquet and CSV files as DataFrames, and a
+    list of them as ``{stem: DataFrame}``."""
     if "designs" in inputs:
         out = {"designs": {Path(p).stem: load_design(p) for p in inputs["designs"]}}
         if "pools" in inputs:
             out["pools"] = read_pool(inputs["pools"])
         return out
     return {
-        name: pd.read_parquet(path) if str(path).endswith(".parquet") else pd.read_csv(path)
+        name: {Path(p).stem: _read(p) for p in path} if isinstance(path, list) else _read(path)
         for name, path in inputs.items()
     }
+
+
+def _read(path: str) -> pd.DataFrame:
+    return pd.read_parquet(path) if str(path).endswith(".parquet") else pd.read_csv(path)
 
 
 def build_product(builder: str, inputs: Mapping, outputs: Mapping, kwargs: Mapping) -> None:

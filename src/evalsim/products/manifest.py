@@ -42,6 +42,7 @@ STAGES = (
     "multi",
     "sequential",
     "drift",
+    "simreal",
     "report",
 )
 
@@ -49,6 +50,7 @@ POOLS = "results/pools/pools.parquet"
 SWEEP = "results/pools/sigma_sweep.parquet"
 DRIFT_CURVE = "results/drift/offset_curve.parquet"
 DESIGN_FILE = "results/sequential/designs/{}.json"
+TWIN_POOL = "results/pools/twins/{}.parquet"
 
 Config = Mapping
 Kwargs = Callable[[Config], dict]
@@ -901,6 +903,56 @@ _DRIFT = [
     ),
 ]
 
+
+def _simreal_task(c: Config) -> str:
+    return c["simreal"]["task"] or _first_task(c)
+
+
+def _simreal_policies(c: Config) -> list[str]:
+    return list(c["simreal"]["policies"]) or _policy_names(c)
+
+
+def _twin_inputs(c: Config) -> dict:
+    gaps = c["simreal"]["gaps"]
+    return {"pools": POOLS, "twins": [TWIN_POOL.format(g["name"]) for g in gaps]}
+
+
+_SIMREAL = [
+    Product(
+        "T37_simreal_twins",
+        "simreal",
+        "table",
+        "simreal:twin_coverage_table",
+        _args(
+            ("task", _simreal_task),
+            ("policies", _simreal_policies),
+            "simreal.n_real",
+            "simreal.n_sim",
+            "simreal.resamples",
+            "confidence",
+            "study_seed",
+        ),
+        _twin_inputs,
+        local=False,
+        runtime=30,
+    ),
+    Product(
+        "F11_simreal_coverage",
+        "simreal",
+        "figure",
+        "simreal:twin_coverage_figure",
+        _args(
+            ("task", _simreal_task),
+            ("policy", lambda c: _simreal_policies(c)[0]),
+            "gap=simreal.figure_gap",
+            "simreal.n_real",
+            "n_sim=simreal.figure_n_sim",
+            "confidence",
+        ),
+        _twin_inputs,
+    ),
+]
+
 _REPORT = [
     Product("F02_protocol", "report", "figure", "report:protocol_flowchart"),
 ]
@@ -908,7 +960,16 @@ _REPORT = [
 #: Every product, in stage order (F04, the scene render, is a rule of its own in
 #: ``workflow/rules/simulate.smk``: it renders MuJoCo frames, not a builder's result).
 PRODUCTS: tuple[Product, ...] = tuple(
-    _EXACT + _FISHER + _SIMULATE + _RESAMPLE + _DESIGN + _PEEKING + _MULTI + _SEQUENTIAL + _DRIFT
+    _EXACT
+    + _FISHER
+    + _SIMULATE
+    + _RESAMPLE
+    + _DESIGN
+    + _PEEKING
+    + _MULTI
+    + _SEQUENTIAL
+    + _DRIFT
+    + _SIMREAL
 ) + tuple(_REPORT)
 
 

@@ -103,3 +103,24 @@ def sigma_label(sigma_mm: float) -> str:
     """File-name label of a sweep sigma: ``9.0 -> '9'``, ``2.5 -> '2.5'`` (keyed by value,
     so adding a sigma to the list adds one file and renames none)."""
     return f"{float(sigma_mm):g}"
+
+
+def twin_chunk_config(config: dict, gap: str, task: str, policy: str) -> dict:
+    """The job config of a twin chunk (:mod:`evalsim.sim.twin`): the pool chunk's job config
+    of (``task``, ``policy``) plus the one gap and the twin noise, so that adding or changing
+    a gap reruns only that gap's twins."""
+    sr = config["simreal"]
+    gaps = [copy.deepcopy(_named(sr["gaps"], gap, "simreal gap"))]
+    job = chunk_config(config, task, policy)
+    job["simreal"] = {"gaps": gaps, "twin_noise": sr["twin_noise"]}
+    return canonical(job)
+
+
+def twins_config(config: dict, gap: str) -> dict:
+    """The job config of one gap's merged twin pool: the pools' job config and the simreal
+    keys that decide which twins of that gap exist (not the resampling's)."""
+    sr = config["simreal"]
+    job = pools_config(config)
+    job["simreal"] = {k: copy.deepcopy(sr[k]) for k in ("task", "policies", "seeds", "twin_noise")}
+    job["simreal"]["gaps"] = [copy.deepcopy(_named(sr["gaps"], gap, "simreal gap"))]
+    return canonical(job)

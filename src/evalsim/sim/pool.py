@@ -53,8 +53,12 @@ SIM_SECTIONS = ("study_seed", "scene", "tasks", "policies", "simulation")
 
 
 def sim_config_hash(config: dict) -> str:
-    """Config hash of the sections that decide the pools (:data:`SIM_SECTIONS`)."""
-    return config_hash({k: config.get(k) for k in SIM_SECTIONS})
+    """Config hash of the sections that decide the pools (:data:`SIM_SECTIONS`), and of the
+    ``simreal`` section for the real twins' pools (:mod:`evalsim.sim.twin`)."""
+    sections = {k: config.get(k) for k in SIM_SECTIONS}
+    if config.get("simreal") is not None:
+        sections["simreal"] = config["simreal"]
+    return config_hash(sections)
 
 
 def pool_metadata(config: dict) -> dict[str, str]:

@@ -30,7 +30,10 @@ the poses above it (pre-grasp and lift), each starting from the grasp solution (
 upward": a generic start sticks at joint limits). The joint set points then follow
 smoothstep ramps through the phases ``move`` (home to above the cube), ``settle``,
 ``descend``, ``close`` (gripper set point ramped shut; the torque limit sets the grip),
-``squeeze``, ``lift`` (by ``lift_m``) and ``hold``.
+``squeeze``, ``lift`` (by ``lift_m``) and ``hold``. With a control latency ``latency_s`` > 0
+(the "real" twin's bus and servo delay, :mod:`evalsim.sim.twin`), every set point reaches the
+servos ``round(latency_s * control_hz)`` ticks late: the first set point is held meanwhile and
+the hold is as much shorter.
 
 Success tests and failure types, from the contacts and the cube's pose (config/README.md):
 
@@ -123,6 +126,7 @@ class SO101Params:
     squeeze_s: float = 0.4
     lift_s: float = 0.9
     hold_s: float = 1.0
+    latency_s: float = 0.0  # control latency: each set point reaches the servos this late
 
     @classmethod
     def from_config(cls, config: dict, task: dict) -> SO101Params:
@@ -377,6 +381,9 @@ class SO101Scene(PickScene):
                 c[self.arm_act] = qa + s * (qb - qa)
                 c[self.grip_act] = ga + s * (gb - ga)
                 rows.append(c)
+        lag = round(p.latency_s * p.control_hz)
+        if lag > 0:  # set points arrive ``lag`` ticks late; the trial keeps its length
+            rows = [rows[0]] * lag + rows[:-lag]
         return np.array(rows)
 
     # ---- one trial ------------------------------------------------------------------------
