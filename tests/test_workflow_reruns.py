@@ -219,3 +219,29 @@ def test_sorted_key_config_reruns_nothing(smoke_run, tmp_path):
     # and nothing else either: every rule's params are built from the canonical config
     # (workflow/rules/common.smk), so the tables, designs and figures stay done too
     assert not jobs, jobs
+
+
+@pytest.mark.slow
+def test_changing_one_simreal_gap_reruns_only_its_twins(smoke_run, tmp_path):
+    # issue 27, item 3: the twin pools are ordinary pools; a gap's chunks carry only that gap
+    work, smoke = _smoke_copy(smoke_run, tmp_path)
+    cfg = load_config(work / "config" / "smoke.yaml")
+    edited = copy.deepcopy(smoke)
+    gaps = copy.deepcopy(cfg["simreal"]["gaps"])
+    assert [g["name"] for g in gaps] == ["small", "large"]
+    gaps[1]["pad_friction"] = 0.2
+    edited.setdefault("simreal", {})["gaps"] = gaps
+    (work / "config" / "gap.yaml").write_text(yaml.safe_dump(edited, sort_keys=False))
+    jobs = dry_run_jobs(work, "--configfile", "config/gap.yaml")
+    chunks = chunk_keys(jobs, "simreal_twin_chunk", r"twins/chunks/(\w+)/(\w+)/(\w+)_seed(\d+)")
+    task = cfg["tasks"][0]["name"]
+    assert chunks == {("large", task, p, "0") for p in ("A", "B")}
+    assert {r for r, _ in jobs} <= {
+        "simreal_twin_chunk",
+        "simreal_merge_twins",
+        "simreal_T37_simreal_twins",
+        "simreal_F11_simreal_coverage",
+        "all",
+    }, sorted({r for r, _ in jobs})
+    merged = [out for r, out in jobs if r == "simreal_merge_twins"]
+    assert merged == ["results/pools/twins/large.parquet"]

@@ -11,6 +11,12 @@ Every random draw comes from :func:`evalsim.seeding.rng_for` with a key naming w
   by sigma. Keyed per trial, so a trial's record does not depend on how trials are chunked.
   The sigma sweep uses the policy key ``"sweep"`` for every sigma (common random numbers).
 
+Structure (issue 22, item 4; ``simulation.structure``, off by default): the perception error
+grows with the cube's range from the camera (:func:`range_scale`), and a pose has its own
+perception error, the same for every policy and seed (what the camera makes of that scene:
+:func:`structured_error_mm`), so poses are easy or hard for all policies; and a training seed
+has its own precision (:func:`seed_sigma_factor`, stream ``("seed-sigma", policy, seed)``).
+
 Drift (servo heating, issue 18): with ``simulation.drift_mm_per_100_trials`` = r (0, off, by
 default) trial ``i`` also gets a deterministic perception offset of r * i / 100 mm along the
 world y axis (:func:`drift_offset_mm`). In ``gripper_table`` that is the jaws' closing
@@ -78,6 +84,52 @@ def aim_noise_unit(config: dict, task: str, policy: str, seed: int, trial: int) 
     ).standard_normal(2)
 
 
+def range_scale(config: dict, x_m: float, y_m: float) -> float:
+    """The perception error's multiplier at cube position (x, y) (``simulation.structure``):
+    ``max(0, 1 + range_gain_per_m (r - ref_range_m))``, r the range from the camera; 1 when
+    the structure is off."""
+    st = config["simulation"].get("structure")
+    if not st or not st["range_gain_per_m"]:
+        return 1.0
+    cx, cy = st["camera_xy_m"]
+    r = math.hypot(x_m - cx, y_m - cy)
+    return max(0.0, 1.0 + st["range_gain_per_m"] * (r - st["ref_range_m"]))
+
+
+def seed_sigma_factor(config: dict, policy: str, seed: int) -> float:
+    """A training seed's own sigma multiplier ``exp(seed_sigma_sd z)``, z ~ N(0, 1) from the
+    stream ``("seed-sigma", policy, seed)``; 1 when ``simulation.structure`` is off."""
+    st = config["simulation"].get("structure")
+    if not st or not st["seed_sigma_sd"]:
+        return 1.0
+    z = rng_for(config["study_seed"], "seed-sigma", policy, int(seed)).standard_normal()
+    return math.exp(st["seed_sigma_sd"] * float(z))
+
+
+def structured_error_mm(
+    config: dict,
+    task: str,
+    trial: int,
+    x_m: float,
+    y_m: float,
+    own_mm: np.ndarray,
+    bias_mm: tuple[float, float],
+    drift_mm: tuple[float, float],
+) -> tuple[float, float]:
+    """A trial's perception error (x, y) in mm with ``simulation.structure`` on: the policy's
+    own error ``own_mm`` plus the pose's shared error (``shared_error_mm`` times a standard
+    normal pair from the stream ``("pose-aim", task, trial)``, the same for every policy and
+    seed), both times :func:`range_scale`, plus the seed bias and the drift."""
+    st = config["simulation"]["structure"]
+    e = np.asarray(own_mm, dtype=float)
+    if st["shared_error_mm"]:
+        e = e + st["shared_error_mm"] * rng_for(
+            config["study_seed"], "pose-aim", task, int(trial)
+        ).standard_normal(2)
+    e = e * range_scale(config, x_m, y_m)
+    return float(e[0] + bias_mm[0] + drift_mm[0]), float(e[1] + bias_mm[1] + drift_mm[1])
+
+
 def drift_vector_mm(offset_mm: float) -> tuple[float, float]:
     """A perception drift of ``offset_mm`` as an (x, y) offset in mm: along world y."""
     return 0.0, float(offset_mm)
@@ -116,6 +168,7 @@ def run_trials(
     poses = task_poses(config, task, stop)
     if progress_every is None:
         progress_every = max(1, math.ceil((stop - start) / 10))
+    structured = bool(config["simulation"].get("structure"))
     rows = []
     t0 = time.perf_counter()
     for i in range(start, stop):
@@ -124,6 +177,8 @@ def run_trials(
         dx, dy = drift_offset_mm(config, i)
         ex = sigma_mm * z[0] + bias_mm[0] + dx
         ey = sigma_mm * z[1] + bias_mm[1] + dy
+        if structured:
+            ex, ey = structured_error_mm(config, task, i, x, y, sigma_mm * z, bias_mm, (dx, dy))
         out = scene.run_trial(float(x), float(y), float(yaw), x + ex / 1000.0, y + ey / 1000.0)
         rows.append(
             (
@@ -186,12 +241,13 @@ def run_policy_trials(
     stop: int,
     scene: Scene | None = None,
 ) -> pd.DataFrame:
-    """Trials of a configured policy: its sigma and its training seed's bias."""
+    """Trials of a configured policy: its sigma (times the seed's own factor, with
+    ``simulation.structure``) and its training seed's bias."""
     return run_trials(
         config,
         task,
         policy,
-        policy_sigma_mm(config, policy),
+        policy_sigma_mm(config, policy) * seed_sigma_factor(config, policy, seed),
         seed,
         start,
         stop,

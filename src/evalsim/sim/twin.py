@@ -30,7 +30,13 @@ import copy
 
 import pandas as pd
 
-from evalsim.sim.rollout import policy_sigma_mm, run_trials, seed_bias_mm, task_by_name
+from evalsim.sim.rollout import (
+    policy_sigma_mm,
+    run_trials,
+    seed_bias_mm,
+    seed_sigma_factor,
+    task_by_name,
+)
 from evalsim.sim.scenes import make_scene
 
 __all__ = ["GAP_KNOBS", "SCENE_KNOBS", "gap_by_name", "twin_config", "run_twin_trials"]
@@ -95,7 +101,7 @@ def run_twin_trials(
         cfg,
         task,
         policy if shared else f"{policy}/real-{gap}",
-        policy_sigma_mm(config, policy),
+        policy_sigma_mm(config, policy) * seed_sigma_factor(config, policy, seed),
         seed,
         start,
         stop,
