@@ -52,7 +52,9 @@ def test_json_values_are_the_library_values(capsys, logs):
     assert got["k_real"] == int(real.sum())
     for m, r in want.items():
         assert got["methods"][m]["interval"] == pytest.approx([r.lower, r.upper], abs=1e-15)
-    fs = want["stratified_exact"]
+    # the verdict uses the registry's recommended finite-sample method
+    assert got["method"] == sr.RECOMMENDED and got["validity"] == "finite-sample"
+    fs = want[sr.RECOMMENDED]
     assert got["interval"] == pytest.approx([fs.lower, fs.upper], abs=1e-15)
     cp = want["clopper_pearson"]
     assert got["real_only_interval"] == pytest.approx([cp.lower, cp.upper], abs=1e-15)
@@ -74,8 +76,26 @@ def test_verdict_without_correlation_says_it_did_not_help(capsys, tmp_path):
     assert rc == 0, err
     assert "Verdict: the simulation did not help; use the real-only interval." in out
     d = sr.simreal_data(real, twin, int(further.sum()), further.size)
-    r = sr.simreal_interval(d)
-    assert f"[{r.lower:.4f}, {r.upper:.4f}]" in out
+    r = sr.simreal_interval(d, sr.RECOMMENDED)
+    assert f"[{r.lower:.4f}, {r.upper:.4f}]; real-only" in out
+
+
+def test_method_choices_are_the_registry(capsys, logs):
+    from evalsim.cli.simreal import METHOD_CHOICES
+
+    assert tuple(METHOD_CHOICES) == tuple(sr.METHODS)
+    real, twin, further, (rp, sp) = logs
+    for m in ("stratified_exact", "discordant_exact"):
+        for share in (None, "0.5"):
+            argv = ["simreal", rp, sp, "--json", "--method", m]
+            argv += [] if share is None else ["--real-share", share]
+            rc, out, err = run(capsys, *argv)
+            assert rc == 0, err
+            got = json.loads(out)
+            d = sr.simreal_data(real, twin, int(further.sum()), further.size)
+            r = sr.simreal_interval(d, m, 0.95, None if share is None else float(share))
+            assert got["method"] == m
+            assert got["interval"] == pytest.approx([r.lower, r.upper], abs=1e-15)
 
 
 @pytest.mark.parametrize("fmt", ["text", "markdown", "latex", "json"])

@@ -23,7 +23,12 @@ from evalsim.cli._common import (
     _pct,
     add_json_flag,
 )
-from evalsim.stats.names import SIMREAL_DEFAULT_REAL_SHARE, SIMREAL_METHODS
+from evalsim.stats.names import SIMREAL_METHODS
+
+#: ``--method`` choices: the registry of :mod:`evalsim.stats.names` plus the methods
+#: :data:`evalsim.stats.simreal.METHODS` appends to it (``tests/test_simreal_cli.py`` checks
+#: that the two agree).
+METHOD_CHOICES = (*SIMREAL_METHODS, "discordant_exact")
 
 # evalsim.stats modules are imported inside the functions that use them: they load numba
 # kernels and SciPy, which a command on a small log should not pay for at start (issue 24).
@@ -34,6 +39,7 @@ _LABELS = {
     "ppi": "PPI",
     "ppi_plus": "PPI++ (tuned lambda)",
     "stratified_exact": "stratified exact (sim + real)",
+    "discordant_exact": "discordant exact (sim + real)",
 }
 
 if TYPE_CHECKING:
@@ -111,15 +117,16 @@ def cmd_simreal(args) -> Report:
             f"{args.sim_log}: N = {further.size} simulated trials beyond the twins, fewer "
             f"than the n = {y.size} real ones; the simulation must be the larger sample"
         )
-    from evalsim.stats.simreal.methods import simreal_data, simreal_intervals
+    from evalsim.stats.simreal.methods import RECOMMENDED, simreal_data, simreal_intervals
 
+    method = RECOMMENDED if args.method is None else args.method
     data = simreal_data(y, t, int(further.sum()), int(further.size))
     results = simreal_intervals(data, args.confidence, args.real_share)
-    chosen = results[args.method]
+    chosen = results[method]
     cp = results["clopper_pearson"]
     gain = chosen.width < cp.width
     worth = chosen.effective_n - data.n if gain else 0.0
-    if args.method in ("clopper_pearson", "wilson"):
+    if method in ("clopper_pearson", "wilson"):
         verdict = "a real-only method was asked for; the simulation is not used"
     elif gain:
         verdict = f"the simulation was worth about {worth:.0f} real trials"
@@ -137,7 +144,7 @@ def cmd_simreal(args) -> Report:
             "correlation": data.correlation,
             "sim_bias": data.sim_bias,
             "confidence": args.confidence,
-            "method": args.method,
+            "method": method,
             "validity": chosen.validity,
             "interval": [chosen.lower, chosen.upper],
             "real_only_interval": [cp.lower, cp.upper],
@@ -179,14 +186,14 @@ def cmd_simreal(args) -> Report:
         rows,
     )
     rep.line(
-        f"{_LABELS[args.method]} ({chosen.validity}): [{chosen.lower:.4f}, {chosen.upper:.4f}]; "
+        f"{_LABELS[method]} ({chosen.validity}): [{chosen.lower:.4f}, {chosen.upper:.4f}]; "
         f"real-only Clopper-Pearson: [{cp.lower:.4f}, {cp.upper:.4f}]."
     )
     rep.line(f"Verdict: {verdict}.")
     if chosen.validity == "asymptotic":
         rep.line(
             "note: this method's coverage is asymptotic and falls short at small n; "
-            "stratified_exact is valid at every n."
+            f"{RECOMMENDED} is valid at every n."
         )
     return rep
 
@@ -206,16 +213,17 @@ def register(sub) -> None:
     p.add_argument("--confidence", type=_open_unit, default=0.95, help="default 0.95")
     p.add_argument(
         "--method",
-        choices=SIMREAL_METHODS,
-        default="stratified_exact",
-        help="the interval to report (default stratified_exact, valid at every n)",
+        choices=METHOD_CHOICES,
+        default=None,
+        help="the interval to report (default: the recommended finite-sample method, "
+        "valid at every n)",
     )
     p.add_argument(
         "--real-share",
         type=_share,
-        default=SIMREAL_DEFAULT_REAL_SHARE,
-        help=f"stratified_exact: share of alpha on the real-only interval "
-        f"(default {SIMREAL_DEFAULT_REAL_SHARE})",
+        default=None,
+        help="the finite-sample sim + real methods: share of alpha on the real-only "
+        "interval (default: each method's own)",
     )
     add_json_flag(p)
     p.add_argument(

@@ -6,8 +6,11 @@ a package.
 """
 
 from evalsim.stats.simreal.methods import (
+    COMBINE_GRID,
     DEFAULT_REAL_SHARE,
+    DISCORDANT_REAL_SHARE,
     METHODS,
+    RECOMMENDED,
     SIM_SHARE,
     STRATUM_SHARE,
     VALIDITY,
@@ -22,8 +25,11 @@ from evalsim.stats.simreal.methods import (
 )
 
 __all__ = [
+    "COMBINE_GRID",
     "DEFAULT_REAL_SHARE",
+    "DISCORDANT_REAL_SHARE",
     "METHODS",
+    "RECOMMENDED",
     "SIM_SHARE",
     "STRATUM_SHARE",
     "SimRealData",

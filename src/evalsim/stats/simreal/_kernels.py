@@ -6,7 +6,8 @@ among the ``n - n1`` failed twins): n11 = k1, n01 = n1 - k1, n10 = k0, n00 = n -
 The simulated trials contribute ``ks`` successes of ``N``.
 
 Method indices (the order of ``simreal.METHODS``): 0 Clopper-Pearson, 1 Wilson (real
-only), 2 PPI, 3 PPI++, 4 the finite-sample stratified interval.
+only), 2 PPI, 3 PPI++, 4 the finite-sample stratified interval, 5 the finite-sample
+discordant interval.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import math
 import numpy as np
 from numba import njit
 
-N_METHODS = 5
+N_METHODS = 6
 
 
 @njit(cache=True)
@@ -83,6 +84,33 @@ def intersect_or_real(lo, hi, r_lo, r_hi):
 
 
 @njit(cache=True)
+def discordant_upper(a_lv, b_lv):
+    """Certified upper bounds of s + b over the combined confidence region, one per
+    (simulated row, pair count).
+
+    ``a_lv[i, j]`` is the simulated rate s at which the simulated p-value of row ``i`` equals
+    the grid level ``u_j`` (u decreasing from 1, so s increasing in j); ``b_lv[y, j]`` the
+    rate b at which the pair p-value of count ``y`` equals the combination's threshold at
+    ``u_j``. On the segment s in [a_lv[i, j], a_lv[i, j + 1]] the threshold is at least the
+    one at u_j, so b <= b_lv[y, j]: the supremum is at most
+    ``max_j a_lv[i, j + 1] + b_lv[y, j]`` (capped at 1). Returns U[i, y].
+    """
+    rows = a_lv.shape[0]
+    m = b_lv.shape[0]
+    nj = a_lv.shape[1]
+    out = np.empty((rows, m))
+    for i in range(rows):
+        for y in range(m):
+            best = 0.0
+            for j in range(nj - 1):
+                v = a_lv[i, j + 1] + b_lv[y, j]
+                if v > best:
+                    best = v
+            out[i, y] = best if best < 1.0 else 1.0
+    return out
+
+
+@njit(cache=True)
 def operating_characteristics(
     n,
     big_n,
@@ -105,19 +133,26 @@ def operating_characteristics(
     cb_hi,
     s_lo,
     s_hi,
+    dis_lo,
+    dis_hi,
+    dshare_lo,
+    dshare_hi,
     z,
     prune,
 ):
-    """Exact coverage and expected width of the five methods at one joint law.
+    """Exact coverage and expected width of the six methods at one joint law.
 
     ``pmf_n1[n1]`` = P(n1 twins succeed); ``pmf_a[m, k]`` = Binomial(m, a) pmf at k (real
     given twin success), ``pmf_b[m, k]`` likewise for a failed twin; ``pmf_s[ks]`` the
     simulated binomial, summed over ``ks_lo..ks_hi`` only (the caller accounts for the
     tails). Real-only bounds are indexed by the real count; the stratified tables
     ``ca_*[m, k]`` / ``cb_*[m, k]`` by stratum size and successes; ``s_*[ks]`` by the
-    simulated count. Outcomes whose table probability is below ``prune`` are skipped.
+    simulated count. The discordant interval's bounds ``dis_lo[ks - ks_lo, n01]`` and
+    ``dis_hi[ks - ks_lo, n10]`` are indexed by the simulated count (from ``ks_lo``) and the
+    discordant count, its real-only interval ``dshare_*`` by the real count. Outcomes whose
+    table probability is below ``prune`` are skipped.
 
-    Returns (coverage[5], width[5], skipped_mass): coverage and width are sums over the
+    Returns (coverage[6], width[6], skipped_mass): coverage and width are sums over the
     enumerated outcomes, so the true coverage lies in [coverage, coverage + skipped_mass].
     """
     cov = np.zeros(N_METHODS)
@@ -157,6 +192,8 @@ def operating_characteristics(
                 w3 = 0.0
                 c4 = 0.0
                 w4 = 0.0
+                c5 = 0.0
+                w5 = 0.0
                 for ks in range(ks_lo, ks_hi + 1):
                     q = pmf_s[ks]
                     lo, hi, _ = ppi_bounds(n11, n10, n01, n00, ks, big_n, z, False)
@@ -179,10 +216,19 @@ def operating_characteristics(
                     if lo <= p_r <= hi:
                         c4 += q
                     w4 += q * (hi - lo)
+                    i = ks - ks_lo
+                    lo, hi = intersect_or_real(
+                        dis_lo[i, n01], dis_hi[i, n10], dshare_lo[kr], dshare_hi[kr]
+                    )
+                    if lo <= p_r <= hi:
+                        c5 += q
+                    w5 += q * (hi - lo)
                 cov[2] += pt * c2
                 wid[2] += pt * w2
                 cov[3] += pt * c3
                 wid[3] += pt * w3
                 cov[4] += pt * c4
                 wid[4] += pt * w4
+                cov[5] += pt * c5
+                wid[5] += pt * w5
     return cov, wid, skipped

@@ -3,7 +3,7 @@
 The data: ``n`` real trials with outcomes Y_i, each with a simulated *twin* (the same initial
 condition run in simulation) with outcome Yhat_i, and ``N`` further simulated trials with
 ``k_sim`` successes, independent of the pairs and drawn from the same simulated law (rate
-p_S). Five methods (registry :data:`METHODS`, validity class in :data:`VALIDITY`):
+p_S). Six methods (registry :data:`METHODS`, validity class in :data:`VALIDITY`):
 
 ``clopper_pearson``, ``wilson``
     Real trials only (:mod:`evalsim.stats.proportion.intervals`); the baselines.
@@ -33,6 +33,30 @@ p_S). Five methods (registry :data:`METHODS`, validity class in :data:`VALIDITY`
     bounds the width when they do not (then the result is at most A, the real-only interval
     at the slightly higher level 1 - alpha_r).
 
+``discordant_exact``
+    **Finite-sample**, valid at every n >= 1 and every joint law; the recommended interval
+    (:data:`RECOMMENDED`). It writes p_R = p_S + p10 - p01 with p10 = P(Y = 1, Yhat = 0) and
+    p01 = P(Y = 0, Yhat = 1), the discordant pairs, so p_S - p01 <= p_R <= p_S + p10. When
+    the twins agree with the real outcomes (high correlation) p10 and p01 are small, and
+    their counts n10 ~ Binomial(n, p10), n01 ~ Binomial(n, p01) bound them tightly. The
+    upper bound is the supremum of s + b over a joint confidence region for (p_S, p10) built
+    from two independent super-uniform p-values, P_s(K_sim <= k_sim) from the N simulated
+    trials and P_b(N10 <= n10) from the pairs: (s, b) is rejected when
+    P_b(N10 <= n10) <= min(1, t / sqrt(P_s(K_sim <= k_sim))). For independent super-uniform
+    p-values this has probability at most 2 t - t^2 (the integral of the non-increasing
+    threshold; a weighted form of Fisher's combination [4]_), and t = 1 - sqrt(1 - beta)
+    makes it beta = alpha_c / 2. Unlike a Bonferroni box, the region lets the well measured
+    p_S sit near its estimate while p10 takes most of beta. The lower bound is the same
+    construction on the failures, 1 - p_R <= (1 - p_S) + p01. The supremum is certified, not
+    searched: on a grid of simulated p-values (geometric towards both ends) each segment
+    is bounded by its right end plus the pair bound at its left end (:data:`COMBINE_GRID`).
+    The result is intersected with the real-only Clopper-Pearson interval at
+    ``alpha_r = real_share * alpha`` (default :data:`DISCORDANT_REAL_SHARE`), the real-only
+    interval if they are disjoint; by the union bound the miss probability is at most
+    alpha_r + 2 beta = alpha at every law. The simulated p-values use the N further trials
+    only (not the twins), which keeps them independent of the pairs. Nothing is chosen
+    from the data.
+
 Every result (:class:`SimRealResult`) carries the interval, the validity class, the
 effective number of real trials n (CP width / width)^2 (CP at the same confidence), the
 estimated sim-real correlation (phi coefficient of the pairs) and the sim bias
@@ -46,10 +70,15 @@ References
    inference", arXiv:2311.01453, 2023.
 .. [3] C. J. Clopper, E. S. Pearson, "The use of confidence or fiducial limits illustrated in
    the case of the binomial", Biometrika 26 (4), 404-413, 1934.
+.. [4] R. A. Fisher, *Statistical Methods for Research Workers*, 4th ed., section 21.1,
+   Oliver and Boyd, 1932; combination functions of independent p-values and their level:
+   T. M. Loughin, "A systematic comparison of methods for combining p-values from
+   independent tests", Computational Statistics & Data Analysis 47 (3), 467-485, 2004.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from dataclasses import dataclass
@@ -63,8 +92,11 @@ from evalsim.stats.proportion.intervals import clopper_pearson_interval, wilson_
 from evalsim.stats.simreal import _kernels as _K
 
 __all__ = [
+    "COMBINE_GRID",
     "DEFAULT_REAL_SHARE",
+    "DISCORDANT_REAL_SHARE",
     "METHODS",
+    "RECOMMENDED",
     "SIM_SHARE",
     "STRATUM_SHARE",
     "VALIDITY",
@@ -78,8 +110,9 @@ __all__ = [
     "simreal_intervals",
 ]
 
-#: Interval methods, in the order of the kernels' outputs.
-METHODS = _names.SIMREAL_METHODS
+#: Interval methods, in the order of the kernels' outputs. ``discordant_exact`` is appended
+#: here until :data:`evalsim.stats.names.SIMREAL_METHODS` lists it.
+METHODS = (*_names.SIMREAL_METHODS, "discordant_exact")
 #: Each method's validity class.
 VALIDITY = {
     "clopper_pearson": "finite-sample",
@@ -87,7 +120,20 @@ VALIDITY = {
     "ppi": "asymptotic",
     "ppi_plus": "asymptotic",
     "stratified_exact": "finite-sample",
+    "discordant_exact": "finite-sample",
 }
+#: The finite-sample sim + real method to use by default (the command's verdict uses it):
+#: the narrowest at high correlation on issue 27's grid (``benchmarks/bench_simreal.py``).
+RECOMMENDED = "discordant_exact"
+#: Default share of alpha on the real-only interval for ``discordant_exact``: the smallest
+#: multiple of 0.05 at which the expected width of Clopper-Pearson at alpha_r = share *
+#: alpha is at most 1.10x that at alpha for every n and p_R of issue 27's grid at 95%
+#: (1.0995x at 0.6, 1.1157x at 0.55). The interval is never wider than that real-only
+#: interval, so the bound holds at correlation 0 whatever the simulation says.
+DISCORDANT_REAL_SHARE = 0.6
+#: Points per half of the simulated p-value grid of ``discordant_exact``'s certified
+#: supremum (geometric towards 0 and towards 1).
+COMBINE_GRID = 96
 #: Default share of alpha spent on the real-only Clopper-Pearson interval A.
 DEFAULT_REAL_SHARE = _names.SIMREAL_DEFAULT_REAL_SHARE
 #: Shares of the remaining alpha_c spent on each twin stratum (two strata) and on p_S.
@@ -221,7 +267,8 @@ class SimRealResult:
     confidence : float
     lam : float
         The weight of the simulation (PPI: 1, PPI++: tuned, real-only: 0, the stratified
-        interval: NaN, it has no lambda).
+        interval: NaN, it has no lambda; the discordant interval: 1, it bounds
+        p_S + (p_R - p_S)).
     cp_lower, cp_upper : float
         Real-only Clopper-Pearson at the same confidence.
     effective_n : float
@@ -277,6 +324,81 @@ def _stratified(d: SimRealData, alpha: float, real_share: float) -> tuple[float,
     return _K.intersect_or_real(lo, hi, float(r_lo), float(r_hi))
 
 
+def _combine_t(beta: float) -> float:
+    """Threshold scale t of the combination: P(p_b <= min(1, t / sqrt(p_s))) <= 2 t - t^2."""
+    return 1.0 - math.sqrt(1.0 - beta)
+
+
+@functools.lru_cache(maxsize=32)
+def _combine_grid(t: float) -> tuple[np.ndarray, np.ndarray]:
+    """The simulated p-value grid u (1 down to t^2, where the threshold reaches 1) and the
+    pair-p-value threshold min(1, t / sqrt(u)) at each point."""
+    j = COMBINE_GRID
+    near_one = 1.0 - np.geomspace(1e-12, 0.5, j)
+    near_zero = np.geomspace(0.5, t * t, j)[1:]
+    u = np.concatenate([[1.0], near_one, near_zero])
+    return u, np.minimum(t / np.sqrt(u), 1.0)
+
+
+def _sim_levels(x, n_sim: int, u: np.ndarray) -> np.ndarray:
+    """s at which P_s(K <= x) = u_j, K ~ Binomial(N, s): rows x, columns j (0 at u = 1; 1
+    for x = N, where the p-value is 1 at every s)."""
+    x = np.asarray(x, dtype=np.float64)[:, None]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        a = special.betaincinv(x + 1.0, n_sim - x, 1.0 - u[None, :])
+    a = np.where(x >= n_sim, 1.0, a)
+    a[:, 0] = np.where(x[:, 0] >= n_sim, 1.0, 0.0)
+    return a
+
+
+def _pair_levels(n: int, c: np.ndarray, y=None) -> np.ndarray:
+    """b at which P_b(Y <= y) = c_j, Y ~ Binomial(n, b): rows y (default 0..n); 0 where
+    c = 1 (no b is accepted), 1 for y = n below c = 1."""
+    y = np.arange(n + 1) if y is None else y
+    y = np.asarray(y, dtype=np.float64)[:, None]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        b = special.betaincinv(y + 1.0, n - y, 1.0 - c[None, :])
+    b = np.where(y >= n, 1.0, b)
+    return np.where(c[None, :] >= 1.0, 0.0, b)
+
+
+#: Rows of _sim_levels already computed, by (N, t): the operating characteristics of a
+#: grid revisit the same simulated counts many times.
+_SIM_ROWS: dict = {}
+_SIM_ROWS_MAX = 400_000
+
+
+def _sim_levels_cached(x: np.ndarray, n_sim: int, t: float, u: np.ndarray) -> np.ndarray:
+    key = (n_sim, t)
+    rows = _SIM_ROWS.get(key)
+    if rows is None:
+        if sum(len(v) for v in _SIM_ROWS.values()) > _SIM_ROWS_MAX:
+            _SIM_ROWS.clear()
+        rows = _SIM_ROWS[key] = {}
+    missing = [int(v) for v in x if int(v) not in rows]
+    if missing:
+        for v, row in zip(missing, _sim_levels(missing, n_sim, u), strict=True):
+            rows[v] = row
+    return np.stack([rows[int(v)] for v in x])
+
+
+def _discordant_raw(k_sim: int, n_sim: int, n10: int, n01: int, n: int, beta: float):
+    """(lower, upper) of ``discordant_exact`` before the real-only intersection."""
+    t = _combine_t(beta)
+    u, c = _combine_grid(t)
+    b = _pair_levels(n, c, [n10, n01])
+    a = _sim_levels([k_sim, n_sim - k_sim], n_sim, u)
+    up = _K.discordant_upper(a, b)
+    return 1.0 - float(up[1, 1]), float(up[0, 0])
+
+
+def _discordant(d: SimRealData, alpha: float, real_share: float) -> tuple[float, float]:
+    alpha_r = real_share * alpha
+    r_lo, r_hi = _cp(d.k_real, d.n, alpha_r)
+    lo, hi = _discordant_raw(d.k_sim, d.n_sim, d.n10, d.n01, d.n, (alpha - alpha_r) / 2.0)
+    return _K.intersect_or_real(lo, hi, float(r_lo), float(r_hi))
+
+
 def _check_share(real_share) -> float:
     if isinstance(real_share, bool | np.bool_) or not isinstance(real_share, numbers.Real):
         raise ValueError(f"real_share must be a number in (0, 1), got {real_share!r}")
@@ -290,7 +412,7 @@ def simreal_interval(
     data: SimRealData,
     method: str = "stratified_exact",
     confidence: float = 0.95,
-    real_share: float = DEFAULT_REAL_SHARE,
+    real_share: float | None = None,
 ) -> SimRealResult:
     """Interval for the real rate p_R from pairs and simulated trials.
 
@@ -302,8 +424,10 @@ def simreal_interval(
         One of :data:`METHODS` (see the module docstring).
     confidence : float
         In (0, 1).
-    real_share : float
-        ``stratified_exact`` only: the share of alpha on the real-only interval, in (0, 1).
+    real_share : float or None
+        ``stratified_exact`` and ``discordant_exact``: the share of alpha on the real-only
+        interval, in (0, 1); None (default) takes the method's own default,
+        :data:`DEFAULT_REAL_SHARE` or :data:`DISCORDANT_REAL_SHARE`.
 
     Returns
     -------
@@ -326,6 +450,8 @@ def simreal_interval(
     if not isinstance(data, SimRealData):
         raise ValueError(f"data must be a SimRealData (see simreal_data), got {type(data)!r}")
     c = check_confidence(confidence)
+    if real_share is None:
+        real_share = DISCORDANT_REAL_SHARE if method == "discordant_exact" else DEFAULT_REAL_SHARE
     share = _check_share(real_share)
     alpha = 1.0 - c
     cp = clopper_pearson_interval(data.k_real, data.n, c)
@@ -341,6 +467,10 @@ def simreal_interval(
             data.n11, data.n10, data.n01, data.n00, data.k_sim, data.n_sim, z, method == "ppi_plus"
         )
         est = (lo + hi) / 2.0
+    elif method == "discordant_exact":
+        lo, hi = _discordant(data, alpha, share)
+        lam = 1.0
+        est = min(max(data.k_sim / data.n_sim + (data.n10 - data.n01) / data.n, 0.0), 1.0)
     else:
         lo, hi = _stratified(data, alpha, share)
         lam = math.nan
@@ -377,9 +507,10 @@ def _stratified_estimate(d: SimRealData) -> float:
 
 
 def simreal_intervals(
-    data: SimRealData, confidence: float = 0.95, real_share: float = DEFAULT_REAL_SHARE
+    data: SimRealData, confidence: float = 0.95, real_share: float | None = None
 ) -> dict[str, SimRealResult]:
-    """Every method of :data:`METHODS` on the same data, keyed by method."""
+    """Every method of :data:`METHODS` on the same data, keyed by method (``real_share`` as
+    in :func:`simreal_interval`)."""
     return {m: simreal_interval(data, m, confidence, real_share) for m in METHODS}
 
 
@@ -434,6 +565,9 @@ class SimRealOC:
     p_real, p_sim, correlation : float
     n, n_sim : int
     confidence, real_share : float
+        ``real_share`` is the share ``stratified_exact`` used.
+    discordant_share : float
+        The share ``discordant_exact`` used.
     """
 
     coverage: dict
@@ -446,6 +580,7 @@ class SimRealOC:
     n_sim: int
     confidence: float
     real_share: float
+    discordant_share: float = DISCORDANT_REAL_SHARE
 
 
 def _pmf_table(n: int, p: float) -> np.ndarray:
@@ -475,7 +610,7 @@ def operating_characteristics(
     n: int,
     n_sim: int,
     confidence: float = 0.95,
-    real_share: float = DEFAULT_REAL_SHARE,
+    real_share: float | None = None,
 ) -> SimRealOC:
     """Exact coverage and expected width of every method, by enumeration of all outcomes.
 
@@ -491,8 +626,11 @@ def operating_characteristics(
         Real trials, 1 <= n <= :data:`MAX_OC_N`.
     n_sim : int
         Simulated trials N >= n.
-    confidence, real_share : float
+    confidence : float
         As in :func:`simreal_interval`.
+    real_share : float or None
+        The share of alpha on the real-only interval of both finite-sample sim + real
+        methods; None (default) gives each its own default, as in :func:`simreal_interval`.
 
     Raises
     ------
@@ -505,7 +643,8 @@ def operating_characteristics(
         raise ValueError(f"n must be in [1, {MAX_OC_N}] for the exact enumeration, got {n}")
     big_n = _count(n_sim, "n_sim", n)
     c = check_confidence(confidence)
-    share = _check_share(real_share)
+    share = _check_share(DEFAULT_REAL_SHARE if real_share is None else real_share)
+    dshare = _check_share(DISCORDANT_REAL_SHARE if real_share is None else real_share)
     alpha = 1.0 - c
     pr, ps = float(p_real), float(p_sim)
     a = p11 / ps if ps > 0 else 0.0
@@ -527,6 +666,8 @@ def operating_characteristics(
     ca_lo, ca_hi = _cp_table(n, alpha_c * STRATUM_SHARE)
     s_lo, s_hi = _cp(ks, big_n, alpha_c * SIM_SHARE)
     z = float(-special.ndtri(alpha / 2.0))
+    dis_lo, dis_hi = _discordant_tables(n, big_n, ks_lo, ks_hi, alpha * (1.0 - dshare) / 2.0)
+    dshare_lo, dshare_hi = _cp(kr, n, alpha * dshare)
     cov, wid, skipped = _K.operating_characteristics(
         n,
         big_n,
@@ -549,6 +690,10 @@ def operating_characteristics(
         ca_hi,
         s_lo,
         s_hi,
+        dis_lo,
+        dis_hi,
+        dshare_lo,
+        dshare_hi,
         z,
         _PRUNE,
     )
@@ -563,4 +708,17 @@ def operating_characteristics(
         n_sim=big_n,
         confidence=c,
         real_share=share,
+        discordant_share=dshare,
     )
+
+
+def _discordant_tables(n: int, n_sim: int, ks_lo: int, ks_hi: int, beta: float):
+    """``discordant_exact``'s raw bounds for every simulated count ks_lo..ks_hi (rows) and
+    discordant count 0..n (columns): lower by n01, upper by n10."""
+    t = _combine_t(beta)
+    u, c = _combine_grid(t)
+    b = _pair_levels(n, c)
+    ks = np.arange(ks_lo, ks_hi + 1)
+    hi = _K.discordant_upper(_sim_levels_cached(ks, n_sim, t, u), b)
+    lo = 1.0 - _K.discordant_upper(_sim_levels_cached(n_sim - ks, n_sim, t, u), b)
+    return lo, hi
