@@ -28,7 +28,7 @@ from evalsim.stats.names import SIMREAL_METHODS
 #: ``--method`` choices: the registry of :mod:`evalsim.stats.names` plus the methods
 #: :data:`evalsim.stats.simreal.METHODS` appends to it (``tests/test_simreal_cli.py`` checks
 #: that the two agree).
-METHOD_CHOICES = (*SIMREAL_METHODS, "discordant_exact")
+METHOD_CHOICES = SIMREAL_METHODS
 
 # evalsim.stats modules are imported inside the functions that use them: they load numba
 # kernels and SciPy, which a command on a small log should not pay for at start (issue 24).

@@ -98,7 +98,14 @@ TWO_SAMPLE_TESTS: dict[str, TwoSampleTest] = {
 POWER_TESTS = tuple(TWO_SAMPLE_TESTS)
 
 #: Sim + real interval methods (:mod:`evalsim.stats.simreal.methods`).
-SIMREAL_METHODS = ("clopper_pearson", "wilson", "ppi", "ppi_plus", "stratified_exact")
+SIMREAL_METHODS = (
+    "clopper_pearson",
+    "wilson",
+    "ppi",
+    "ppi_plus",
+    "stratified_exact",
+    "discordant_exact",
+)
 
 #: Default share of alpha spent on the real-only Clopper-Pearson interval (simreal).
 SIMREAL_DEFAULT_REAL_SHARE = 0.8

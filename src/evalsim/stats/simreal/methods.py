@@ -110,9 +110,8 @@ __all__ = [
     "simreal_intervals",
 ]
 
-#: Interval methods, in the order of the kernels' outputs. ``discordant_exact`` is appended
-#: here until :data:`evalsim.stats.names.SIMREAL_METHODS` lists it.
-METHODS = (*_names.SIMREAL_METHODS, "discordant_exact")
+#: Interval methods, in the order of the kernels' outputs.
+METHODS = _names.SIMREAL_METHODS
 #: Each method's validity class.
 VALIDITY = {
     "clopper_pearson": "finite-sample",
