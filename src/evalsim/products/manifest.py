@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from evalsim.config import coverage_policy, multi_pair, policy_names
+
 __all__ = [
     "PRODUCTS",
     "STAGES",
@@ -157,24 +159,9 @@ def _first_task(c: Config) -> str:
     return c["tasks"][0]["name"]
 
 
-def _policy_names(c: Config) -> list[str]:
-    return [p["name"] for p in c["policies"]]
-
-
-def _coverage_policy(c: Config) -> str:
-    return c["experiment"].get("coverage_policy") or _policy_names(c)[0]
-
-
-def _multi_pair(c: Config) -> tuple[str, str | None]:
-    names = _policy_names(c)
-    a = c["multi"]["policy_a"] or names[0]
-    b = c["multi"]["policy_b"] or (names[1] if len(names) > 1 else None)
-    return a, b
-
-
 def _drift_policies(c: Config) -> list[str]:
     # Empty drift.policies: the first two configured policies (one policy: it runs both arms).
-    return c["drift"]["policies"] or (_policy_names(c) * 2)[:2]
+    return c["drift"]["policies"] or (policy_names(c) * 2)[:2]
 
 
 def _t38_n(c: Config) -> list[int]:
@@ -450,7 +437,7 @@ _RESAMPLE = [
         "resample",
         "figure",
         "experiment_figures:figure_b",
-        _args(("policy", _coverage_policy), "confidence"),
+        _args(("policy", coverage_policy), "confidence"),
         lambda c: {"table_b": _csv("T08_trials_width_coverage")},
     ),
     Product(
@@ -492,7 +479,7 @@ _RESAMPLE = [
         "table",
         "experiment_compare:table_break_it",
         _args(
-            ("policy", _coverage_policy),
+            ("policy", coverage_policy),
             _TASK,
             "study_seed",
             "coverage_n=experiment.break_it_n",
@@ -759,8 +746,8 @@ _MULTI = [
         "table",
         "multi:per_task_table",
         _args(
-            ("policy_a", lambda c: _multi_pair(c)[0]),
-            ("policy_b", lambda c: _multi_pair(c)[1]),
+            ("policy_a", lambda c: multi_pair(c)[0]),
+            ("policy_b", lambda c: multi_pair(c)[1]),
             "multi.paired",
             "alpha",
             "confidence",
@@ -802,7 +789,7 @@ _MULTI = [
         "multi",
         "figure",
         "multi:ranking_figure",
-        _args("confidence", ("policies", _policy_names), "source=multi.ranking_source"),
+        _args("confidence", ("policies", policy_names), "source=multi.ranking_source"),
         lambda c: {"table": _csv("T35_ranking")},
     ),
 ]
