@@ -38,7 +38,9 @@ that only calls one cached evalsim kernel (``binom_cdf``): numba's import and th
 its registries on the first cached call (numba.np.linalg brings scipy.linalg), which every
 command that runs a numba kernel pays, ``compare`` included (its exact McNemar, Fisher and
 Boschloo p-values are kernels). ``compare_small_seconds`` minus it is what ``compare`` itself
-adds.
+adds. ``dont_write_bytecode`` records ``PYTHONDONTWRITEBYTECODE``: with it set and no
+``__pycache__`` in the source tree (a fresh clone), every process compiles evalsim's modules
+from source, some 0.05 s of ``compare``'s start that an installed package does not pay.
 
 Usage: python benchmarks/bench_cli.py [--json] [--repeat 5] [--runs 3] [--keep DIR]
 [--cases small,2m,5m,fisher]
@@ -160,7 +162,10 @@ def run(
 
     from evalsim.stats.two_sample.fisher import fisher_pvalue
 
-    out: dict = {"load_average_1min": os.getloadavg()[0]}
+    out: dict = {
+        "load_average_1min": os.getloadavg()[0],
+        "dont_write_bytecode": bool(os.environ.get("PYTHONDONTWRITEBYTECODE")),
+    }
     if "fisher" in cases:  # one p-value at n = 10^6
         k1, n1, k2, n2 = 700_000, 1_000_000, 701_000, 1_000_000
         fisher_pvalue(3, 10, 7, 10)  # JIT cache load
