@@ -29,9 +29,20 @@ with their ``*_peak_mb`` (target <= 1536).
 Each command runs in its own ``python`` process after a warm-up run that loads the numba
 cache; ``*_cpu_seconds`` is that process's CPU time and ``*_peak_mb`` its peak resident set
 (``VmHWM``). ``load_average_1min`` is recorded because on a shared machine wall time
-follows the load while CPU time does not.
+follows the load while CPU time does not. The small cases run ``--runs`` times (default 3),
+each in a fresh process: ``*_seconds`` and the other keys are the run of median wall time,
+``*_min_seconds`` the fastest.
 
-Usage: python benchmarks/bench_cli.py [--json] [--repeat 5] [--keep DIR]
+``numba_floor_small_seconds`` (no target; diagnostic) is the same measure for a process
+that only calls one cached evalsim kernel (``binom_cdf``): numba's import and the loading of
+its registries on the first cached call (numba.np.linalg brings scipy.linalg), which every
+command that runs a numba kernel pays, ``compare`` included (its exact McNemar, Fisher and
+Boschloo p-values are kernels). ``compare_small_seconds`` minus it is what ``compare`` itself
+adds. ``dont_write_bytecode`` records ``PYTHONDONTWRITEBYTECODE``: with it set and no
+``__pycache__`` in the source tree (a fresh clone), every process compiles evalsim's modules
+from source, some 0.05 s of ``compare``'s start that an installed package does not pay.
+
+Usage: python benchmarks/bench_cli.py [--json] [--repeat 5] [--runs 3] [--keep DIR]
 [--cases small,2m,5m,fisher]
 """
 
@@ -50,11 +61,10 @@ from _common import best_of, print_result
 
 # Peak memory is the process's VmHWM (reset at exec; ru_maxrss would carry over the resident
 # set of the benchmark process that forked it), ru_maxrss where /proc is missing.
-_RUNNER = """
+_TIMED = """
 import resource, sys, time
 t0, c0 = time.perf_counter(), time.process_time()
-from evalsim.cli import main
-rc = main(sys.argv[1:])
+@WORK@
 wall, cpu = time.perf_counter() - t0, time.process_time() - c0
 try:
     with open("/proc/self/status") as fh:
@@ -65,11 +75,19 @@ print("BENCH", rc, wall, cpu, peak, file=sys.stderr)
 """
 
 
-def run_cli(*argv: str) -> dict:
+_RUNNER = _TIMED.replace("@WORK@", "from evalsim.cli import main\nrc = main(sys.argv[1:])")
+# The numba floor: one call of a cached kernel, timed as a command is.
+_FLOOR = _TIMED.replace(
+    "@WORK@",
+    "from evalsim.stats.proportion.binomial import binom_cdf\nbinom_cdf(3, 10, 0.5)\nrc = 0",
+)
+
+
+def run_cli(*argv: str, runner: str = _RUNNER) -> dict:
     """Run ``evalsim argv`` in a fresh interpreter; wall, CPU seconds and peak MB."""
     t0 = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-c", _RUNNER, *argv],
+        [sys.executable, "-c", runner, *argv],
         capture_output=True,
         text=True,
         check=False,
@@ -87,6 +105,15 @@ def run_cli(*argv: str) -> dict:
         "cpu_seconds": float(cpu),
         "peak_mb": float(peak),
     }
+
+
+def run_median(argv: list[str], runs: int, runner: str = _RUNNER) -> dict:
+    """:func:`run_cli` ``runs`` times (fresh processes): the run of median wall time, with
+    ``min_seconds`` the fastest run's."""
+    results = sorted(
+        (run_cli(*argv, runner=runner) for _ in range(runs)), key=lambda r: r["seconds"]
+    )
+    return {**results[(len(results) - 1) // 2], "min_seconds": results[0]["seconds"]}
 
 
 def write_5m_log(path: Path, n_conditions: int = 2_500_000) -> None:
@@ -128,12 +155,17 @@ def _record(out: dict, key: str, res: dict) -> None:
         out[f"{key}_{name}"] = value
 
 
-def run(repeat: int, keep: str | None, cases=("small", "2m", "5m", "fisher")) -> dict:
+def run(
+    repeat: int, keep: str | None, cases=("small", "2m", "5m", "fisher"), runs: int = 3
+) -> dict:
     from scipy.stats import fisher_exact
 
     from evalsim.stats.two_sample.fisher import fisher_pvalue
 
-    out: dict = {"load_average_1min": os.getloadavg()[0]}
+    out: dict = {
+        "load_average_1min": os.getloadavg()[0],
+        "dont_write_bytecode": bool(os.environ.get("PYTHONDONTWRITEBYTECODE")),
+    }
     if "fisher" in cases:  # one p-value at n = 10^6
         k1, n1, k2, n2 = 700_000, 1_000_000, 701_000, 1_000_000
         fisher_pvalue(3, 10, 7, 10)  # JIT cache load
@@ -158,9 +190,14 @@ def run(repeat: int, keep: str | None, cases=("small", "2m", "5m", "fisher")) ->
         run_cli("peek", "--n", "20")
         cases_argv = {}
         if "small" in cases:
-            cases_argv["summarize_small"] = ["summarize", str(small)]
-            cases_argv["compare_small"] = ["compare", str(small), "--a", "act", "--b", "bc"]
-            cases_argv["rank_small"] = ["rank", str(small)]
+            small_cases = {
+                "summarize_small": ["summarize", str(small)],
+                "compare_small": ["compare", str(small), "--a", "act", "--b", "bc"],
+                "rank_small": ["rank", str(small)],
+            }
+            for key, argv in small_cases.items():
+                _record(out, key, run_median(argv, runs))
+            _record(out, "numba_floor_small", run_median([], runs, runner=_FLOOR))
         if "2m" in cases:
             log2 = folder / "log_2m.csv"
             if not log2.exists():
@@ -247,12 +284,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--repeat", type=int, default=5, help="repeats of the p-value timing")
+    parser.add_argument(
+        "--runs", type=int, default=3, help="fresh processes per small case (median reported)"
+    )
     parser.add_argument("--keep", help="folder to keep (and reuse) the 5M-row log in")
     parser.add_argument(
         "--cases", default="small,2m,5m,fisher", help="comma-separated: small, 2m, 5m, fisher"
     )
     args = parser.parse_args()
-    result = run(args.repeat, args.keep, tuple(c.strip() for c in args.cases.split(",")))
+    cases = tuple(c.strip() for c in args.cases.split(","))
+    result = run(args.repeat, args.keep, cases, runs=args.runs)
     print_result(result, args.json, "{k:40s} {v:.6g}")
 
 

@@ -7,7 +7,14 @@ import copy
 import pytest
 import yaml
 
-from evalsim.config import ConfigError, check_config, config_hash, load_config
+from evalsim.config import (
+    ConfigError,
+    check_config,
+    config_hash,
+    coverage_policy,
+    load_config,
+    multi_pair,
+)
 
 
 @pytest.fixture()
@@ -72,6 +79,79 @@ def test_bad_value_fails_naming_it(good, path, value, match):
     node[path[-1]] = value
     with pytest.raises(ConfigError, match=match):
         check_config(good)
+
+
+def test_coverage_policy_of_an_unknown_policy_fails_in_check_config(good):
+    good["experiment"]["coverage_policy"] = "Z"
+    with pytest.raises(ConfigError) as err:
+        check_config(good)
+    assert str(err.value) == (
+        "config key 'experiment.coverage_policy': unknown policy 'Z'; configured policies: A, B"
+    )
+
+
+def test_high_score_k_above_n_fails_in_check_config(good):
+    good["experiment"]["high_score_k"] = 11
+    good["experiment"]["high_score_n"] = 10
+    with pytest.raises(ConfigError) as err:
+        check_config(good)
+    assert str(err.value) == (
+        "config key 'experiment.high_score_k': 11 exceeds experiment.high_score_n = 10; "
+        "allowed values: 0 to 10"
+    )
+    good["experiment"]["high_score_k"] = 10  # k = n is allowed
+    assert check_config(good)["experiment"]["high_score_k"] == 10
+
+
+@pytest.mark.parametrize(
+    ("multi", "policies", "message"),
+    [
+        pytest.param(
+            {"policy_a": "B", "policy_b": "B"},
+            None,
+            "config key 'multi.policy_b': 'B' (multi.policy_a is 'B'); T34 needs two different "
+            "policies; configured policies: A, B",
+            id="same_policy_twice",
+        ),
+        pytest.param(
+            {"policy_b": "A"},
+            None,
+            "config key 'multi.policy_b': 'A' (multi.policy_a is 'A'); T34 needs two different "
+            "policies; configured policies: A, B",
+            id="b_equals_the_default_a",
+        ),
+        pytest.param(
+            {},
+            ["A"],
+            "config key 'multi.policy_b': none (multi.policy_a is 'A'); T34 needs two different "
+            "policies; configured policies: A",
+            id="one_policy_has_no_default_b",
+        ),
+    ],
+)
+def test_multi_pair_of_one_policy_fails_in_check_config(good, multi, policies, message):
+    good["multi"] = {**good.get("multi", {}), "policy_a": None, "policy_b": None, **multi}
+    if policies is not None:
+        good["policies"] = [p for p in good["policies"] if p["name"] in policies]
+        # null pairs would need two policies (checked first)
+        good["experiment"]["comparisons"] = [["A", "A"]]
+        good["design"]["paired_pools"]["pairs"] = [["A", "A"]]
+        good["drift"]["policies"] = []
+    with pytest.raises(ConfigError) as err:
+        check_config(good)
+    assert str(err.value) == message
+
+
+def test_derived_defaults_are_the_first_policies(good):
+    good["experiment"]["coverage_policy"] = None
+    good["multi"] = {**good.get("multi", {}), "policy_a": None, "policy_b": None}
+    cfg = check_config(good)
+    assert coverage_policy(cfg) == "A"
+    assert multi_pair(cfg) == ("A", "B")
+    good["experiment"]["coverage_policy"] = "B"
+    good["multi"].update(policy_a="B", policy_b="A")
+    cfg = check_config(good)
+    assert (coverage_policy(cfg), multi_pair(cfg)) == ("B", ("B", "A"))
 
 
 def test_duplicate_policy(good):

@@ -8,6 +8,10 @@ policies; names must be unique). Per-pair keys left at null (:data:`PAIR_KEYS`:
 ``experiment.comparisons``, ``design.paired_pools.pairs``) become every pair of the
 configured policies, in config order (:func:`policy_pairs`). It runs in
 ``workflow/rules/common.smk`` before any job.
+
+Keys whose null means a derived default have one function each, which the product manifest
+and the rules call and the checks use: :func:`coverage_policy` (``experiment.coverage_policy``)
+and :func:`multi_pair` (``multi.policy_a`` and ``multi.policy_b``).
 """
 
 from __future__ import annotations
@@ -160,6 +164,55 @@ def _simreal_checks(config: dict) -> None:
         )
 
 
+def policy_names(config: dict) -> list[str]:
+    """The configured policies' names, in config order."""
+    return [p["name"] for p in config.get("policies", [])]
+
+
+def coverage_policy(config: dict) -> str:
+    """``experiment.coverage_policy``, or the first configured policy when it is null."""
+    return config["experiment"].get("coverage_policy") or policy_names(config)[0]
+
+
+def multi_pair(config: dict) -> tuple[str, str | None]:
+    """(``multi.policy_a``, ``multi.policy_b``), null meaning the first and the second
+    configured policy (None for B when only one is configured: :func:`check_config` refuses
+    that config)."""
+    names = policy_names(config)
+    a = config["multi"]["policy_a"] or names[0]
+    b = config["multi"]["policy_b"] or (names[1] if len(names) > 1 else None)
+    return a, b
+
+
+def simreal_task(config: dict) -> str:
+    """``simreal.task``, or the first configured task when it is null."""
+    return config["simreal"]["task"] or config["tasks"][0]["name"]
+
+
+def simreal_policies(config: dict) -> list[str]:
+    """``simreal.policies``, or every configured policy when it is empty."""
+    return list(config["simreal"]["policies"]) or policy_names(config)
+
+
+def _product_checks(config: dict) -> None:
+    """Cross-key rules the product manifest's builders rely on (T03, T11, T34, F01, F08)."""
+    # experiment.coverage_policy, when set, names a configured policy (_cross_checks); its
+    # default, the first policy, always does.
+    k, n = config["experiment"]["high_score_k"], config["experiment"]["high_score_n"]
+    if k > n:
+        raise ConfigError(
+            f"config key 'experiment.high_score_k': {k!r} exceeds experiment.high_score_n = "
+            f"{n!r}; allowed values: 0 to {n!r}"
+        )
+    a, b = multi_pair(config)
+    if b is None or a == b:
+        raise ConfigError(
+            f"config key 'multi.policy_b': {'none' if b is None else repr(b)} (multi.policy_a "
+            f"is {a!r}); T34 needs two different policies; configured policies: "
+            f"{', '.join(policy_names(config))}"
+        )
+
+
 def _drift_checks(drift: dict) -> None:
     """The drift section's grid must cover every session it describes (T36, F10)."""
     if not drift:
@@ -247,6 +300,7 @@ def check_config(config: dict, schema: dict | None = None) -> dict:
         raise ConfigError(_describe(best))
     _fill_policy_pairs(checked)
     _cross_checks(checked)
+    _product_checks(checked)
     _drift_checks(checked.get("drift", {}))
     _simreal_checks(checked)
     return checked

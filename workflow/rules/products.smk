@@ -5,25 +5,9 @@
 
 from evalsim.products.manifest import PRODUCTS, product_paths
 
-# Cross-key checks the manifest's builders rely on, before any job runs.
-_coverage_policy = config["experiment"].get("coverage_policy") or POLICIES[0]
-if _coverage_policy not in POLICIES:
-    raise ValueError(
-        f"config key 'experiment.coverage_policy': unknown policy "
-        f"{_coverage_policy!r}; configured policies: {', '.join(POLICIES)}"
-    )
-if config["experiment"]["high_score_k"] > config["experiment"]["high_score_n"]:
-    raise ValueError(
-        f"config key 'experiment.high_score_k': {config['experiment']['high_score_k']!r} "
-        f"exceeds experiment.high_score_n = {config['experiment']['high_score_n']!r}"
-    )
-_multi_a = config["multi"]["policy_a"] or POLICIES[0]
-_multi_b = config["multi"]["policy_b"] or (POLICIES[1] if len(POLICIES) > 1 else None)
-if _multi_b is None or _multi_a == _multi_b:
-    raise ValueError(
-        "config key 'multi.policy_b': T34 needs two different policies; "
-        f"configured policies: {', '.join(POLICIES)}"
-    )
+# The cross-key checks of the keys the manifest reads (experiment.coverage_policy,
+# experiment.high_score_k, multi.policy_a/policy_b) and their defaults live in evalsim.config
+# (check_config runs in common.smk, before any job).
 
 
 def product_outputs(product):

@@ -3,11 +3,12 @@
 # (products.smk). Each twin chunk's params hold only its own gap (evalsim.sim.jobs), so
 # adding or changing a gap reruns only that gap's twins.
 
+from evalsim.config import simreal_policies, simreal_task
 from evalsim.sim.jobs import twin_chunk_config, twins_config
 
 SIMREAL = config["simreal"]
-SIMREAL_TASK = SIMREAL["task"] or TASKS[0]
-SIMREAL_POLICIES = SIMREAL["policies"] or POLICIES
+SIMREAL_TASK = simreal_task(config)
+SIMREAL_POLICIES = simreal_policies(config)
 SIMREAL_GAPS = [g["name"] for g in SIMREAL["gaps"]]
 SIMREAL_TARGETS = [f"results/pools/twins/{g}.parquet" for g in SIMREAL_GAPS]
 

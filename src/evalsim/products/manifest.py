@@ -22,6 +22,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+from evalsim.config import (
+    coverage_policy,
+    multi_pair,
+    policy_names,
+    simreal_policies,
+    simreal_task,
+)
+
 __all__ = [
     "PRODUCTS",
     "STAGES",
@@ -159,24 +167,9 @@ def _first_task(c: Config) -> str:
     return c["tasks"][0]["name"]
 
 
-def _policy_names(c: Config) -> list[str]:
-    return [p["name"] for p in c["policies"]]
-
-
-def _coverage_policy(c: Config) -> str:
-    return c["experiment"].get("coverage_policy") or _policy_names(c)[0]
-
-
-def _multi_pair(c: Config) -> tuple[str, str | None]:
-    names = _policy_names(c)
-    a = c["multi"]["policy_a"] or names[0]
-    b = c["multi"]["policy_b"] or (names[1] if len(names) > 1 else None)
-    return a, b
-
-
 def _drift_policies(c: Config) -> list[str]:
     # Empty drift.policies: the first two configured policies (one policy: it runs both arms).
-    return c["drift"]["policies"] or (_policy_names(c) * 2)[:2]
+    return c["drift"]["policies"] or (policy_names(c) * 2)[:2]
 
 
 def _t38_n(c: Config) -> list[int]:
@@ -452,7 +445,7 @@ _RESAMPLE = [
         "resample",
         "figure",
         "experiment_figures:figure_b",
-        _args(("policy", _coverage_policy), "confidence"),
+        _args(("policy", coverage_policy), "confidence"),
         lambda c: {"table_b": _csv("T08_trials_width_coverage")},
     ),
     Product(
@@ -494,7 +487,7 @@ _RESAMPLE = [
         "table",
         "experiment_compare:table_break_it",
         _args(
-            ("policy", _coverage_policy),
+            ("policy", coverage_policy),
             _TASK,
             "study_seed",
             "coverage_n=experiment.break_it_n",
@@ -761,8 +754,8 @@ _MULTI = [
         "table",
         "multi:per_task_table",
         _args(
-            ("policy_a", lambda c: _multi_pair(c)[0]),
-            ("policy_b", lambda c: _multi_pair(c)[1]),
+            ("policy_a", lambda c: multi_pair(c)[0]),
+            ("policy_b", lambda c: multi_pair(c)[1]),
             "multi.paired",
             "alpha",
             "confidence",
@@ -804,7 +797,7 @@ _MULTI = [
         "multi",
         "figure",
         "multi:ranking_figure",
-        _args("confidence", ("policies", _policy_names), "source=multi.ranking_source"),
+        _args("confidence", ("policies", policy_names), "source=multi.ranking_source"),
         lambda c: {"table": _csv("T35_ranking")},
     ),
 ]
@@ -904,14 +897,6 @@ _DRIFT = [
 ]
 
 
-def _simreal_task(c: Config) -> str:
-    return c["simreal"]["task"] or _first_task(c)
-
-
-def _simreal_policies(c: Config) -> list[str]:
-    return list(c["simreal"]["policies"]) or _policy_names(c)
-
-
 def _twin_inputs(c: Config) -> dict:
     gaps = c["simreal"]["gaps"]
     return {"pools": POOLS, "twins": [TWIN_POOL.format(g["name"]) for g in gaps]}
@@ -924,8 +909,8 @@ _SIMREAL = [
         "table",
         "simreal:twin_coverage_table",
         _args(
-            ("task", _simreal_task),
-            ("policies", _simreal_policies),
+            ("task", simreal_task),
+            ("policies", simreal_policies),
             "simreal.n_real",
             "simreal.n_sim",
             "simreal.resamples",
@@ -942,8 +927,8 @@ _SIMREAL = [
         "figure",
         "simreal:twin_coverage_figure",
         _args(
-            ("task", _simreal_task),
-            ("policy", lambda c: _simreal_policies(c)[0]),
+            ("task", simreal_task),
+            ("policy", lambda c: simreal_policies(c)[0]),
             "gap=simreal.figure_gap",
             "simreal.n_real",
             "n_sim=simreal.figure_n_sim",
