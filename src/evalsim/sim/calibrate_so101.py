@@ -17,7 +17,9 @@ Rule (written before it was run; config/README.md records its run)
 
    with ``SE = sqrt(p (1 - p) / n)`` of the lesson's own count (p = k / n, n = 300) and
    ``GAP_TOL`` = 0.015.
-4. **Knobs** (:data:`KNOBS`, physical only): the grip margin (``grip_hold_fraction``: the
+4. **Knobs** (:data:`KNOBS`, physical only): the trial-to-trial spread of the pad-cube
+   friction (``pad_friction_sd``: the surfaces' condition, so slips whatever the aim; rule
+   version 2, below), the grip margin (``grip_hold_fraction``: the
    gripper's torque while it holds, as a fraction of its closing torque), the pads' width along
    the hinge axis (``pad_width_m``: how an off-centre grasp pivots and slips out) and the fixed
    pad's extra thickness (``fixed_pad_extra_m``: the fixed jaw's clearance, so pushes). The
@@ -39,6 +41,13 @@ Rule (written before it was run; config/README.md records its run)
    rates within 1 SE of the lesson's and the gap within ``GAP_TOL`` of the lesson's. A point
    that misses is reported as it is, with its numbers: the rule never redraws to pass, and
    the pools are drawn once, on ``study_seed``, with the chosen values.
+
+Version 2 (issue 22, round 3). Version 1 (three knobs, from hold 0.11, pad 30 mm, pad extra
+3.5 mm; 16 points) ended at hold 0.15, 27 mm pads, pad extra 4.5 mm and failed its acceptance:
+failures came only from the aim, so strict A and B sat 1.4 and 2.5 SE high and loose B 1.4 SE
+low (config/README.md). Version 2 adds the knob ``pad_friction_sd`` (an aim-independent slip:
+a trial whose surfaces are slick drops a held cube), starts from version 1's end point with
+``pad_friction_sd`` = 0.35, and scores at most 24 points; every other step is unchanged.
 
 Run: ``python -m evalsim.sim.calibrate_so101 --config config/config.yaml --processes 1``.
 """
@@ -64,16 +73,17 @@ log = logging.getLogger(__name__)
 
 #: Knobs of ``scene.so101`` the rule searches: name -> (start, step, low, high).
 KNOBS: dict[str, tuple[float, float, float, float]] = {
-    "grip_hold_fraction": (0.11, 0.02, 0.04, 1.0),
-    "pad_width_m": (0.030, 0.003, 0.016, 0.040),
-    "fixed_pad_extra_m": (0.0035, 0.001, 0.0, 0.008),
+    "pad_friction_sd": (0.35, 0.05, 0.0, 1.0),
+    "grip_hold_fraction": (0.15, 0.02, 0.04, 1.0),
+    "fixed_pad_extra_m": (0.0045, 0.001, 0.0, 0.008),
+    "pad_width_m": (0.027, 0.003, 0.016, 0.040),
 }
 #: Knobs that belong to the first task (the lesson's cube) rather than to ``scene.so101``.
 TASK_KNOBS = ("cube_mass_kg",)
 SEARCH_TRIALS_PER_SEED = 200
 FINAL_TRIALS_PER_SEED = 500
 GAP_TOL = 0.015
-MAX_POINTS = 16
+MAX_POINTS = 24
 MAX_HALVINGS = 2
 SIGMA0_TRIALS = 200
 SIGMA0_MIN_RATE = 0.95

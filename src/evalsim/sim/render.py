@@ -121,7 +121,7 @@ def render_scene_figure(config: dict, pools: pd.DataFrame, width: int = 480, hei
     import mujoco
 
     from evalsim.figures import PAGE_WIDTH_IN
-    from evalsim.sim.rollout import task_by_name
+    from evalsim.sim.rollout import surface_draw, task_by_name
     from evalsim.sim.scenes import make_scene
 
     examples = pick_examples(pools)
@@ -174,6 +174,8 @@ def render_scene_figure(config: dict, pools: pd.DataFrame, width: int = 480, hei
             if tick == want:
                 shots["img"] = frame(_camera(target, distance=0.35))
 
+        if scene.surface_varies:  # the trial's own surfaces, as in the pools
+            scene.set_surface(surface_draw(config, r.task, int(r.trial)))
         aim_x = r.cube_x_m + r.aim_error_x_mm / 1000.0
         aim_y = r.cube_y_m + r.aim_error_y_mm / 1000.0
         out = scene.run_trial(r.cube_x_m, r.cube_y_m, r.cube_yaw_rad, aim_x, aim_y, callback=grab)

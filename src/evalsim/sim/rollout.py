@@ -7,6 +7,9 @@ Every random draw comes from :func:`evalsim.seeding.rng_for` with a key naming w
   policy, every training seed and every trial count (a shorter list is a prefix);
 - ``("bias", policy, seed)``: the training seed's fixed perception bias, N(0, tau^2) per
   horizontal axis (mm);
+- ``("surface", task, trial)``: the trial's surface condition (a scene whose contact
+  friction varies from trial to trial, e.g. ``scene.so101.pad_friction_sd`` > 0), the same for
+  every policy and training seed, like the pose;
 - ``("aim", task, policy, seed, trial)``: the trial's standard-normal perception draws, scaled
   by sigma. Keyed per trial, so a trial's record does not depend on how trials are chunked.
   The sigma sweep uses the policy key ``"sweep"`` for every sigma (common random numbers).
@@ -130,6 +133,12 @@ def structured_error_mm(
     return float(e[0] + bias_mm[0] + drift_mm[0]), float(e[1] + bias_mm[1] + drift_mm[1])
 
 
+def surface_draw(config: dict, task: str, trial: int) -> float:
+    """Trial ``trial``'s standard-normal surface draw (stream ``("surface", task, trial)``):
+    the contact surfaces' condition, the same for every policy and seed on that trial."""
+    return float(rng_for(config["study_seed"], "surface", task, int(trial)).standard_normal())
+
+
 def drift_vector_mm(offset_mm: float) -> tuple[float, float]:
     """A perception drift of ``offset_mm`` as an (x, y) offset in mm: along world y."""
     return 0.0, float(offset_mm)
@@ -173,6 +182,8 @@ def run_trials(
     t0 = time.perf_counter()
     for i in range(start, stop):
         x, y, yaw = poses[i]
+        if scene.surface_varies:  # the trial's surfaces: the same for every policy and seed
+            scene.set_surface(surface_draw(config, task, i))
         z = aim_noise_unit(config, task, policy_key, seed, i)
         dx, dy = drift_offset_mm(config, i)
         ex = sigma_mm * z[0] + bias_mm[0] + dx

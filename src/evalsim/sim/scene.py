@@ -126,6 +126,15 @@ class PickScene:
     #: The tick after which :meth:`decided` may end the trial early (None: never).
     decide_tick: int | None = None
 
+    #: The contact surfaces vary from trial to trial (:meth:`set_surface` is then called
+    #: before each trial with that trial's standard-normal draw).
+    surface_varies: bool = False
+
+    def set_surface(self, z: float) -> None:
+        """Set this trial's surface condition from a standard-normal draw ``z`` (a scene with
+        :attr:`surface_varies` implements it)."""
+        raise NotImplementedError
+
     def decided(self, trace: TrialTrace) -> bool:
         """True when the outcome is already decided at ``decide_tick`` (the trial then ends
         there: its last state is the state of that tick)."""
@@ -247,8 +256,11 @@ class Scene(Protocol):
     data: mujoco.MjData
 
     steps_per_trial: int
+    surface_varies: bool
 
     def reset(self, x_m: float, y_m: float, yaw_rad: float) -> None: ...
+
+    def set_surface(self, z: float) -> None: ...
 
     def run_trial(
         self,

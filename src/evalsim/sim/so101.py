@@ -18,7 +18,9 @@ and why (FIELD-NOTES.md, "The SO-101 arm in MuJoCo"):
   the arm holds its pose (sag under a 50 g cube below 1 mm): failures come from the grasp,
   not from servos sagging under the 4 cm line. The cube's weight is not compensated;
 - the pads' sliding friction ``pad_friction`` and, if ``pad_torsion_m`` > 0, torsional friction
-  (condim 4);
+  (condim 4); with ``pad_friction_sd`` > 0 the sliding friction varies from trial to trial,
+  lognormally around ``pad_friction`` (:meth:`SO101Scene.set_surface`: the surfaces' condition,
+  the same for every policy on the same trial);
 - a site ``grasp`` is added to the gripper: the controller's tool point.
 
 The scripted pick (lesson 16), decided once per trial from the *perceived* cube position:
@@ -102,6 +104,7 @@ class SO101Params:
     pad_solref_s: float = 0.004
     pad_width_m: float = 0.030  # pad extent along the jaw's hinge axis (package: 16 / 12 mm)
     pad_torsion_m: float = 0.0  # pads' torsional friction (m); 0 = condim 3 (none)
+    pad_friction_sd: float = 0.0  # per-trial spread of the pad-cube friction (sd of its log)
     grip_torque_nm: float = 1.47  # gripper torque limit while closing: LeRobot's 50% of stall
     grip_hold_fraction: float = 1.0  # torque limit from the lift on, fraction of the above
     gripper_damping: float = 0.6
@@ -282,6 +285,7 @@ class SO101Scene(PickScene):
         self.grip_torque_close_nm = p.grip_torque_nm
         self.grip_torque_hold_nm = p.grip_torque_nm * p.grip_hold_fraction
         self.tick_hooks = {self.lift_start_tick: self._hold_torque}
+        self.surface_varies = p.pad_friction_sd > 0.0
         # home: the grasp pose above the workspace centre, lifted (solved once)
         self.q_home = np.zeros(len(ARM_JOINTS))
         self.q_home[1], self.q_home[2] = -0.3, 0.3
@@ -401,6 +405,14 @@ class SO101Scene(PickScene):
             self.grip_torque_close_nm,
         )
         mujoco.mj_forward(m, d)
+
+    def set_surface(self, z: float) -> None:
+        """This trial's pad-cube friction, ``pad_friction * exp(pad_friction_sd * z)``: the
+        cube's and the pads' surface condition (dust, skin oil, wear) varies from trial to
+        trial; a low draw lets a held cube slip out, whatever the aim."""
+        p = self.params
+        mu = p.pad_friction * math.exp(p.pad_friction_sd * z)
+        self.model.geom_friction[list(self.pads), 0] = mu
 
     def _hold_torque(self) -> None:
         t = self.grip_torque_hold_nm
