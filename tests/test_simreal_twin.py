@@ -209,6 +209,8 @@ def test_t37_resampled_coverage_agrees_with_the_exact_values(cfg):
             assert rows.loc[m, "width_exact"] == pytest.approx(oc.width[m], rel=1e-9)
             se = math.sqrt(oc.coverage[m] * (1 - oc.coverage[m]) / 600)
             assert abs(rows.loc[m, "coverage_resampled"] - oc.coverage[m]) <= 4 * se + 1e-9
+            z = (rows.loc[m, "coverage_resampled"] - oc.coverage[m]) / se
+            assert rows.loc[m, "coverage_z"] == pytest.approx(z, rel=1e-9, abs=1e-12)
             sd_w = 0.5 / math.sqrt(600)  # a width lies in [0, 1]: its sd is at most 0.5
             assert abs(rows.loc[m, "width_resampled"] - oc.width[m]) <= 4 * sd_w
         assert rows.loc["clopper_pearson", "width_vs_cp"] == pytest.approx(1.0)

@@ -108,6 +108,18 @@ def test_adding_policy_and_sigma_reruns_only_new_chunks(smoke_run, tmp_path):
     assert chunk_keys(plus, "simulate_merge_seed", r"pools/(\w+)/(\w+)_seed(\d+)\.parquet") == {
         (t, "C", str(s)) for t in tasks for s in seeds
     }
+    # the new policy's real twins (simreal.policies empty = every policy), of every gap, and
+    # each gap's merged twin pool; no other policy's twins
+    twin_re = r"twins/chunks/(\w+)/(\w+)/(\w+)_seed(\d+)_chunk(\d+)\.parquet"
+    cfg = load_config(work / "config" / "smoke.yaml")
+    gaps = [g["name"] for g in cfg["simreal"]["gaps"]]
+    assert chunk_keys(plus, "simreal_twin_chunk", twin_re) == {
+        (g, tasks[0], "C", str(s), str(c))
+        for g in gaps
+        for s in cfg["simreal"]["seeds"]
+        for c in range(n_chunks)
+    }
+    assert chunk_keys(plus, "simreal_merge_twins", r"twins/(\w+)\.parquet$") == {(g,) for g in gaps}
     # Everything else that would run depends on the pools or the sweep: the same rules a
     # forced rerun of the two merges would run on the unchanged config.
     downstream = dry_run_jobs(
@@ -119,6 +131,7 @@ def test_adding_policy_and_sigma_reruns_only_new_chunks(smoke_run, tmp_path):
         "simulate_merge_sweep",
     )
     new_sim = {"simulate_chunk", "simulate_sweep_chunk", "simulate_merge_seed"}
+    new_sim |= {"simreal_twin_chunk", "simreal_merge_twins"}
     rest = {r for r, _ in plus} - new_sim
     assert rest <= {r for r, _ in downstream}, rest - {r for r, _ in downstream}
     assert not any(r.startswith(("exact_", "fisher_")) for r in rest), sorted(rest)

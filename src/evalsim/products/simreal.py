@@ -139,7 +139,9 @@ def twin_coverage_table(
                     cov, wid = _resampled(law, n, big_n, resamples, confidence, rng)
                     cp_width = oc.width["clopper_pearson"]
                     for m in sr.METHODS:
-                        se = math.sqrt(max(cov[m] * (1 - cov[m]), 1e-12) / resamples)
+                        # the binomial SE of a resampled coverage whose truth is the exact one
+                        c = oc.coverage[m]
+                        se = math.sqrt(max(c * (1 - c), 1e-12) / resamples)
                         rows.append(
                             {
                                 "gap": gap,
@@ -166,7 +168,8 @@ def twin_coverage_table(
         + ", ".join(f"{g} {k}" for g, k in n_pairs.items())
         + f"); p_real, p_sim and correlation (phi) are the pairs' own. Resampled: {resamples} "
         "evaluations per row, n pairs drawn with replacement and N simulated outcomes at the "
-        "pairs' twin rate; coverage_z = (resampled - exact) / its binomial SE. Exact: "
+        "pairs' twin rate; coverage_z = (resampled - exact) / the binomial SE at the exact "
+        "coverage. Exact: "
         "evalsim.stats.simreal.operating_characteristics at the same law. width_vs_cp: exact "
         "expected width over real-only Clopper-Pearson's. Validity: finite-sample methods "
         "cover >= the confidence at every law; asymptotic ones need not."
