@@ -8,7 +8,7 @@ import math
 import naive_simreal as naive
 import numpy as np
 import pytest
-from scipy import optimize, stats
+from scipy import integrate, optimize, stats
 
 from evalsim.stats.simreal import methods as sr
 
@@ -36,23 +36,26 @@ def _level(x: int, size: int, u: float) -> float:
     )
 
 
-def _grid(t: float, points: int):
+def _grid(t: float, points: int, g: float = 0.5):
     u = [1.0]
     u += [1.0 - v for v in np.geomspace(1e-12, 0.5, points)]
-    u += list(np.geomspace(0.5, t * t, points)[1:])
+    u += list(np.geomspace(0.5, t ** (1.0 / g), points)[1:])
     return u
 
 
 def ref_upper(x: int, n_sim: int, y: int, n: int, beta: float, points: int) -> float:
     """Certified supremum of s + b over {P_b(N10 <= y) > min(1, t / sqrt(P_s(K <= x)))},
     written from the definition: the segment bound on the same grid, CDF root finding (t is
-    the method's certified threshold, tested on its own below)."""
-    t = sr._combine_t(beta, n)
-    u = _grid(t, points)
+    the method's certified threshold, tested on its own below; the exponent g from the
+    design, 0.25 + 1.15 (sqrt(n / N) - 0.1) in [0.25, 0.75] rounded to 0.05)."""
+    g = round(min(max(0.25 + 1.15 * (math.sqrt(n / n_sim) - 0.1), 0.25), 0.75) * 20) / 20
+    assert g == sr._combine_power(n, n_sim)
+    t = sr._combine_t(beta, n, g)
+    u = _grid(t, points, g)
     a = [_level(x, n_sim, v) for v in u]
     best = 0.0
     for j in range(len(u) - 1):
-        c = min(t / math.sqrt(u[j]), 1.0)
+        c = min(t * u[j] ** -g, 1.0)
         b = 0.0 if c >= 1.0 else _level(y, n, c)
         best = max(best, a[j + 1] + b)
     return min(best, 1.0)
@@ -276,26 +279,48 @@ def test_blaker_exact_coverage_and_shorter_than_clopper_pearson(n, alpha):
     assert np.sum(hi - lo) < 0.99 * np.sum(cp_hi - cp_lo)
 
 
-@pytest.mark.parametrize("n", [10, 50, 100])
-def test_certified_threshold_bounds_the_level(n):
+@pytest.mark.parametrize("g", [0.25, 0.5, 0.65])
+def test_continuous_level_is_the_integral_of_the_threshold(g):
     beta = 0.0075
-    t0, t = sr._combine_t0(beta), sr._combine_t(beta, n)
+    t = sr._combine_t0(beta, g)
+    us = t ** (1 / g)  # the threshold is 1 below u*
+    assert t * us**-g == pytest.approx(1.0, rel=1e-12)
+    # on a log scale (u = e^-x), where the integrand t e^(-(1 - g) x) is smooth
+    rest, _ = integrate.quad(lambda x: t * math.exp(-(1 - g) * x), 0.0, -math.log(us))
+    area = us + rest
+    assert area == pytest.approx(beta, rel=1e-9)
+    assert sr._continuous_level(t, g) == pytest.approx(beta, rel=1e-12)
+
+
+def test_combination_power_follows_the_design():
+    assert [sr._combine_power(n, big) for n, big in ((100, 500), (50, 500), (50, 10000))] == [
+        0.65,
+        0.5,
+        0.25,
+    ]
+    assert sr._combine_power(400, 400) == 0.75
+
+
+@pytest.mark.parametrize("n,g", [(10, 0.5), (50, 0.5), (100, 0.5), (50, 0.3), (100, 0.65)])
+def test_certified_threshold_bounds_the_level(n, g):
+    beta = 0.0075
+    t0, t = sr._combine_t0(beta, g), sr._combine_t(beta, n, g)
     assert t > 1.1 * t0  # the certificate buys something
-    assert sr._certified_level(t, n) <= beta
-    assert sr._certified_level(1.01 * t, n) > beta  # the largest such t (bisection)
+    assert sr._certified_level(t, n, g) <= beta
+    assert sr._certified_level(1.01 * t, n, g) > beta  # the largest such t (bisection)
     # the certificate is above the level computed directly at rates between its nodes
     b = np.concatenate([np.linspace(0.0005, 0.9995, 3000), [1e-6, 1 - 1e-9]])
     y = np.arange(n + 1)
     F = stats.binom.cdf(y[None, :], n, b[:, None])
     with np.errstate(divide="ignore", over="ignore"):
-        g = np.where(F > 0, np.minimum(1.0, t * t / F**2), 1.0)
-    level = np.sum(stats.binom.pmf(y[None, :], n, b[:, None]) * g, axis=1)
-    assert level.max() <= sr._certified_level(t, n) + 1e-15
+        h = np.where(F > 0, np.minimum(1.0, (t / F) ** (1 / g)), 1.0)
+    level = np.sum(stats.binom.pmf(y[None, :], n, b[:, None]) * h, axis=1)
+    assert level.max() <= sr._certified_level(t, n, g) + 1e-15
     assert level.max() > 0.8 * beta
     # Monte Carlo: uniform simulated p-value, binomial pair p-value at the worst rate
     rng = np.random.default_rng(n)
     bw = b[np.argmax(level)]
     n10 = rng.binomial(n, bw, 400_000)
     pb = stats.binom.cdf(n10, n, bw)
-    hit = np.mean(pb <= np.minimum(1.0, t / np.sqrt(rng.random(n10.size))))
+    hit = np.mean(pb <= np.minimum(1.0, t * rng.random(n10.size) ** -g))
     assert hit <= beta + 4 * math.sqrt(beta / n10.size)

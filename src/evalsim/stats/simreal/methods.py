@@ -50,8 +50,12 @@ p_S). Six methods (registry :data:`METHODS`, validity class in :data:`VALIDITY`)
     (:func:`_certified_level`: for every pair rate b, the level is at most
     E_b[min(1, t^2 / F_b(N10)^2)] with the simulated p-value only super-uniform, bounded on
     each cell of a grid of b by monotonicity; bisection on t, a function of (n, beta)
-    only): 1.3x the continuous t at n = 50, 1.2x at n = 100. Unlike a Bonferroni box, the
-    region lets the well measured p_S sit near its estimate while p10 takes most of beta.
+    only): 1.3x the continuous t at n = 50, 1.2x at n = 100. The threshold's exponent is
+    g in t p_s^-g (1/2 above), a function of the design (n, N) only
+    (:func:`_combine_power`, 0.25 to 0.75: larger when N is small against n, where the
+    simulated rate is the less precise part); the level bounds hold for every g. Unlike a
+    Bonferroni box, the region lets the well measured p_S sit near its estimate while p10
+    takes most of beta.
     The lower bound is the same construction on the failures, 1 - p_R <= (1 - p_S) + p01.
     The supremum is certified, not searched: on a grid of simulated p-values (geometric
     towards both ends) each segment is bounded by its right end plus the pair bound at its
@@ -332,10 +336,38 @@ def _stratified(d: SimRealData, alpha: float, real_share: float) -> tuple[float,
     return _K.intersect_or_real(lo, hi, float(r_lo), float(r_hi))
 
 
-def _combine_t0(beta: float) -> float:
-    """Threshold scale t of the combination for continuous p-values:
-    P(p_b <= min(1, t / sqrt(p_s))) = 2 t - t^2 = beta for independent uniforms."""
-    return 1.0 - math.sqrt(1.0 - beta)
+def _combine_power(n: int, n_sim: int) -> float:
+    """The exponent g of the combination's threshold min(1, t p_s^-g), a function of the
+    design (n, N) only: 0.25 + 1.15 (sqrt(n / N) - 0.1), clipped to [0.25, 0.75] and
+    rounded to 0.05. A larger g leans on the pairs when the simulated rate is less
+    precise than the pair bound (its sd 1 / (2 sqrt(N)) against about 1 / sqrt(n)); g = 0.5
+    is 1 / sqrt(p_s). Set from issue 27's grid (correlation 0.9, n >= 50), where each N
+    has its own best g; any g is valid."""
+    g = 0.25 + 1.15 * (math.sqrt(n / n_sim) - 0.1)
+    return round(min(max(g, 0.25), 0.75) * 20.0) / 20.0
+
+
+def _continuous_level(t: float, g: float) -> float:
+    """P(p_b <= min(1, t p_s^-g)) for independent uniforms: u* + t (1 - u*^(1 - g)) / (1 - g)
+    with u* = t^(1/g), where the threshold reaches 1 (2 t - t^2 at g = 1/2)."""
+    us = t ** (1.0 / g)
+    return us + t * (1.0 - us ** (1.0 - g)) / (1.0 - g)
+
+
+def _combine_t0(beta: float, g: float = 0.5) -> float:
+    """Threshold scale t of the combination for continuous p-values: the level
+    :func:`_continuous_level` is beta for independent uniforms, and at most beta for
+    super-uniform ones (1 - sqrt(1 - beta) at g = 1/2; bisection, the lower end, else)."""
+    if g == 0.5:
+        return 1.0 - math.sqrt(1.0 - beta)
+    lo, hi = 0.0, beta
+    for _ in range(80):
+        mid = 0.5 * (lo + hi)
+        if _continuous_level(mid, g) <= beta:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 #: Pair rates b at which :func:`_certified_level` bounds the level (uniform, and geometric
@@ -359,19 +391,19 @@ def _level_tables(n: int) -> tuple[np.ndarray, np.ndarray]:
     return stats.binom.pmf(y, n, b), np.minimum(stats.binom.cdf(y, n, b), 1.0)
 
 
-def _certified_level(t: float, n: int) -> float:
+def _certified_level(t: float, n: int, g: float = 0.5) -> float:
     """An upper bound, over every pair rate b in [0, 1] and every simulated law, on the
     probability that the combination rejects the true (s, b):
-    P(P_b(N10 <= n10) <= min(1, t / sqrt(p_s))) with n10 ~ Binomial(n, b) and p_s
+    P(P_b(N10 <= n10) <= min(1, t p_s^-g)) with n10 ~ Binomial(n, b) and p_s
     super-uniform and independent of n10, which is at most
-    L(b) = E_b[min(1, t^2 / F_b(N10)^2)], F_b the CDF at the true b. On a grid cell
+    L(b) = E_b[min(1, (t / F_b(N10))^(1/g))], F_b the CDF at the true b. On a grid cell
     [b_i, b_{i+1}], F_b >= F_{b_{i+1}} (the CDF falls in b), so the summand is at most
-    H(y) = min(1, t^2 / F_{b_{i+1}}(y)^2), non-increasing in y, whose mean falls in b:
+    H(y) = min(1, (t / F_{b_{i+1}}(y))^(1/g)), non-increasing in y, whose mean falls in b:
     L(b) <= E_{b_i}[H]. The maximum of these cell bounds is returned."""
     pmf, cdf = _level_tables(n)
     f = cdf[1:]
-    with np.errstate(divide="ignore", over="ignore"):
-        h = np.where(f > 0.0, np.minimum(1.0, (t * t) / (f * f)), 1.0)
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        h = np.where(f > 0.0, np.minimum(1.0, (t / f) ** (1.0 / g)), 1.0)
     return float(np.max(np.sum(pmf[:-1] * h, axis=1)))
 
 
@@ -381,19 +413,19 @@ _CERTIFY_MAX_N = 400
 
 
 @functools.lru_cache(maxsize=256)
-def _combine_t(beta: float, n: int) -> float:
-    """Threshold scale t of ``discordant_exact``'s combination for n pairs at level beta: the
-    largest t found by bisection (40 steps between t0 and 4 t0, t0 = 1 - sqrt(1 - beta))
-    whose :func:`_certified_level` is at most beta; t0 when none is (or n >
-    :data:`_CERTIFY_MAX_N`), valid because 2 t0 - t0^2 = beta bounds the level of
-    super-uniform p-values. t depends on (n, beta) only, never on the data."""
-    t0 = _combine_t0(beta)
-    if n > _CERTIFY_MAX_N or _certified_level(t0, n) > beta:
+def _combine_t(beta: float, n: int, g: float = 0.5) -> float:
+    """Threshold scale t of ``discordant_exact``'s combination min(1, t p_s^-g) for n pairs
+    at level beta: the largest t found by bisection (40 steps between t0 and 4 t0, t0 of
+    :func:`_combine_t0`) whose :func:`_certified_level` is at most beta; t0 when none is
+    (or n > :data:`_CERTIFY_MAX_N`), valid because t0's continuous level beta bounds the
+    level of super-uniform p-values. t depends on (n, beta, g) only, never on the data."""
+    t0 = _combine_t0(beta, g)
+    if n > _CERTIFY_MAX_N or _certified_level(t0, n, g) > beta:
         return t0
     lo, hi = t0, 4.0 * t0
     for _ in range(40):
         mid = 0.5 * (lo + hi)
-        if _certified_level(mid, n) <= beta:
+        if _certified_level(mid, n, g) <= beta:
             lo = mid
         else:
             hi = mid
@@ -401,14 +433,14 @@ def _combine_t(beta: float, n: int) -> float:
 
 
 @functools.lru_cache(maxsize=32)
-def _combine_grid(t: float) -> tuple[np.ndarray, np.ndarray]:
-    """The simulated p-value grid u (1 down to t^2, where the threshold reaches 1) and the
-    pair-p-value threshold min(1, t / sqrt(u)) at each point."""
+def _combine_grid(t: float, g: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
+    """The simulated p-value grid u (1 down to t^(1/g), where the threshold reaches 1) and
+    the pair-p-value threshold min(1, t u^-g) at each point."""
     j = COMBINE_GRID
     near_one = 1.0 - np.geomspace(1e-12, 0.5, j)
-    near_zero = np.geomspace(0.5, t * t, j)[1:]
+    near_zero = np.geomspace(0.5, t * t if g == 0.5 else t ** (1.0 / g), j)[1:]
     u = np.concatenate([[1.0], near_one, near_zero])
-    return u, np.minimum(t / np.sqrt(u), 1.0)
+    return u, np.minimum(t / np.sqrt(u) if g == 0.5 else t * u**-g, 1.0)
 
 
 def _sim_levels(x, n_sim: int, u: np.ndarray) -> np.ndarray:
@@ -440,7 +472,7 @@ _SIM_ROWS_MAX = 400_000
 
 
 def _sim_levels_cached(x: np.ndarray, n_sim: int, t: float, u: np.ndarray) -> np.ndarray:
-    key = (n_sim, t)
+    key = (n_sim, t, u.size, float(u[-1]))
     rows = _SIM_ROWS.get(key)
     if rows is None:
         if sum(len(v) for v in _SIM_ROWS.values()) > _SIM_ROWS_MAX:
@@ -455,8 +487,9 @@ def _sim_levels_cached(x: np.ndarray, n_sim: int, t: float, u: np.ndarray) -> np
 
 def _discordant_raw(k_sim: int, n_sim: int, n10: int, n01: int, n: int, beta: float):
     """(lower, upper) of ``discordant_exact`` before the real-only intersection."""
-    t = _combine_t(beta, n)
-    u, c = _combine_grid(t)
+    g = _combine_power(n, n_sim)
+    t = _combine_t(beta, n, g)
+    u, c = _combine_grid(t, g)
     b = _pair_levels(n, c, [n10, n01])
     a = _sim_levels([k_sim, n_sim - k_sim], n_sim, u)
     up = _K.discordant_upper(a, b)
@@ -858,8 +891,9 @@ def _discordant_tables(n: int, n_sim: int, ks_lo: int, ks_hi: int, beta: float):
     """``discordant_exact``'s raw bounds for every simulated count ks_lo..ks_hi (rows) and
     discordant count 0..n (columns): lower by n01, upper by n10."""
     ks = np.arange(ks_lo, ks_hi + 1)
-    t = _combine_t(beta, n)
-    u, c = _combine_grid(t)
+    g = _combine_power(n, n_sim)
+    t = _combine_t(beta, n, g)
+    u, c = _combine_grid(t, g)
     b = _pair_levels(n, c)
     hi = _K.discordant_upper(_sim_levels_cached(ks, n_sim, t, u), b)
     lo = 1.0 - _K.discordant_upper(_sim_levels_cached(n_sim - ks, n_sim, t, u), b)
