@@ -169,7 +169,8 @@ def _laws(p_real, p_sim):
 @pytest.mark.parametrize("share", [sr.DISCORDANT_REAL_SHARE, 0.05])
 def test_exact_coverage_holds_on_adversarial_laws(share):
     worst = 1.0
-    for n, n_sim in ((5, 10), (12, 30), (25, 60)):
+    # the design's exponent g: 0.75 for the first three, 0.4 and 0.25 for the last two
+    for n, n_sim in ((5, 10), (12, 30), (25, 60), (15, 300), (20, 2000)):
         for p_real in (0.03, 0.5, 0.9, 0.98):
             for bias in (-0.15, 0.0, 0.08):
                 p_sim = min(max(p_real + bias, 0.01), 0.99)
@@ -191,7 +192,13 @@ def test_exact_coverage_holds_on_adversarial_laws(share):
 
 @pytest.mark.parametrize(
     "p_real,p_sim,rho,n,n_sim",
-    [(0.7, 0.6, 0.5, 4, 5), (0.9, 0.9, 0.0, 5, 6), (0.5, 0.7, -0.2, 3, 7), (0.8, 0.8, 0.9, 4, 4)],
+    [
+        (0.7, 0.6, 0.5, 4, 5),
+        (0.9, 0.9, 0.0, 5, 6),
+        (0.5, 0.7, -0.2, 3, 7),
+        (0.8, 0.8, 0.9, 4, 4),
+        (0.8, 0.75, 0.5, 2, 200),  # g = 0.25
+    ],
 )
 def test_oc_matches_brute_force_enumeration(p_real, p_sim, rho, n, n_sim):
     for share in (None, 0.2):

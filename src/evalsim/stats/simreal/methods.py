@@ -61,7 +61,8 @@ p_S). Six methods (registry :data:`METHODS`, validity class in :data:`VALIDITY`)
     towards both ends) each segment is bounded by its right end plus the pair bound at its
     left end (:data:`COMBINE_GRID`).
     The result is intersected with the real-only interval of Blaker [5]_ (exact, inside
-    Clopper-Pearson's at the same level, a few percent shorter) at
+    Clopper-Pearson's at the same level, a few percent shorter; Clopper-Pearson's for
+    n > :data:`MAX_OC_N`) at
     ``alpha_r = real_share * alpha`` (default :data:`DISCORDANT_REAL_SHARE`), the real-only
     interval if they are disjoint; by the union bound the miss probability is at most
     alpha_r + 2 beta = alpha at every law. The simulated p-values use the N further trials
