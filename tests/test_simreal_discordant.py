@@ -8,7 +8,7 @@ import math
 import naive_simreal as naive
 import numpy as np
 import pytest
-from scipy import optimize, stats
+from scipy import integrate, optimize, stats
 
 from evalsim.stats.simreal import methods as sr
 
@@ -36,22 +36,26 @@ def _level(x: int, size: int, u: float) -> float:
     )
 
 
-def _grid(t: float, points: int):
+def _grid(t: float, points: int, g: float = 0.5):
     u = [1.0]
     u += [1.0 - v for v in np.geomspace(1e-12, 0.5, points)]
-    u += list(np.geomspace(0.5, t * t, points)[1:])
+    u += list(np.geomspace(0.5, t ** (1.0 / g), points)[1:])
     return u
 
 
 def ref_upper(x: int, n_sim: int, y: int, n: int, beta: float, points: int) -> float:
     """Certified supremum of s + b over {P_b(N10 <= y) > min(1, t / sqrt(P_s(K <= x)))},
-    written from the definition: the segment bound on the same grid, CDF root finding."""
-    t = 1.0 - math.sqrt(1.0 - beta)
-    u = _grid(t, points)
+    written from the definition: the segment bound on the same grid, CDF root finding (t is
+    the method's certified threshold, tested on its own below; the exponent g from the
+    design, 0.25 + 1.15 (sqrt(n / N) - 0.1) in [0.25, 0.75] rounded to 0.05)."""
+    g = round(min(max(0.25 + 1.15 * (math.sqrt(n / n_sim) - 0.1), 0.25), 0.75) * 20) / 20
+    assert g == sr._combine_power(n, n_sim)
+    t = sr._combine_t(beta, n, g)
+    u = _grid(t, points, g)
     a = [_level(x, n_sim, v) for v in u]
     best = 0.0
     for j in range(len(u) - 1):
-        c = min(t / math.sqrt(u[j]), 1.0)
+        c = min(t * u[j] ** -g, 1.0)
         b = 0.0 if c >= 1.0 else _level(y, n, c)
         best = max(best, a[j + 1] + b)
     return min(best, 1.0)
@@ -70,6 +74,36 @@ def sup_from_below(x: int, n_sim: int, y: int, n: int, beta: float) -> float:
     return min(float(np.max(s[ok] + (b if y < n else 1.0))), 1.0)
 
 
+def blaker_acceptability(p: float, k: int, n: int) -> float:
+    """Blaker's acceptability of p at count k, from the definition with SciPy tails:
+    the probability of the counts whose smaller tail is at most k's."""
+    x = np.arange(n + 1)
+    tail = np.minimum(stats.binom.cdf(x, n, p), stats.binom.sf(x - 1, n, p))
+    pmf = stats.binom.pmf(x, n, p)
+    return float(sum(pmf[i] for i in range(n + 1) if tail[i] <= tail[k] * (1 + 1e-10)))
+
+
+def ref_blaker(k: int, n: int, alpha: float, points: int = 201):
+    """Blaker's interval (convex hull of the accepted rates): the outermost accepted points
+    of a uniform grid, each end refined by bisection against its rejected neighbour."""
+    g = np.linspace(0.0, 1.0, points)
+    ok = [i for i, p in enumerate(g) if blaker_acceptability(p, k, n) > alpha]
+    ends = []
+    for inside, outside in ((ok[0], ok[0] - 1), (ok[-1], ok[-1] + 1)):
+        if outside < 0 or outside >= points:
+            ends.append(g[inside])
+            continue
+        a, b = g[outside], g[inside]
+        for _ in range(60):
+            mid = 0.5 * (a + b)
+            if blaker_acceptability(mid, k, n) > alpha:
+                b = mid
+            else:
+                a = mid
+        ends.append(b)
+    return ends[0], ends[1]
+
+
 def ref_interval(table, sims, alpha: float, share: float, points: int):
     n11, n10, n01, n00 = table
     k_sim, n_sim = sims
@@ -77,7 +111,7 @@ def ref_interval(table, sims, alpha: float, share: float, points: int):
     beta = alpha * (1.0 - share) / 2.0
     hi = ref_upper(k_sim, n_sim, n10, n, beta, points)
     lo = 1.0 - ref_upper(n_sim - k_sim, n_sim, n01, n, beta, points)
-    r_lo, r_hi = naive.cp(n11 + n10, n, alpha * share)
+    r_lo, r_hi = ref_blaker(n11 + n10, n, alpha * share)
     a, b = max(lo, r_lo), min(hi, r_hi)
     return (a, b) if a <= b else (r_lo, r_hi)
 
@@ -115,7 +149,7 @@ def test_certified_bound_is_above_the_searched_supremum_and_close_to_it(x, n_sim
 def test_combination_level_is_beta():
     # P(p_b <= min(1, t / sqrt(p_s))) for independent uniforms is 2 t - t^2 = beta
     beta = 0.01
-    t = sr._combine_t(beta)
+    t = sr._combine_t0(beta)
     assert 2 * t - t * t == pytest.approx(beta, rel=1e-12)
     rng = np.random.default_rng(5)
     u1, u2 = rng.random(400_000), rng.random(400_000)
@@ -135,7 +169,8 @@ def _laws(p_real, p_sim):
 @pytest.mark.parametrize("share", [sr.DISCORDANT_REAL_SHARE, 0.05])
 def test_exact_coverage_holds_on_adversarial_laws(share):
     worst = 1.0
-    for n, n_sim in ((5, 10), (12, 30), (25, 60)):
+    # the design's exponent g: 0.75 for the first three, 0.4 and 0.25 for the last two
+    for n, n_sim in ((5, 10), (12, 30), (25, 60), (15, 300), (20, 2000)):
         for p_real in (0.03, 0.5, 0.9, 0.98):
             for bias in (-0.15, 0.0, 0.08):
                 p_sim = min(max(p_real + bias, 0.01), 0.99)
@@ -157,7 +192,13 @@ def test_exact_coverage_holds_on_adversarial_laws(share):
 
 @pytest.mark.parametrize(
     "p_real,p_sim,rho,n,n_sim",
-    [(0.7, 0.6, 0.5, 4, 5), (0.9, 0.9, 0.0, 5, 6), (0.5, 0.7, -0.2, 3, 7), (0.8, 0.8, 0.9, 4, 4)],
+    [
+        (0.7, 0.6, 0.5, 4, 5),
+        (0.9, 0.9, 0.0, 5, 6),
+        (0.5, 0.7, -0.2, 3, 7),
+        (0.8, 0.8, 0.9, 4, 4),
+        (0.8, 0.75, 0.5, 2, 200),  # g = 0.25
+    ],
 )
 def test_oc_matches_brute_force_enumeration(p_real, p_sim, rho, n, n_sim):
     for share in (None, 0.2):
@@ -214,3 +255,79 @@ def test_registry_and_defaults():
     assert (s.lower, s.upper) == (t.lower, t.upper)
     with pytest.raises(ValueError, match=r"real_share must be a number in \(0, 1\), got 0.0"):
         sr.simreal_interval(d, M, 0.95, 0.0)
+
+
+@pytest.mark.parametrize("n,alpha", [(7, 0.05), (20, 0.035), (50, 0.015)])
+def test_blaker_table_matches_brute_force_inversion(n, alpha):
+    lo, hi = sr._blaker_table(n, alpha)
+    cp_lo, cp_hi = np.array([naive.cp(k, n, alpha) for k in range(n + 1)]).T
+    for k in sorted({0, 1, 2, n // 3, n // 2, n - 2, n - 1, n}):
+        want = ref_blaker(k, n, alpha)
+        # the ends agree; the method's are outside every accepted rate (never inside)
+        assert (lo[k], hi[k]) == pytest.approx(want, abs=1e-9)
+        assert cp_lo[k] - 1e-12 <= lo[k] and hi[k] <= cp_hi[k] + 1e-12
+    assert np.all(np.diff(lo) > 0) and np.all(np.diff(hi) > 0)
+
+
+@pytest.mark.parametrize("n,alpha", [(10, 0.015), (37, 0.035), (100, 0.015)])
+def test_blaker_exact_coverage_and_shorter_than_clopper_pearson(n, alpha):
+    lo, hi = sr._blaker_table(n, alpha)
+    # the coverage sum_k pmf(k) [lo_k <= p <= hi_k] over a contiguous range of k is
+    # quasi-concave in p between ends: its minimum is at the ends (approached from outside)
+    ends = np.concatenate([lo, hi])
+    p = np.concatenate([ends, ends - 1e-12, ends + 1e-12, np.linspace(0, 1, 2001)])
+    p = np.clip(p, 0.0, 1.0)
+    k = np.arange(n + 1)
+    inside = (lo[None, :] <= p[:, None]) & (p[:, None] <= hi[None, :])
+    cov = np.sum(stats.binom.pmf(k[None, :], n, p[:, None]) * inside, axis=1)
+    assert cov.min() >= 1 - alpha - 1e-12
+    assert cov.min() < 1 - alpha + 0.01  # measures something
+    cp_lo, cp_hi = np.array([naive.cp(int(j), n, alpha) for j in k]).T
+    assert np.sum(hi - lo) < 0.99 * np.sum(cp_hi - cp_lo)
+
+
+@pytest.mark.parametrize("g", [0.25, 0.5, 0.65])
+def test_continuous_level_is_the_integral_of_the_threshold(g):
+    beta = 0.0075
+    t = sr._combine_t0(beta, g)
+    us = t ** (1 / g)  # the threshold is 1 below u*
+    assert t * us**-g == pytest.approx(1.0, rel=1e-12)
+    # on a log scale (u = e^-x), where the integrand t e^(-(1 - g) x) is smooth
+    rest, _ = integrate.quad(lambda x: t * math.exp(-(1 - g) * x), 0.0, -math.log(us))
+    area = us + rest
+    assert area == pytest.approx(beta, rel=1e-9)
+    assert sr._continuous_level(t, g) == pytest.approx(beta, rel=1e-12)
+
+
+def test_combination_power_follows_the_design():
+    assert [sr._combine_power(n, big) for n, big in ((100, 500), (50, 500), (50, 10000))] == [
+        0.65,
+        0.5,
+        0.25,
+    ]
+    assert sr._combine_power(400, 400) == 0.75
+
+
+@pytest.mark.parametrize("n,g", [(10, 0.5), (50, 0.5), (100, 0.5), (50, 0.3), (100, 0.65)])
+def test_certified_threshold_bounds_the_level(n, g):
+    beta = 0.0075
+    t0, t = sr._combine_t0(beta, g), sr._combine_t(beta, n, g)
+    assert t > 1.1 * t0  # the certificate buys something
+    assert sr._certified_level(t, n, g) <= beta
+    assert sr._certified_level(1.01 * t, n, g) > beta  # the largest such t (bisection)
+    # the certificate is above the level computed directly at rates between its nodes
+    b = np.concatenate([np.linspace(0.0005, 0.9995, 3000), [1e-6, 1 - 1e-9]])
+    y = np.arange(n + 1)
+    F = stats.binom.cdf(y[None, :], n, b[:, None])
+    with np.errstate(divide="ignore", over="ignore"):
+        h = np.where(F > 0, np.minimum(1.0, (t / F) ** (1 / g)), 1.0)
+    level = np.sum(stats.binom.pmf(y[None, :], n, b[:, None]) * h, axis=1)
+    assert level.max() <= sr._certified_level(t, n, g) + 1e-15
+    assert level.max() > 0.8 * beta
+    # Monte Carlo: uniform simulated p-value, binomial pair p-value at the worst rate
+    rng = np.random.default_rng(n)
+    bw = b[np.argmax(level)]
+    n10 = rng.binomial(n, bw, 400_000)
+    pb = stats.binom.cdf(n10, n, bw)
+    hit = np.mean(pb <= np.minimum(1.0, t * rng.random(n10.size) ** -g))
+    assert hit <= beta + 4 * math.sqrt(beta / n10.size)
