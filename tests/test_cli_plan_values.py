@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+from statistics import NormalDist
 
 import naive_design
 import naive_fisher
@@ -283,3 +284,35 @@ def test_paired_discordance_outside_its_bounds(capsys, p1, p2, disc, interval):
 def test_bad_input_messages(capsys, extra, message):
     rc, out, err = run(capsys, "plan", *extra)
     assert (rc, out, err) == (2, "", f"evalsim plan: error: {message}\n")
+
+
+def test_above_the_exact_limit_the_normal_approximation_is_used_and_labelled(capsys, monkeypatch):
+    # Above FISHER_MDE_EXACT_MAX_N per arm (100,000) plan answers from the two-proportion z
+    # test and says so; the limit is lowered here so that both sides of it run in a second.
+    from evalsim.cli import plan as plan_module
+
+    monkeypatch.setattr(plan_module, "FISHER_MDE_EXACT_MAX_N", 40)
+    p1, p2, alpha, power = 0.55, 0.75, 0.1, 0.9
+    argv = ["plan", "--p1", "0.55", "--p2", "0.75", "--alpha", "0.1", "--power", "0.9"]
+    out = run_json(capsys, *argv, "--n", "41")
+    z = NormalDist()
+    za, zb = z.inv_cdf(1 - alpha / 2), z.inv_cdf(power)
+    se = math.sqrt((p1 * (1 - p1) + p2 * (1 - p2)) / 41)
+    want_power = z.cdf(0.2 / se - za) + z.cdf(-0.2 / se - za)
+    want_mde = (za + zb) * math.sqrt(2 * 0.65 * 0.35 / 41)
+    assert out["at_n_method"] == "normal approximation"
+    assert out["power_at_n"] == pytest.approx(want_power, rel=1e-12)
+    assert out["mde"] == pytest.approx(want_mde, rel=1e-12)
+    rc, text, _ = run(capsys, *argv, "--n", "41")
+    assert rc == 0
+    assert blocks(text)["At n = 41 per arm (normal approximation: n above 40 per arm)"][1:] == [
+        ["power to detect 55% vs 75%", f"{100 * want_power:.1f}%"],
+        ["MDE at 90% power (rates centred on 0.65)", f"{100 * want_mde:.1f} pts"],
+    ]
+    # at the limit itself: exact Fisher, labelled exact
+    at = run_json(capsys, *argv, "--n", "40")
+    assert at["at_n_method"] == "exact"
+    assert at["power_at_n"] == pytest.approx(fisher_power(40, p1, p2, alpha), rel=1e-9)
+    # without --n the key is there and empty
+    none = run_json(capsys, *argv)
+    assert "at_n_method" in none and none["at_n_method"] is None
