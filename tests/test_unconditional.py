@@ -32,6 +32,7 @@ from evalsim.stats.two_sample.unconditional_power import (
     TWO_SAMPLE_TESTS,
     exact_power,
     n_for_power,
+    power_of_region,
     rejection_region,
 )
 
@@ -237,3 +238,21 @@ def test_n_for_power_fisher_matches_and_saw_tooth_rule():
         n_for_power("barnard", 0.5, 0.5)
     with pytest.raises(ValueError, match="two-sided"):
         n_for_power("fisher", 0.5, 0.6, alternative="less")
+
+
+@pytest.mark.parametrize("test", ["boschloo", "barnard"])
+def test_power_of_region_is_the_regions_probability(test):
+    # plan builds the region once for power and MDE (issue 25): the same number as
+    # exact_power, and the plain double sum over the region's tables at these rates
+    n1, n2, p1, p2 = 14, 11, 0.45, 0.8
+    region, undecided = rejection_region(test, n1, n2, 0.1)
+    assert undecided == 0 and region.any() and not region.all()
+    got = power_of_region(region, p1, p2)
+    assert got == exact_power(test, p1, n1, p2, n2, alpha=0.1)
+    want = sum(
+        binom.pmf(k1, n1, p1) * binom.pmf(k2, n2, p2)
+        for k1 in range(n1 + 1)
+        for k2 in range(n2 + 1)
+        if region[k1, k2]
+    )
+    assert got == pytest.approx(want, rel=1e-12)

@@ -211,10 +211,10 @@ def _exact_power_mde(test: str, p1: float, p2: float, n: int, alpha: float, powe
         power_at_n = float(fisher_power(p1, n, p2, n, alpha=alpha))
         region = None
     else:
-        from evalsim.stats.two_sample.unconditional_power import exact_power, rejection_region
+        from evalsim.stats.two_sample.unconditional_power import power_of_region, rejection_region
 
-        power_at_n = float(exact_power(test, p1, n, p2, n, alpha=alpha))
-        region = rejection_region(test, n, n, alpha)[0]
+        region = rejection_region(test, n, n, alpha)[0]  # built once: power and MDE read it
+        power_at_n = power_of_region(region, p1, p2)
     res = mde_exact(
         n, alpha=alpha, power=power, baseline=(p1 + p2) / 2, convention="centered", region=region
     )

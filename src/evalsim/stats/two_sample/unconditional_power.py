@@ -43,7 +43,15 @@ from evalsim.stats.two_sample import _unconditional_kernels as _k
 from evalsim.stats.two_sample import unconditional as _u
 from evalsim.stats.two_sample.power import N_DEFINITION, _normal_n, _power, saw_tooth_n
 
-__all__ = ["POWER_TESTS", "TWO_SAMPLE_TESTS", "TestPowerN", "exact_power", "n_for_power"]
+__all__ = [
+    "POWER_TESTS",
+    "TWO_SAMPLE_TESTS",
+    "TestPowerN",
+    "exact_power",
+    "n_for_power",
+    "power_of_region",
+    "rejection_region",
+]
 
 #: The unpaired two-sample tests: id, labels, SciPy cross-check, figure color, properties
 #: (:class:`evalsim.stats.names.TwoSampleTest`).
@@ -129,13 +137,21 @@ def _check_scalar_rates(p1, p2):
     return p1, p2
 
 
+def power_of_region(region, p1: float, p2: float) -> float:
+    """Probability of a rejection region ``(n1 + 1, n2 + 1)`` (from :func:`rejection_region`)
+    at rates ``p1``, ``p2``: the exact power of the test whose region it is (its size when
+    ``p1 == p2``). For a caller that needs the region anyway (the MDE), so it is built once."""
+    n1, n2 = region.shape[0] - 1, region.shape[1] - 1
+    b1 = binom_pmf_vector(n1, p1)
+    b2 = binom_pmf_vector(n2, p2)
+    return float(min(b1 @ region.astype(np.float64) @ b2, 1.0))
+
+
 def _power_of(test, p1, n1, p2, n2, alpha, alternative, gamma) -> float:
     if test == "fisher":
         return _power(p1, n1, p2, n2, alpha)
     region, _ = rejection_region(test, n1, n2, alpha, alternative, gamma)
-    b1 = binom_pmf_vector(n1, p1)
-    b2 = binom_pmf_vector(n2, p2)
-    return float(min(b1 @ region.astype(np.float64) @ b2, 1.0))
+    return power_of_region(region, p1, p2)
 
 
 def _check_power_test(test, alternative, gamma):
