@@ -284,19 +284,44 @@ def binom_ratios(nn):
 
 
 @njit(cache=True)
-def binom_row_r(nn, pi, up, dn, out):
-    """``out[k] = b(k; nn, pi)`` for k = 0..nn, by the ratio recurrence from the mode, with
-    the ratios of :func:`binom_ratios` (one multiplication per entry on the chain)."""
+def _row_mode(nn, pi, out):
+    """Start a binomial row: fill ``out[: nn + 1]`` when ``pi`` is 0 or 1 and return -1, else
+    set ``out[mode] = b(mode; nn, pi)`` and return the mode, where the ratio chains start.
+
+    Parameters
+    ----------
+    nn : int
+        Trials.
+    pi : float
+        Success probability.
+    out : float64[>= nn + 1]
+        The row, written in place.
+
+    Returns
+    -------
+    int
+        The mode, or -1 when the row is complete (``pi`` outside (0, 1)).
+    """
     if pi <= 0.0:
         out[: nn + 1] = 0.0
         out[0] = 1.0
-        return
+        return -1
     if pi >= 1.0:
         out[: nn + 1] = 0.0
         out[nn] = 1.0
-        return
+        return -1
     mode = min(int((nn + 1) * pi), nn)
     out[mode] = math.exp(binom_logpmf(mode, nn, pi))
+    return mode
+
+
+@njit(cache=True)
+def binom_row_r(nn, pi, up, dn, out):
+    """``out[k] = b(k; nn, pi)`` for k = 0..nn, by the ratio recurrence from the mode, with
+    the ratios of :func:`binom_ratios` (one multiplication per entry on the chain)."""
+    mode = _row_mode(nn, pi, out)
+    if mode < 0:
+        return
     r = pi / (1.0 - pi)
     ri = (1.0 - pi) / pi
     for k in range(mode, nn):
@@ -309,16 +334,9 @@ def binom_row_r(nn, pi, up, dn, out):
 def binom_row(nn, pi, out):
     """``out[k] = b(k; nn, pi)`` for k = 0..nn: :func:`binom_row_r`, ratios computed inline
     (the same values)."""
-    if pi <= 0.0:
-        out[: nn + 1] = 0.0
-        out[0] = 1.0
+    mode = _row_mode(nn, pi, out)
+    if mode < 0:
         return
-    if pi >= 1.0:
-        out[: nn + 1] = 0.0
-        out[nn] = 1.0
-        return
-    mode = min(int((nn + 1) * pi), nn)
-    out[mode] = math.exp(binom_logpmf(mode, nn, pi))
     r = pi / (1.0 - pi)
     ri = (1.0 - pi) / pi
     for k in range(mode, nn):
