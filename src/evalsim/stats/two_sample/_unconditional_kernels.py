@@ -434,6 +434,38 @@ def _lower_rows(row, nn, x, cf, jlo, jhi, out):
 
 
 @njit(cache=True)
+def _pmf_max(j, m, c, a, b, ra, rb, peak):
+    """Max of ``b(j; m, pi)`` over ``pi`` in [a, b]: at the peak ``c = j / m`` when it lies
+    inside (cached in ``peak[j]``, < 0 meaning not yet computed), else at an end.
+
+    Parameters
+    ----------
+    j, m : int
+        Successes and trials.
+    c : float
+        The peak ``j / m``.
+    a, b : float
+        The ends of the interval.
+    ra, rb : float64[m + 1]
+        ``b(.; m, a)`` and ``b(.; m, b)``.
+    peak : float64[m + 1]
+        Cache of ``b(j; m, j / m)``, filled on first use.
+
+    Returns
+    -------
+    float
+        The maximum.
+    """
+    if a < c < b:
+        v = peak[j]
+        if v < 0.0:
+            v = math.exp(binom_logpmf(j, m, c))
+            peak[j] = v
+        return v
+    return max(ra[j], rb[j])
+
+
+@njit(cache=True)
 def _curv_lower(d, jlo, jhi, a, b, ra, rb, peak):
     """Lower bound of ``sum_j d[j] b(j; m, pi)`` over ``pi`` in [a, b], ``m = len(d) - 1``.
 
@@ -451,14 +483,7 @@ def _curv_lower(d, jlo, jhi, a, b, ra, rb, peak):
             sp += dj * min(ra[j], rb[j])
         elif dj < 0.0:
             c = j / m if m > 0 else 0.5
-            if a < c < b:
-                v = peak[j]
-                if v < 0.0:
-                    v = math.exp(binom_logpmf(j, m, c))
-                    peak[j] = v
-            else:
-                v = max(ra[j], rb[j])
-            sn -= dj * v
+            sn -= dj * _pmf_max(j, m, c, a, b, ra, rb, peak)
     return sp * (1.0 - 1e-10) - sn * (1.0 + 1e-10)
 
 
@@ -496,14 +521,7 @@ def _curv_lower_w(beta, klo, khi, a, b, ra, rb, peak):
         if pmin >= 0.0:
             sp += bk * pmin * idmax * min(ra[k], rb[k])
         else:
-            if a < xv < b:
-                v = peak[k]
-                if v < 0.0:
-                    v = math.exp(binom_logpmf(k, nn, xv))
-                    peak[k] = v
-            else:
-                v = max(ra[k], rb[k])
-            sn -= bk * pmin * idmin * v
+            sn -= bk * pmin * idmin * _pmf_max(k, nn, xv, a, b, ra, rb, peak)
     return sp * (1.0 - 1e-10) - sn * (1.0 + 1e-10)
 
 
