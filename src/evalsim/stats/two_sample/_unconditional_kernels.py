@@ -573,6 +573,31 @@ def _interval_bound(
 
 
 @njit(cache=True)
+def _support(beta):
+    """The first and last k with ``beta[k] != 0``, ``k`` in ``0 .. nn = len(beta) - 1``
+    (``klo = nn`` and ``khi = 0`` when every ``beta`` is 0).
+
+    Parameters
+    ----------
+    beta : float64[nn + 1]
+        Coefficients of the tail polynomial.
+
+    Returns
+    -------
+    klo, khi : int
+        The ends of the coefficients' support.
+    """
+    nn = beta.shape[0] - 1
+    klo = 0
+    while klo < nn and beta[klo] == 0.0:
+        klo += 1
+    khi = nn
+    while khi > 0 and beta[khi] == 0.0:
+        khi -= 1
+    return klo, khi
+
+
+@njit(cache=True)
 def certified_sup(beta, lo, hi, n_init, rtol, max_intervals):
     """Certified supremum: :func:`certified_sup_stop` with no stop."""
     return certified_sup_stop(beta, lo, hi, n_init, rtol, max_intervals, np.inf)
@@ -599,12 +624,7 @@ def certified_sup_stop(beta, lo, hi, n_init, rtol, max_intervals, stop):
     ``converged`` false): the caller only needs to know the supremum is at least ``stop``.
     """
     nn = beta.shape[0] - 1
-    klo = 0
-    while klo < nn and beta[klo] == 0.0:
-        klo += 1
-    khi = nn
-    while khi > 0 and beta[khi] == 0.0:
-        khi -= 1
+    klo, khi = _support(beta)
     row = np.empty(nn + 1, dtype=np.float64)
     allow = 1.0 + 8.0 * (nn + 2) * _EPS
     if khi < klo or (khi == klo and beta[klo] == 0.0):
@@ -769,14 +789,8 @@ def _scan_polish(beta, fs, xs, x_prev, up, dn, row):
     within a factor 4 of its best; a polish heading into the first one's point stops there.
     Every value returned is computed afresh at its point. Returns ``(value, maximiser)``.
     """
-    nn = beta.shape[0] - 1
     n_scan = xs.shape[0] - 1
-    klo = 0
-    while klo < nn and beta[klo] == 0.0:
-        klo += 1
-    khi = nn
-    while khi > 0 and beta[khi] == 0.0:
-        khi -= 1
+    klo, khi = _support(beta)
     top = -1.0
     for i in range(n_scan + 1):
         top = max(top, fs[i])
