@@ -274,7 +274,7 @@ def region_beta(n1, n2, score, thr, hyp, beta):
 @njit(cache=True)
 def binom_ratios(nn):
     """Ratios of the binomial pmf's recurrence: ``up[k] = (nn - k) / (k + 1)`` and
-    ``dn[k] = k / (nn - k + 1)`` (the values :func:`binom_row` computes inline)."""
+    ``dn[k] = k / (nn - k + 1)``."""
     up = np.empty(nn + 1, dtype=np.float64)
     dn = np.empty(nn + 1, dtype=np.float64)
     for k in range(nn + 1):
@@ -284,44 +284,19 @@ def binom_ratios(nn):
 
 
 @njit(cache=True)
-def _row_mode(nn, pi, out):
-    """Start a binomial row: fill ``out[: nn + 1]`` when ``pi`` is 0 or 1 and return -1, else
-    set ``out[mode] = b(mode; nn, pi)`` and return the mode, where the ratio chains start.
-
-    Parameters
-    ----------
-    nn : int
-        Trials.
-    pi : float
-        Success probability.
-    out : float64[>= nn + 1]
-        The row, written in place.
-
-    Returns
-    -------
-    int
-        The mode, or -1 when the row is complete (``pi`` outside (0, 1)).
-    """
-    if pi <= 0.0:
-        out[: nn + 1] = 0.0
-        out[0] = 1.0
-        return -1
-    if pi >= 1.0:
-        out[: nn + 1] = 0.0
-        out[nn] = 1.0
-        return -1
-    mode = min(int((nn + 1) * pi), nn)
-    out[mode] = math.exp(binom_logpmf(mode, nn, pi))
-    return mode
-
-
-@njit(cache=True)
 def binom_row_r(nn, pi, up, dn, out):
     """``out[k] = b(k; nn, pi)`` for k = 0..nn, by the ratio recurrence from the mode, with
     the ratios of :func:`binom_ratios` (one multiplication per entry on the chain)."""
-    mode = _row_mode(nn, pi, out)
-    if mode < 0:
+    if pi <= 0.0:
+        out[: nn + 1] = 0.0
+        out[0] = 1.0
         return
+    if pi >= 1.0:
+        out[: nn + 1] = 0.0
+        out[nn] = 1.0
+        return
+    mode = min(int((nn + 1) * pi), nn)
+    out[mode] = math.exp(binom_logpmf(mode, nn, pi))
     r = pi / (1.0 - pi)
     ri = (1.0 - pi) / pi
     for k in range(mode, nn):
@@ -331,24 +306,11 @@ def binom_row_r(nn, pi, up, dn, out):
 
 
 @njit(cache=True)
-def binom_row(nn, pi, out):
-    """``out[k] = b(k; nn, pi)`` for k = 0..nn: :func:`binom_row_r`, ratios computed inline
-    (the same values)."""
-    mode = _row_mode(nn, pi, out)
-    if mode < 0:
-        return
-    r = pi / (1.0 - pi)
-    ri = (1.0 - pi) / pi
-    for k in range(mode, nn):
-        out[k + 1] = out[k] * ((nn - k) / (k + 1.0) * r)
-    for k in range(mode, 0, -1):
-        out[k - 1] = out[k] * (k / (nn - k + 1.0) * ri)
-
-
-@njit(cache=True)
-def _tail_at(beta, klo, khi, pi, row):
+def _tail_at(beta, klo, khi, pi, up, dn, row):
+    """f(pi) of the tail polynomial; fills ``row = b(.; N, pi)`` (``up``, ``dn``:
+    :func:`binom_ratios`)."""
     nn = beta.shape[0] - 1
-    binom_row(nn, pi, row)
+    binom_row_r(nn, pi, up, dn, row)
     s = 0.0
     for k in range(klo, khi + 1):
         s += beta[k] * row[k]
@@ -815,7 +777,7 @@ def _scan_polish(beta, fs, xs, x_prev, up, dn, row):
             xp, fp = _polish(beta, klo, khi, a, b, x0, up, dn, row, x_star)
         else:
             xp = x0
-            fp = _tail_at(beta, klo, khi, x0, row)
+            fp = _tail_at(beta, klo, khi, x0, up, dn, row)
         if c < 0:
             x_star = xp
         if fp > best:
