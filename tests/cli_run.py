@@ -1,8 +1,9 @@
-"""Running ``evalsim`` subcommands in-process for the CLI tests."""
+"""Running ``evalsim`` subcommands in-process for the CLI tests, and reading their tables."""
 
 from __future__ import annotations
 
 import json
+import re
 
 from evalsim.cli import main
 
@@ -45,3 +46,31 @@ def run_json(capsys, *argv) -> dict:
     rc, out, err = run(capsys, *argv, "--json")
     assert rc == 0, err
     return json.loads(out)
+
+
+def blocks(text: str, header: bool = False) -> dict[str, list[list[str]]]:
+    """Tables of a text report, each found by the dashes under its header row.
+
+    Parameters
+    ----------
+    text : str
+        The report.
+    header : bool
+        Put the header row's cells first in each table's rows.
+
+    Returns
+    -------
+    dict of str to list of list of str
+        Title -> rows (cells split on runs of 2+ spaces), up to the first blank line.
+    """
+    found, lines = {}, text.splitlines()
+    for i, line in enumerate(lines):
+        if i + 2 < len(lines) and set(lines[i + 2].replace(" ", "")) == {"-"}:
+            rows = []
+            for row in lines[i + 3 :]:
+                if not row.strip():
+                    break
+                rows.append(re.split(r"\s{2,}", row.strip()))
+            head = [re.split(r"\s{2,}", lines[i + 1].strip())] if header else []
+            found[line] = [*head, *rows]
+    return found

@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import re
 from pathlib import Path
 
 import naive_design
@@ -23,6 +22,7 @@ import naive_fisher
 import numpy as np
 import pandas as pd
 import pytest
+from cli_run import blocks
 from scipy import stats
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 from test_cli_lab import run, run_json  # the CLI run helpers
@@ -36,20 +36,6 @@ def bad(capsys, *argv) -> str:
     assert (rc, out) == (2, ""), err
     assert err.startswith("evalsim compare: error: ") and err.count("\n") == 1
     return err.removeprefix("evalsim compare: error: ").rstrip("\n")
-
-
-def blocks(text: str) -> dict[str, list[list[str]]]:
-    """Tables of a text report: title -> body rows (cells split on runs of 2+ spaces)."""
-    found, lines = {}, text.splitlines()
-    for i, line in enumerate(lines):
-        if i + 2 < len(lines) and set(lines[i + 2].replace(" ", "")) == {"-"}:
-            rows = []
-            for row in lines[i + 3 :]:
-                if not row.strip():
-                    break
-                rows.append(re.split(r"\s{2,}", row.strip()))
-            found[line] = rows
-    return found
 
 
 def flat(text: str) -> str:

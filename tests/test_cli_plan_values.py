@@ -11,27 +11,13 @@ is dropped on the way to the library shows.
 from __future__ import annotations
 
 import math
-import re
 from statistics import NormalDist
 
 import naive_design
 import naive_fisher
 import pytest
+from cli_run import blocks
 from test_cli_lab import run, run_json  # the CLI run helpers
-
-
-def blocks(text: str) -> dict[str, list[list[str]]]:
-    """Tables of a text report: title -> rows (cells split on runs of 2+ spaces)."""
-    found, lines = {}, text.splitlines()
-    for i, line in enumerate(lines):
-        if i + 2 < len(lines) and set(lines[i + 2].replace(" ", "")) == {"-"}:
-            rows = []
-            for row in lines[i + 3 :]:
-                if not row.strip():
-                    break
-                rows.append(re.split(r"\s{2,}", row.strip()))
-            found[line] = [re.split(r"\s{2,}", lines[i + 1].strip()), *rows]
-    return found
 
 
 def fisher_power(n: int, p1: float, p2: float, alpha: float) -> float:
@@ -86,7 +72,7 @@ def test_unpaired_with_every_option_against_brute_force(capsys):
     assert rc == 0 and err == ""
     lines = text.splitlines()
     assert lines[0] == "Detect 20% vs 80% (unpaired) with 90% power, two-sided alpha = 0.1"
-    tables = blocks(text)
+    tables = blocks(text, header=True)
     assert tables["Sample size (trials per arm)"] == [
         ["method", "n per arm", "total trials", "bench hours"],
         ["exact Fisher (power stays >= target up to n + 20)", str(n), str(2 * n),
@@ -143,7 +129,7 @@ def test_unpaired_defaults_and_no_optional_output(capsys):
         assert out[key] is None, key
     rc, text, _ = run(capsys, "plan", "--p1", "0.3", "--p2", "0.6")
     assert text.startswith("Detect 30% vs 60% (unpaired) with 80% power, two-sided alpha = 0.05")
-    rows = blocks(text)["Sample size (trials per arm)"]
+    rows = blocks(text, header=True)["Sample size (trials per arm)"]
     assert [r[3] for r in rows[1:]] == ["n/a", "n/a"]
     assert text.splitlines()[-1] == "add --minutes-per-trial M for the bench hours"
     assert "At n =" not in text and "note:" not in text
@@ -155,7 +141,7 @@ def test_unpaired_mde_out_of_reach_is_na(capsys):
     out = run_json(capsys, *argv)
     assert out["mde"] is None and out["power_at_n"] == 0.0
     rc, text, _ = run(capsys, *argv)
-    assert blocks(text)["At n = 2 per arm (Fisher's exact)"][1:] == [
+    assert blocks(text, header=True)["At n = 2 per arm (Fisher's exact)"][1:] == [
         ["power to detect 40% vs 60%", "0.0%"],
         ["MDE at 80% power (rates centred on 0.50)", "n/a"],
     ]
@@ -190,7 +176,7 @@ def test_paired_with_every_option_against_enumeration(capsys):
     assert text.splitlines()[0] == (
         "Detect 50% vs 70% (paired, discordance 0.3) with 90% power, two-sided alpha = 0.1"
     )
-    tables = blocks(text)
+    tables = blocks(text, header=True)
     normal = math.ceil(connor)
     assert tables["Sample size (pairs: each condition run by both policies)"] == [
         ["method", "n per arm", "total trials", "bench hours"],
@@ -228,7 +214,7 @@ def test_paired_above_the_scan_limit_gives_the_normal_n_only(capsys):
     assert out["n_per_arm_exact"] is None and out["n_per_arm_exact_first"] is None
     assert out["hours"] == pytest.approx(2 * normal * 3 / 60)  # hours of the normal n
     rc, text, _ = run(capsys, *argv)
-    rows = blocks(text)["Sample size (pairs: each condition run by both policies)"]
+    rows = blocks(text, header=True)["Sample size (pairs: each condition run by both policies)"]
     assert rows[1] == ["exact McNemar (first n reaching target)", "n/a", "n/a", "n/a"]
     assert rows[2] == ["Connor (1987) normal approx.", str(normal), str(2 * normal),
                        f"{2 * normal * 3 / 60:.1f}"]  # fmt: skip
@@ -305,7 +291,8 @@ def test_above_the_exact_limit_the_normal_approximation_is_used_and_labelled(cap
     assert out["mde"] == pytest.approx(want_mde, rel=1e-12)
     rc, text, _ = run(capsys, *argv, "--n", "41")
     assert rc == 0
-    assert blocks(text)["At n = 41 per arm (normal approximation: n above 40 per arm)"][1:] == [
+    title = "At n = 41 per arm (normal approximation: n above 40 per arm)"
+    assert blocks(text, header=True)[title][1:] == [
         ["power to detect 55% vs 75%", f"{100 * want_power:.1f}%"],
         ["MDE at 90% power (rates centred on 0.65)", f"{100 * want_mde:.1f} pts"],
     ]

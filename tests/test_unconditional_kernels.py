@@ -161,12 +161,9 @@ def test_two_sided_boschloo_is_twice_the_smaller_side(test_table):
 @pytest.mark.parametrize("nn", [1, 2, 7, 60, 400, 1000])
 def test_binom_rows_vs_scipy(nn):
     row = np.empty(nn + 1)
-    row_r = np.empty(nn + 1)
     up, dn = k.binom_ratios(nn)
     for pi in (0.0, 1e-9, 0.013, 0.37, 0.5, 0.91, 1 - 1e-9, 1.0):
-        k.binom_row(nn, pi, row)
-        k.binom_row_r(nn, pi, up, dn, row_r)
-        assert np.array_equal(row, row_r)
+        k.binom_row_r(nn, pi, up, dn, row)
         want = binom.pmf(np.arange(nn + 1), nn, pi)
         big = want > 1e-280
         np.testing.assert_allclose(row[big], want[big], rtol=1e-12)

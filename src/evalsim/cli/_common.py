@@ -225,6 +225,30 @@ def check_plot_path(path: str | None) -> None:
     check_out_path(path, "--plot")
 
 
+def check_policy_pair(policies: Sequence[str], a: str, b: str) -> None:
+    """Refuse ``--a`` or ``--b`` naming no policy of the log, or both naming the same one.
+
+    Parameters
+    ----------
+    policies : sequence of str
+        The log's policies, sorted (the message lists them).
+    a, b : str
+        The values of ``--a`` and ``--b``.
+
+    Raises
+    ------
+    BadInput
+        If either is not in ``policies`` (``--a`` checked first) or ``a == b``.
+    """
+    for flag, name in (("--a", a), ("--b", b)):
+        if name not in policies:
+            raise BadInput(
+                f"{flag} {name!r} is not a policy in the log (policies: {', '.join(policies)})"
+            )
+    if a == b:
+        raise BadInput(f"--a and --b name the same policy {a!r}")
+
+
 def check_out_path(path: str, flag: str = "--out") -> None:
     """Refuse an output file that is a folder or whose folder does not exist (no command
     creates a folder it was not asked to), before any work is done."""

@@ -34,6 +34,7 @@ from evalsim.cli._common import (
     _positive_int,
     apply_log_hooks,
     check_plot_path,
+    check_policy_pair,
     plot_rates,
 )
 
@@ -234,13 +235,7 @@ def cmd_compare_by_task(args) -> Report:
     order_cols = _independence.order_columns(args)
     df = read_task_logs(args.files, args.policy, extra_columns=order_cols)
     policies = sorted(str(p) for p in df["policy"].unique())
-    for flag, name in (("--a", args.a), ("--b", args.b)):
-        if name not in policies:
-            raise BadInput(
-                f"{flag} {name!r} is not a policy in the log (policies: {', '.join(policies)})"
-            )
-    if args.a == args.b:
-        raise BadInput(f"--a and --b name the same policy {args.a!r}")
+    check_policy_pair(policies, args.a, args.b)
     df = df[df["policy"].isin([args.a, args.b])].reset_index(drop=True)
     tasks = sorted(str(t) for t in df["task"].unique())
     try:

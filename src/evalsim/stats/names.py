@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from evalsim._registry import by_id
+
 __all__ = [
     "POWER_TESTS",
     "SIMREAL_DEFAULT_REAL_SHARE",
@@ -61,38 +63,35 @@ class TwoSampleTest:
 #: test: one entry here and its p-value and power in
 #: :mod:`evalsim.stats.two_sample.unconditional_power`
 #: (the command, T38, F12 and the tests' SciPy cross-check read the registry).
-TWO_SAMPLE_TESTS: dict[str, TwoSampleTest] = {
-    t.id: t
-    for t in (
-        TwoSampleTest(
-            "fisher",
-            "Fisher's exact",
-            "Fisher",
-            scipy="scipy.stats.fisher_exact",
-            certified=False,
-            color="#0072B2",  # Okabe-Ito blue
-            reference="Fisher (1935)",
-        ),
-        TwoSampleTest(
-            "boschloo",
-            "Boschloo's exact",
-            "Boschloo",
-            scipy="scipy.stats.boschloo_exact",
-            certified=True,
-            color="#E69F00",  # orange
-            reference="Boschloo (1970)",
-        ),
-        TwoSampleTest(
-            "barnard",
-            "Barnard's exact",
-            "Barnard",
-            scipy="scipy.stats.barnard_exact",
-            certified=True,
-            color="#009E73",  # bluish green
-            reference="Barnard (1947), pooled score statistic",
-        ),
-    )
-}
+TWO_SAMPLE_TESTS: dict[str, TwoSampleTest] = by_id(
+    TwoSampleTest(
+        "fisher",
+        "Fisher's exact",
+        "Fisher",
+        scipy="scipy.stats.fisher_exact",
+        certified=False,
+        color="#0072B2",  # Okabe-Ito blue
+        reference="Fisher (1935)",
+    ),
+    TwoSampleTest(
+        "boschloo",
+        "Boschloo's exact",
+        "Boschloo",
+        scipy="scipy.stats.boschloo_exact",
+        certified=True,
+        color="#E69F00",  # orange
+        reference="Boschloo (1970)",
+    ),
+    TwoSampleTest(
+        "barnard",
+        "Barnard's exact",
+        "Barnard",
+        scipy="scipy.stats.barnard_exact",
+        certified=True,
+        color="#009E73",  # bluish green
+        reference="Barnard (1947), pooled score statistic",
+    ),
+)
 
 #: Unpaired two-sample tests with exact power and sample size: the registry's ids.
 POWER_TESTS = tuple(TWO_SAMPLE_TESTS)

@@ -5,42 +5,5 @@ The package re-exports :mod:`.checks`, what ``evalsim.stats.independence`` held 
 became a package.
 """
 
-from evalsim.stats.independence.checks import (
-    CHECKS,
-    EXACT_TREND_MAX_N,
-    HalvesResult,
-    IndependenceChecks,
-    RunsResult,
-    TrendResult,
-    as_success_sequence,
-    exact_rejection_probabilities,
-    halves_test,
-    independence_checks,
-    poisson_binomial_pmf,
-    rejection_rates_mc,
-    rejection_tables,
-    runs_null_pmf,
-    runs_test,
-    trend_null_pmf,
-    trend_test,
-)
-
-__all__ = [
-    "CHECKS",
-    "EXACT_TREND_MAX_N",
-    "HalvesResult",
-    "IndependenceChecks",
-    "RunsResult",
-    "TrendResult",
-    "as_success_sequence",
-    "exact_rejection_probabilities",
-    "halves_test",
-    "independence_checks",
-    "poisson_binomial_pmf",
-    "rejection_rates_mc",
-    "rejection_tables",
-    "runs_null_pmf",
-    "runs_test",
-    "trend_null_pmf",
-    "trend_test",
-]
+from evalsim.stats.independence.checks import *  # noqa: F403
+from evalsim.stats.independence.checks import __all__  # noqa: F401

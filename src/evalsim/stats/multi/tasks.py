@@ -48,6 +48,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evalsim._registry import by_id
 from evalsim.stats._roots import brentq  # scipy.optimize.brentq, without importing it
 from evalsim.stats._validate import check_alpha, check_confidence, check_counts
 from evalsim.stats.multi import _kernels as _k
@@ -129,42 +130,39 @@ def _benjamini_hochberg(ps: np.ndarray) -> np.ndarray:
 #: The multiplicity corrections, in the order of the per-task tables' columns (T34, ``compare
 #: --by task``). Adding one: an entry here with its rule; the command's table and JSON, T34
 #: and the tests (statsmodels, plain Python, the error rate it controls) read the registry.
-CORRECTIONS: dict[str, Correction] = {
-    c.id: c
-    for c in (
-        Correction(
-            "holm",
-            "Holm",
-            "Holm",
-            statsmodels="holm",
-            controls="FWER",
-            assumptions="none: any dependence between the p-values",
-            adjust=_holm,
-            reference="Holm (1979)",
-        ),
-        Correction(
-            "hochberg",
-            "Hochberg",
-            "Hochberg",
-            statsmodels="simes-hochberg",
-            controls="FWER",
-            assumptions="independent or positively dependent (PRDS) p-values (Sarkar 1998)",
-            adjust=_hochberg,
-            reference="Hochberg (1988)",
-        ),
-        Correction(
-            "bh",
-            "Benjamini-Hochberg",
-            "BH",
-            statsmodels="fdr_bh",
-            controls="FDR",
-            assumptions="independent or positively dependent (PRDS) p-values (Benjamini "
-            "and Yekutieli 2001)",
-            adjust=_benjamini_hochberg,
-            reference="Benjamini and Hochberg (1995)",
-        ),
-    )
-}
+CORRECTIONS: dict[str, Correction] = by_id(
+    Correction(
+        "holm",
+        "Holm",
+        "Holm",
+        statsmodels="holm",
+        controls="FWER",
+        assumptions="none: any dependence between the p-values",
+        adjust=_holm,
+        reference="Holm (1979)",
+    ),
+    Correction(
+        "hochberg",
+        "Hochberg",
+        "Hochberg",
+        statsmodels="simes-hochberg",
+        controls="FWER",
+        assumptions="independent or positively dependent (PRDS) p-values (Sarkar 1998)",
+        adjust=_hochberg,
+        reference="Hochberg (1988)",
+    ),
+    Correction(
+        "bh",
+        "Benjamini-Hochberg",
+        "BH",
+        statsmodels="fdr_bh",
+        controls="FDR",
+        assumptions="independent or positively dependent (PRDS) p-values (Benjamini "
+        "and Yekutieli 2001)",
+        adjust=_benjamini_hochberg,
+        reference="Benjamini and Hochberg (1995)",
+    ),
+)
 
 #: Multiplicity corrections: our name -> the ``method`` of statsmodels' ``multipletests``
 #: (from :data:`CORRECTIONS`).

@@ -74,6 +74,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
+from evalsim._registry import by_id
 from evalsim.stats._validate import check_confidence, check_counts
 
 __all__ = [
@@ -279,71 +280,68 @@ _OKABE_ITO_BLUE, _ORANGE, _GREEN, _VERMILLION, _PURPLE, _SKY_BLUE = (
 #: Adding a method: one entry here, its bounds function, a plain-Python reference in
 #: tests/naive_binom.py and a test; the command, figures, coverage, budget and benchmark read
 #: the registry.
-REGISTRY: dict[str, IntervalMethod] = {
-    m.id: m
-    for m in (
-        IntervalMethod(
-            "wald",
-            "Wald",
-            _wald_bounds,
-            statsmodels="normal",
-            color=_VERMILLION,
-            contains_p_hat=True,
-            guaranteed_coverage=False,
-            reference="Laplace (1812); the lesson's step 1",
-        ),
-        IntervalMethod(
-            "wilson",
-            "Wilson",
-            _wilson_bounds,
-            statsmodels="wilson",
-            color=_OKABE_ITO_BLUE,
-            contains_p_hat=True,
-            guaranteed_coverage=False,
-            reference="Wilson (1927)",
-        ),
-        IntervalMethod(
-            "clopper_pearson",
-            "Clopper-Pearson",
-            _clopper_pearson_bounds,
-            statsmodels="beta",
-            color=_GREEN,
-            contains_p_hat=True,
-            guaranteed_coverage=True,
-            reference="Clopper and Pearson (1934)",
-        ),
-        IntervalMethod(
-            "clopper_pearson_midp",
-            "mid-p Clopper-Pearson",
-            _clopper_pearson_midp_bounds,
-            statsmodels=None,
-            color=_SKY_BLUE,
-            contains_p_hat=False,  # at low confidence levels (e.g. 0.2) it can miss k/n
-            guaranteed_coverage=False,
-            reference="Lancaster (1961); Berry and Armitage (1995)",
-        ),
-        IntervalMethod(
-            "jeffreys",
-            "Jeffreys",
-            _jeffreys_bounds,
-            statsmodels="jeffreys",
-            color=_ORANGE,
-            contains_p_hat=False,
-            guaranteed_coverage=False,
-            reference="Brown, Cai and DasGupta (2001)",
-        ),
-        IntervalMethod(
-            "agresti_coull",
-            "Agresti-Coull",
-            _agresti_coull_bounds,
-            statsmodels="agresti_coull",
-            color=_PURPLE,
-            contains_p_hat=True,
-            guaranteed_coverage=False,
-            reference="Agresti and Coull (1998)",
-        ),
-    )
-}
+REGISTRY: dict[str, IntervalMethod] = by_id(
+    IntervalMethod(
+        "wald",
+        "Wald",
+        _wald_bounds,
+        statsmodels="normal",
+        color=_VERMILLION,
+        contains_p_hat=True,
+        guaranteed_coverage=False,
+        reference="Laplace (1812); the lesson's step 1",
+    ),
+    IntervalMethod(
+        "wilson",
+        "Wilson",
+        _wilson_bounds,
+        statsmodels="wilson",
+        color=_OKABE_ITO_BLUE,
+        contains_p_hat=True,
+        guaranteed_coverage=False,
+        reference="Wilson (1927)",
+    ),
+    IntervalMethod(
+        "clopper_pearson",
+        "Clopper-Pearson",
+        _clopper_pearson_bounds,
+        statsmodels="beta",
+        color=_GREEN,
+        contains_p_hat=True,
+        guaranteed_coverage=True,
+        reference="Clopper and Pearson (1934)",
+    ),
+    IntervalMethod(
+        "clopper_pearson_midp",
+        "mid-p Clopper-Pearson",
+        _clopper_pearson_midp_bounds,
+        statsmodels=None,
+        color=_SKY_BLUE,
+        contains_p_hat=False,  # at low confidence levels (e.g. 0.2) it can miss k/n
+        guaranteed_coverage=False,
+        reference="Lancaster (1961); Berry and Armitage (1995)",
+    ),
+    IntervalMethod(
+        "jeffreys",
+        "Jeffreys",
+        _jeffreys_bounds,
+        statsmodels="jeffreys",
+        color=_ORANGE,
+        contains_p_hat=False,
+        guaranteed_coverage=False,
+        reference="Brown, Cai and DasGupta (2001)",
+    ),
+    IntervalMethod(
+        "agresti_coull",
+        "Agresti-Coull",
+        _agresti_coull_bounds,
+        statsmodels="agresti_coull",
+        color=_PURPLE,
+        contains_p_hat=True,
+        guaranteed_coverage=False,
+        reference="Agresti and Coull (1998)",
+    ),
+)
 
 #: The methods' ids, in registry order.
 METHODS = tuple(REGISTRY)

@@ -274,7 +274,7 @@ def region_beta(n1, n2, score, thr, hyp, beta):
 @njit(cache=True)
 def binom_ratios(nn):
     """Ratios of the binomial pmf's recurrence: ``up[k] = (nn - k) / (k + 1)`` and
-    ``dn[k] = k / (nn - k + 1)`` (the values :func:`binom_row` computes inline)."""
+    ``dn[k] = k / (nn - k + 1)``."""
     up = np.empty(nn + 1, dtype=np.float64)
     dn = np.empty(nn + 1, dtype=np.float64)
     for k in range(nn + 1):
@@ -306,31 +306,11 @@ def binom_row_r(nn, pi, up, dn, out):
 
 
 @njit(cache=True)
-def binom_row(nn, pi, out):
-    """``out[k] = b(k; nn, pi)`` for k = 0..nn: :func:`binom_row_r`, ratios computed inline
-    (the same values)."""
-    if pi <= 0.0:
-        out[: nn + 1] = 0.0
-        out[0] = 1.0
-        return
-    if pi >= 1.0:
-        out[: nn + 1] = 0.0
-        out[nn] = 1.0
-        return
-    mode = min(int((nn + 1) * pi), nn)
-    out[mode] = math.exp(binom_logpmf(mode, nn, pi))
-    r = pi / (1.0 - pi)
-    ri = (1.0 - pi) / pi
-    for k in range(mode, nn):
-        out[k + 1] = out[k] * ((nn - k) / (k + 1.0) * r)
-    for k in range(mode, 0, -1):
-        out[k - 1] = out[k] * (k / (nn - k + 1.0) * ri)
-
-
-@njit(cache=True)
-def _tail_at(beta, klo, khi, pi, row):
+def _tail_at(beta, klo, khi, pi, up, dn, row):
+    """f(pi) of the tail polynomial; fills ``row = b(.; N, pi)`` (``up``, ``dn``:
+    :func:`binom_ratios`)."""
     nn = beta.shape[0] - 1
-    binom_row(nn, pi, row)
+    binom_row_r(nn, pi, up, dn, row)
     s = 0.0
     for k in range(klo, khi + 1):
         s += beta[k] * row[k]
@@ -416,6 +396,38 @@ def _lower_rows(row, nn, x, cf, jlo, jhi, out):
 
 
 @njit(cache=True)
+def _pmf_max(j, m, c, a, b, ra, rb, peak):
+    """Max of ``b(j; m, pi)`` over ``pi`` in [a, b]: at the peak ``c = j / m`` when it lies
+    inside (cached in ``peak[j]``, < 0 meaning not yet computed), else at an end.
+
+    Parameters
+    ----------
+    j, m : int
+        Successes and trials.
+    c : float
+        The peak ``j / m``.
+    a, b : float
+        The ends of the interval.
+    ra, rb : float64[m + 1]
+        ``b(.; m, a)`` and ``b(.; m, b)``.
+    peak : float64[m + 1]
+        Cache of ``b(j; m, j / m)``, filled on first use.
+
+    Returns
+    -------
+    float
+        The maximum.
+    """
+    if a < c < b:
+        v = peak[j]
+        if v < 0.0:
+            v = math.exp(binom_logpmf(j, m, c))
+            peak[j] = v
+        return v
+    return max(ra[j], rb[j])
+
+
+@njit(cache=True)
 def _curv_lower(d, jlo, jhi, a, b, ra, rb, peak):
     """Lower bound of ``sum_j d[j] b(j; m, pi)`` over ``pi`` in [a, b], ``m = len(d) - 1``.
 
@@ -433,14 +445,7 @@ def _curv_lower(d, jlo, jhi, a, b, ra, rb, peak):
             sp += dj * min(ra[j], rb[j])
         elif dj < 0.0:
             c = j / m if m > 0 else 0.5
-            if a < c < b:
-                v = peak[j]
-                if v < 0.0:
-                    v = math.exp(binom_logpmf(j, m, c))
-                    peak[j] = v
-            else:
-                v = max(ra[j], rb[j])
-            sn -= dj * v
+            sn -= dj * _pmf_max(j, m, c, a, b, ra, rb, peak)
     return sp * (1.0 - 1e-10) - sn * (1.0 + 1e-10)
 
 
@@ -478,14 +483,7 @@ def _curv_lower_w(beta, klo, khi, a, b, ra, rb, peak):
         if pmin >= 0.0:
             sp += bk * pmin * idmax * min(ra[k], rb[k])
         else:
-            if a < xv < b:
-                v = peak[k]
-                if v < 0.0:
-                    v = math.exp(binom_logpmf(k, nn, xv))
-                    peak[k] = v
-            else:
-                v = max(ra[k], rb[k])
-            sn -= bk * pmin * idmin * v
+            sn -= bk * pmin * idmin * _pmf_max(k, nn, xv, a, b, ra, rb, peak)
     return sp * (1.0 - 1e-10) - sn * (1.0 + 1e-10)
 
 
@@ -537,6 +535,31 @@ def _interval_bound(
 
 
 @njit(cache=True)
+def _support(beta):
+    """The first and last k with ``beta[k] != 0``, ``k`` in ``0 .. nn = len(beta) - 1``
+    (``klo = nn`` and ``khi = 0`` when every ``beta`` is 0).
+
+    Parameters
+    ----------
+    beta : float64[nn + 1]
+        Coefficients of the tail polynomial.
+
+    Returns
+    -------
+    klo, khi : int
+        The ends of the coefficients' support.
+    """
+    nn = beta.shape[0] - 1
+    klo = 0
+    while klo < nn and beta[klo] == 0.0:
+        klo += 1
+    khi = nn
+    while khi > 0 and beta[khi] == 0.0:
+        khi -= 1
+    return klo, khi
+
+
+@njit(cache=True)
 def certified_sup(beta, lo, hi, n_init, rtol, max_intervals):
     """Certified supremum: :func:`certified_sup_stop` with no stop."""
     return certified_sup_stop(beta, lo, hi, n_init, rtol, max_intervals, np.inf)
@@ -563,12 +586,7 @@ def certified_sup_stop(beta, lo, hi, n_init, rtol, max_intervals, stop):
     ``converged`` false): the caller only needs to know the supremum is at least ``stop``.
     """
     nn = beta.shape[0] - 1
-    klo = 0
-    while klo < nn and beta[klo] == 0.0:
-        klo += 1
-    khi = nn
-    while khi > 0 and beta[khi] == 0.0:
-        khi -= 1
+    klo, khi = _support(beta)
     row = np.empty(nn + 1, dtype=np.float64)
     allow = 1.0 + 8.0 * (nn + 2) * _EPS
     if khi < klo or (khi == klo and beta[klo] == 0.0):
@@ -733,14 +751,8 @@ def _scan_polish(beta, fs, xs, x_prev, up, dn, row):
     within a factor 4 of its best; a polish heading into the first one's point stops there.
     Every value returned is computed afresh at its point. Returns ``(value, maximiser)``.
     """
-    nn = beta.shape[0] - 1
     n_scan = xs.shape[0] - 1
-    klo = 0
-    while klo < nn and beta[klo] == 0.0:
-        klo += 1
-    khi = nn
-    while khi > 0 and beta[khi] == 0.0:
-        khi -= 1
+    klo, khi = _support(beta)
     top = -1.0
     for i in range(n_scan + 1):
         top = max(top, fs[i])
@@ -765,7 +777,7 @@ def _scan_polish(beta, fs, xs, x_prev, up, dn, row):
             xp, fp = _polish(beta, klo, khi, a, b, x0, up, dn, row, x_star)
         else:
             xp = x0
-            fp = _tail_at(beta, klo, khi, x0, row)
+            fp = _tail_at(beta, klo, khi, x0, up, dn, row)
         if c < 0:
             x_star = xp
         if fp > best:

@@ -254,6 +254,39 @@ def n_for_fisher_power(
     p2 = check_probability(p2, "p2")
     if not np.isscalar(p1) or not np.isscalar(p2):
         raise ValueError(f"p1 and p2 must be single values, got p1={p1!r}, p2={p2!r}")
+    alpha, window, n_max = check_search(p1, p2, alpha, power, window, n_max)
+    power = float(power)
+    return FisherPowerN(
+        **search_n(
+            lambda n: _power(p1, n, p2, n, alpha), p1, p2, alpha, power, window, n_max, power
+        )
+    )
+
+
+def check_search(p1, p2, alpha, power, window, n_max) -> tuple[float, int, int]:
+    """Check the arguments of an equal-n search for power, the rates already checked.
+
+    Parameters
+    ----------
+    p1, p2 : float
+        True rates, each already checked.
+    alpha : float
+        Significance level in (0, 1).
+    power : float
+        Target power in (0, 1).
+    window, n_max : int
+        Monotonicity window and the largest n per arm, each >= 1.
+
+    Returns
+    -------
+    tuple of (float, int, int)
+        ``alpha``, ``window`` and ``n_max``, checked.
+
+    Raises
+    ------
+    ValueError
+        If ``p1 == p2`` or an argument is out of range.
+    """
     if p1 == p2:
         raise ValueError(f"p1 and p2 must differ, got p1 = p2 = {p1!r}")
     alpha = check_alpha(alpha)
@@ -263,28 +296,52 @@ def n_for_fisher_power(
         or not 0.0 < power < 1.0
     ):
         raise ValueError(f"power must be a number in (0, 1), got {power!r}")
-    window = check_n(window, "window")
-    n_max = check_n(n_max, "n_max")
-    power = float(power)
+    return alpha, check_n(window, "window"), check_n(n_max, "n_max")
 
+
+def search_n(power_at, p1, p2, alpha, target: float, window: int, n_max: int, shown) -> dict:
+    """Run the saw-tooth search (:func:`saw_tooth_n`) on one exact power function.
+
+    Parameters
+    ----------
+    power_at : callable
+        ``power_at(n)``: the exact power with n per arm; called at most once per n.
+    p1, p2 : float
+        True rates (the normal-approximation start and the error messages).
+    alpha : float
+        Significance level (the normal-approximation start).
+    target : float
+        Target power.
+    window, n_max : int
+        As in :func:`saw_tooth_n`.
+    shown
+        The target as the error message names it.
+
+    Returns
+    -------
+    dict
+        The fields every sample-size result shares: ``n``, ``n_first``, ``power``,
+        ``power_first``, ``target``, ``alpha``, ``p1``, ``p2``, ``window``, ``n_normal`` and
+        ``evaluations`` (distinct n whose power was computed).
+    """
     cache: dict[int, float] = {}
 
     def pw(n: int) -> float:
         if n not in cache:
-            cache[n] = _power(p1, n, p2, n, alpha)
+            cache[n] = power_at(n)
         return cache[n]
 
     def ok(n: int) -> bool:
-        return pw(n) >= power
+        return pw(n) >= target
 
-    n0 = min(_normal_n(p1, p2, alpha, power), n_max)
-    n_first, n_stable = saw_tooth_n(ok, n0, n_max, window, power, p1, p2)
-    return FisherPowerN(
+    n0 = min(_normal_n(p1, p2, alpha, target), n_max)
+    n_first, n_stable = saw_tooth_n(ok, n0, n_max, window, shown, p1, p2)
+    return dict(
         n=n_stable,
         n_first=n_first,
         power=pw(n_stable),
         power_first=pw(n_first),
-        target=power,
+        target=target,
         alpha=alpha,
         p1=p1,
         p2=p2,

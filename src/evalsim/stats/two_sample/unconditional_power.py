@@ -30,7 +30,6 @@ References
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,7 +40,12 @@ from evalsim.stats.decision import alpha_threshold
 from evalsim.stats.proportion._kernels import binom_pmf_vector
 from evalsim.stats.two_sample import _unconditional_kernels as _k
 from evalsim.stats.two_sample import unconditional as _u
-from evalsim.stats.two_sample.power import N_DEFINITION, _normal_n, _power, saw_tooth_n
+from evalsim.stats.two_sample.power import (
+    N_DEFINITION,
+    _power,
+    check_search,
+    search_n,
+)
 
 __all__ = [
     "POWER_TESTS",
@@ -263,42 +267,16 @@ def n_for_power(
     """
     gamma = _check_power_test(test, alternative, gamma)
     p1, p2 = _check_scalar_rates(p1, p2)
-    if p1 == p2:
-        raise ValueError(f"p1 and p2 must differ, got p1 = p2 = {p1!r}")
-    alpha = check_alpha(alpha)
-    if (
-        isinstance(power, bool | np.bool_)
-        or not isinstance(power, numbers.Real)
-        or not 0.0 < power < 1.0
-    ):
-        raise ValueError(f"power must be a number in (0, 1), got {power!r}")
-    window = check_n(window, "window")
-    n_max = check_n(n_max, "n_max")
+    alpha, window, n_max = check_search(p1, p2, alpha, power, window, n_max)
     _u._check_memory(n_max, n_max)
-    target = float(power)
-    cache: dict[int, float] = {}
-
-    def pw(n: int) -> float:
-        if n not in cache:
-            cache[n] = _power_of(test, p1, n, p2, n, alpha, alternative, gamma)
-        return cache[n]
-
-    def ok(n: int) -> bool:
-        return pw(n) >= target
-
-    n0 = min(_normal_n(p1, p2, alpha, target), n_max)
-    n_first, n_stable = saw_tooth_n(ok, n0, n_max, window, power, p1, p2)
-    return TestPowerN(
-        test=test,
-        n=n_stable,
-        n_first=n_first,
-        power=pw(n_stable),
-        power_first=pw(n_first),
-        target=target,
-        alpha=alpha,
-        p1=p1,
-        p2=p2,
-        window=window,
-        n_normal=n0,
-        evaluations=len(cache),
+    fields = search_n(
+        lambda n: _power_of(test, p1, n, p2, n, alpha, alternative, gamma),
+        p1,
+        p2,
+        alpha,
+        float(power),
+        window,
+        n_max,
+        power,
     )
+    return TestPowerN(test=test, **fields)
