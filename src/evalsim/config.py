@@ -89,12 +89,17 @@ def _fill_defaults(instance: Any, schema: dict) -> None:
             _fill_defaults(item, schema["items"])
 
 
+def _check_unique(key: str, items: list) -> None:
+    """The ``name`` of every item of the list at config key ``key`` is unique."""
+    names = [item.get("name") for item in items]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ConfigError(f"config key '{key}': duplicate name(s) {', '.join(dup)}")
+
+
 def _cross_checks(config: dict) -> None:
     for list_key in ("policies", "tasks"):
-        names = [item.get("name") for item in config.get(list_key, [])]
-        dup = sorted({n for n in names if names.count(n) > 1})
-        if dup:
-            raise ConfigError(f"config key '{list_key}': duplicate name(s) {', '.join(dup)}")
+        _check_unique(list_key, config.get(list_key, []))
     policies = [p["name"] for p in config.get("policies", [])]
     named = []  # (key, policy name) of every place that names a configured policy
     experiment = config.get("experiment", {})
@@ -110,6 +115,10 @@ def _cross_checks(config: dict) -> None:
     _sequential_checks(config.get("sequential", {}))
     drift = config.get("drift", {})
     named += [(f"drift.policies[{i}]", name) for i, name in enumerate(drift.get("policies", []))]
+    simreal = config.get("simreal", {})
+    named += [
+        (f"simreal.policies[{i}]", name) for i, name in enumerate(simreal.get("policies", []))
+    ]
     for key, name in named:
         if name not in policies:
             raise ConfigError(
@@ -119,23 +128,17 @@ def _cross_checks(config: dict) -> None:
 
 
 def _simreal_checks(config: dict) -> None:
-    """The simreal section (T37, F11) names configured tasks, policies, seeds and its own gaps."""
+    """The simreal section (T37, F11) names configured tasks and seeds and its own gaps (its
+    policies are checked with every other policy name, in :func:`_cross_checks`)."""
     sr = config.get("simreal")
     if not sr:
         return
     tasks = [t["name"] for t in config["tasks"]]
-    policies = [p["name"] for p in config["policies"]]
     if sr["task"] is not None and sr["task"] not in tasks:
         raise ConfigError(
             f"config key 'simreal.task': unknown task {sr['task']!r}; "
             f"configured tasks: {', '.join(tasks)}"
         )
-    for i, name in enumerate(sr["policies"]):
-        if name not in policies:
-            raise ConfigError(
-                f"config key 'simreal.policies[{i}]': unknown policy {name!r}; "
-                f"configured policies: {', '.join(policies)}"
-            )
     n_seeds = config["simulation"]["n_seeds"]
     for i, seed in enumerate(sr["seeds"]):
         if seed >= n_seeds:
@@ -143,10 +146,8 @@ def _simreal_checks(config: dict) -> None:
                 f"config key 'simreal.seeds[{i}]': seed {seed} is not simulated; allowed values: "
                 f"0 .. {n_seeds - 1} (simulation.n_seeds = {n_seeds})"
             )
+    _check_unique("simreal.gaps", sr["gaps"])
     names = [g["name"] for g in sr["gaps"]]
-    dup = sorted({n for n in names if names.count(n) > 1})
-    if dup:
-        raise ConfigError(f"config key 'simreal.gaps': duplicate name(s) {', '.join(dup)}")
     if sr["gaps"] and config["scene"]["name"] != "so101":
         raise ConfigError(
             f"config key 'simreal.gaps': the real twin needs scene.name so101, got "

@@ -371,17 +371,23 @@ def _combine_t0(beta: float, g: float = 0.5) -> float:
     return lo
 
 
+def _rate_grid(low: float, high_gap: float, k: int) -> np.ndarray:
+    """Rates in [0, 1]: 4001 uniform points, plus ``k`` geometric ones from ``low`` to 0.01
+    and ``k`` from 1 - 0.01 to 1 - ``high_gap`` (the binomial moves fastest near the ends)."""
+    return np.unique(
+        np.concatenate(
+            [
+                np.linspace(0.0, 1.0, 4001),
+                np.geomspace(low, 0.01, k),
+                1.0 - np.geomspace(high_gap, 0.01, k),
+            ]
+        )
+    )
+
+
 #: Pair rates b at which :func:`_certified_level` bounds the level (uniform, and geometric
 #: towards both ends, where the binomial CDF moves fastest).
-_LEVEL_GRID = np.unique(
-    np.concatenate(
-        [
-            np.linspace(0.0, 1.0, 4001),
-            np.geomspace(1e-12, 0.01, 300),
-            1.0 - np.geomspace(1e-14, 0.01, 300),
-        ]
-    )
-)
+_LEVEL_GRID = _rate_grid(1e-12, 1e-14, 300)
 
 
 @functools.lru_cache(maxsize=64)
@@ -514,15 +520,7 @@ def _blaker_gamma(p: np.ndarray, n: int) -> np.ndarray:
 
 
 #: Rate grid of the Blaker table: uniform plus geometric towards 0 and 1.
-_BLAKER_GRID = np.unique(
-    np.concatenate(
-        [
-            np.linspace(0.0, 1.0, 4001),
-            np.geomspace(1e-10, 0.01, 400),
-            1 - np.geomspace(1e-10, 0.01, 400),
-        ]
-    )
-)
+_BLAKER_GRID = _rate_grid(1e-10, 1e-10, 400)
 
 
 @functools.lru_cache(maxsize=64)
