@@ -472,6 +472,15 @@ def _pair_levels(n: int, c: np.ndarray, y=None) -> np.ndarray:
     return np.where(c[None, :] >= 1.0, 0.0, b)
 
 
+@functools.lru_cache(maxsize=64)
+def _pair_table(n: int, t: float, g: float) -> np.ndarray:
+    """:func:`_pair_levels` of every count 0..n at the threshold ``(t, g)``, read only: one
+    evaluation serves every interval at the same (n, t, g) (T37 resamples thousands)."""
+    b = _pair_levels(n, _combine_grid(t, g)[1])
+    b.setflags(write=False)
+    return b
+
+
 #: Rows of _sim_levels already computed, by (N, t): the operating characteristics of a
 #: grid revisit the same simulated counts many times.
 _SIM_ROWS: dict = {}
@@ -496,9 +505,9 @@ def _discordant_raw(k_sim: int, n_sim: int, n10: int, n01: int, n: int, beta: fl
     """(lower, upper) of ``discordant_exact`` before the real-only intersection."""
     g = _combine_power(n, n_sim)
     t = _combine_t(beta, n, g)
-    u, c = _combine_grid(t, g)
-    b = _pair_levels(n, c, [n10, n01])
-    a = _sim_levels([k_sim, n_sim - k_sim], n_sim, u)
+    u, _ = _combine_grid(t, g)
+    b = _pair_table(n, t, g)[[n10, n01]]
+    a = _sim_levels_cached(np.array([k_sim, n_sim - k_sim]), n_sim, t, u)
     up = _K.discordant_upper(a, b)
     return 1.0 - float(up[1, 1]), float(up[0, 0])
 
@@ -628,13 +637,13 @@ def simreal_interval(
         real_share = DISCORDANT_REAL_SHARE if method == "discordant_exact" else DEFAULT_REAL_SHARE
     share = _check_share(real_share)
     alpha = 1.0 - c
-    cp = clopper_pearson_interval(data.k_real, data.n, c)
+    cp = _real_interval("clopper_pearson", data.k_real, data.n, c)
     lam = 0.0
     est = data.k_real / data.n
     if method == "clopper_pearson":
         lo, hi = cp.lower, cp.upper
     elif method == "wilson":
-        lo, hi = wilson_interval(data.k_real, data.n, c)
+        lo, hi = _real_interval("wilson", data.k_real, data.n, c)
     elif method in ("ppi", "ppi_plus"):
         z = float(-special.ndtri(alpha / 2.0))
         lo, hi, lam = _K.ppi_bounds(
@@ -668,6 +677,14 @@ def simreal_interval(
         n_real=data.n,
         n_sim=data.n_sim,
     )
+
+
+@functools.lru_cache(maxsize=4096)
+def _real_interval(method: str, k: int, n: int, confidence: float):
+    """The real-only interval (``clopper_pearson`` or ``wilson``) of k of n, memoised: every
+    method's result carries Clopper-Pearson's, and resampling revisits the same counts."""
+    f = clopper_pearson_interval if method == "clopper_pearson" else wilson_interval
+    return f(k, n, confidence)
 
 
 def _stratified_estimate(d: SimRealData) -> float:
@@ -892,8 +909,8 @@ def _discordant_tables(n: int, n_sim: int, ks_lo: int, ks_hi: int, beta: float):
     ks = np.arange(ks_lo, ks_hi + 1)
     g = _combine_power(n, n_sim)
     t = _combine_t(beta, n, g)
-    u, c = _combine_grid(t, g)
-    b = _pair_levels(n, c)
+    u, _ = _combine_grid(t, g)
+    b = _pair_table(n, t, g)
     hi = _K.discordant_upper(_sim_levels_cached(ks, n_sim, t, u), b)
     lo = 1.0 - _K.discordant_upper(_sim_levels_cached(n_sim - ks, n_sim, t, u), b)
     return lo, hi
