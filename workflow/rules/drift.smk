@@ -2,7 +2,7 @@
 # curve is simulated once here; T36 and F10 (manifest, products.smk) read it. Library:
 # evalsim.stats.independence.checks, evalsim.sim.rollout (drift offset).
 
-from evalsim.products.drift import offset_job_config
+from evalsim.sim.jobs import offset_job_config
 
 DRIFT = config["drift"]
 # Empty drift.policies: the first two configured policies (one policy: it runs both arms).
@@ -23,7 +23,7 @@ rule drift_offsets:
         mem_mb=1200,
         runtime=30,
     params:
-        # Only what changes the curve (evalsim.products.drift.offset_job_config).
+        # Only what changes the curve (evalsim.sim.jobs.offset_job_config).
         job=offset_job_config(config, DRIFT_POLICIES),
         policies=DRIFT_POLICIES,
         offsets_mm=DRIFT["offsets_mm"],

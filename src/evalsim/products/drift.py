@@ -31,7 +31,6 @@ below is exact (no Monte Carlo) except the combined warning rule:
 
 from __future__ import annotations
 
-import copy
 import logging
 import math
 from concurrent.futures import ProcessPoolExecutor
@@ -42,6 +41,7 @@ import pandas as pd
 
 from evalsim.figures import OKABE_ITO, PAGE_WIDTH_IN
 from evalsim.seeding import rng_for
+from evalsim.sim.jobs import offset_job_config
 from evalsim.sim.rollout import drift_vector_mm, policy_sigma_mm, run_trials
 from evalsim.stats.independence.checks import (
     exact_rejection_probabilities,
@@ -76,26 +76,6 @@ CURVE_SORT = ["policy", "bias_y_mm", "trial"]
 
 
 # ------------------------------------------------------------------ simulation
-
-
-def offset_job_config(config: dict, policies) -> dict:
-    """What the offset simulation depends on, and nothing else (the rule's ``job`` param).
-
-    The study seed, the scene, the first task, the compared policies and the drift key set
-    to 0 (the offset is the drift); a change elsewhere in the config does not rerun it.
-    """
-    names = list(dict.fromkeys(policies))
-    chosen = [copy.deepcopy(p) for p in config["policies"] if p["name"] in names]
-    if len(chosen) != len(names):
-        have = ", ".join(p["name"] for p in config["policies"])
-        raise ValueError(f"drift policies {names} are not all configured (policies: {have})")
-    return {
-        "study_seed": config["study_seed"],
-        "scene": copy.deepcopy(config.get("scene", {})),
-        "tasks": [copy.deepcopy(config["tasks"][0])],
-        "policies": chosen,
-        "simulation": {"drift_mm_per_100_trials": 0.0},
-    }
 
 
 def _offset_job(args: tuple[dict, str, float, int]) -> pd.DataFrame:

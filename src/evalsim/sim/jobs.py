@@ -124,3 +124,23 @@ def twins_config(config: dict, gap: str) -> dict:
     job["simreal"] = {k: copy.deepcopy(sr[k]) for k in ("task", "policies", "seeds", "twin_noise")}
     job["simreal"]["gaps"] = [copy.deepcopy(_named(sr["gaps"], gap, "simreal gap"))]
     return canonical(job)
+
+
+def offset_job_config(config: dict, policies) -> dict:
+    """What the offset simulation depends on, and nothing else (the rule's ``job`` param).
+
+    The study seed, the scene, the first task, the compared policies and the drift key set
+    to 0 (the offset is the drift); a change elsewhere in the config does not rerun it.
+    """
+    names = list(dict.fromkeys(policies))
+    chosen = [copy.deepcopy(p) for p in config["policies"] if p["name"] in names]
+    if len(chosen) != len(names):
+        have = ", ".join(p["name"] for p in config["policies"])
+        raise ValueError(f"drift policies {names} are not all configured (policies: {have})")
+    return {
+        "study_seed": config["study_seed"],
+        "scene": copy.deepcopy(config.get("scene", {})),
+        "tasks": [copy.deepcopy(config["tasks"][0])],
+        "policies": chosen,
+        "simulation": {"drift_mm_per_100_trials": 0.0},
+    }
