@@ -14,10 +14,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from evalsim.figures import save_figure, set_style
-from evalsim.sim.pool import read_pool
-from evalsim.stats.sequential.io import load_design
 from evalsim.tables import write_table
+
+# Heavy dependencies are imported where a product needs them: matplotlib and seaborn
+# (evalsim.figures) for figures, MuJoCo (evalsim.sim.pool) and the sequential kernels
+# (evalsim.stats.sequential.io) for design inputs. Every product is a process of its own,
+# so a table job does not pay about 1 s of CPU for imports it never uses.
 
 __all__ = ["build_product", "read_inputs", "resolve_builder"]
 
@@ -39,6 +41,9 @@ def read_inputs(inputs: Mapping[str, str | list[str]]) -> dict:
     :func:`evalsim.sim.pool.read_pool`; otherwise Parquet and CSV files as DataFrames, and a
     list of them as ``{stem: DataFrame}``."""
     if "designs" in inputs:
+        from evalsim.sim.pool import read_pool  # heavy (MuJoCo): see the module's imports
+        from evalsim.stats.sequential.io import load_design  # heavy (numba kernels)
+
         out = {"designs": {Path(p).stem: load_design(p) for p in inputs["designs"]}}
         if "pools" in inputs:
             out["pools"] = read_pool(inputs["pools"])
@@ -57,6 +62,8 @@ def build_product(builder: str, inputs: Mapping, outputs: Mapping, kwargs: Mappi
     """Build one product: a table (outputs csv, md, tex, rst, html) or a figure (png, pdf)."""
     is_table = "csv" in outputs
     if not is_table:  # the house style before the figure is drawn (fonts, sizes, palette)
+        from evalsim.figures import save_figure, set_style  # heavy (matplotlib, seaborn)
+
         set_style()
     result = resolve_builder(builder)(**read_inputs(inputs), **dict(kwargs))
     if is_table:
