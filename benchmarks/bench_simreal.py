@@ -18,9 +18,24 @@ Keys of ``--json``:
 - ``width_ratio_vs_cp``: ``{method: {correlation: {n: mean over the grid's other axes of
   E[width] / E[CP width]}}}``; ``max_width_ratio_vs_cp`` the maximum over those axes.
 - ``targets``: each of the issue's targets and whether the grid meets it;
-  ``gain_corr0.9_max_ratio_by_n_n_sim`` the largest ratio at correlation 0.9 per n and N.
+  ``gain_corr0.9_max_ratio_by_n_n_sim`` the largest ratio at correlation 0.9 per n and N;
+  ``gain_failures`` every grid point of the gain target (correlation 0.9, n >= 50) above
+  0.85, with its ratio.
 
-Usage: python benchmarks/bench_simreal.py [--json] [--repeat 20] [--quick]
+``--bounds`` prints instead the lower bounds of :mod:`evalsim.stats.simreal._bounds` at the
+gain target's laws (correlation 0.9, p_S = p_R: the only sim bias of the grid the
+correlation allows), p_S known:
+
+- ``deterministic_family``: per p_R in {0.9, 0.95} and n in {50, 100}, the smallest over
+  real shares 0.05, 0.10, ..., 0.95 of the bound on E[width] / E[CP width] for
+  ``discordant_exact``'s family with deterministic discordant bounds, the share, and the
+  bound at the default share;
+- ``randomized_family``: at p_R = 0.95, n = 50, the same for the family with randomized
+  discordant bounds (which contains ``discordant_exact``), shares 0.1, ..., 0.9;
+- ``pratt_all_exact_intervals``: at p_R = 0.95, n = 50, the bound for every exact
+  interval.
+
+Usage: python benchmarks/bench_simreal.py [--json] [--repeat 20] [--quick] [--bounds]
 """
 
 from __future__ import annotations
@@ -33,6 +48,7 @@ import time
 import numpy as np
 from _common import print_result
 
+from evalsim.stats.simreal import _bounds as sb
 from evalsim.stats.simreal import methods as sr
 
 P_REAL = (0.5, 0.7, 0.8, 0.9, 0.95)
@@ -65,10 +81,22 @@ def _targets(rows, fs: str, alpha: float) -> dict:
         r.width[fs] / r.width["clopper_pearson"] for r in rows if r.correlation == 0.9 and r.n >= 50
     ]
     by: dict = {}
+    failures = []
     for r in rows:
         if r.correlation == 0.9:
+            ratio = r.width[fs] / r.width["clopper_pearson"]
             key = f"n={r.n},N={r.n_sim}"
-            by[key] = round(max(by.get(key, 0.0), r.width[fs] / r.width["clopper_pearson"]), 4)
+            by[key] = round(max(by.get(key, 0.0), ratio), 4)
+            if r.n >= 50 and ratio > 0.85:
+                failures.append(
+                    {
+                        "p_real": r.p_real,
+                        "p_sim": r.p_sim,
+                        "n": r.n,
+                        "N": r.n_sim,
+                        "ratio": round(ratio, 4),
+                    }
+                )
     return {
         "validity_min_coverage_ge_1_minus_alpha": bool(min_cov >= 1 - alpha - 1e-9),
         "adaptivity_corr0_max_ratio": round(max(r0), 4),
@@ -78,6 +106,42 @@ def _targets(rows, fs: str, alpha: float) -> dict:
         "gain_corr0.9_n_ge_50_le_0.85": bool(r9) and bool(max(r9) <= 0.85),
         "moonshot_corr0.9_le_0.75": bool(r9) and bool(max(r9) <= 0.75),
         "gain_corr0.9_max_ratio_by_n_n_sim": by,
+        "gain_failures": failures,
+    }
+
+
+def _bounds() -> dict:
+    """The lower bounds of ``--bounds`` (module docstring)."""
+    shares = [round(0.05 * i, 2) for i in range(1, 20)]
+    det = {}
+    for n in (50, 100):
+        for pr in (0.9, 0.95):
+            r = sb.discordant_family_ratio(pr, pr, 0.9, n, shares, CONFIDENCE)
+            det[f"p_R={pr},n={n}"] = {
+                "min_ratio": round(r["min_ratio"], 4),
+                "argmin_share": r["argmin_share"],
+                "ratio_at_default_share": round(r["ratio"][sr.DISCORDANT_REAL_SHARE], 4),
+            }
+    rnd = sb.discordant_family_ratio(
+        0.95, 0.95, 0.9, 50, [round(0.1 * i, 1) for i in range(1, 10)], CONFIDENCE, True
+    )
+    pratt = sb.pratt_width_bound(0.95, 0.95, 0.9, 50, CONFIDENCE)
+    return {
+        "deterministic_family": det,
+        "randomized_family": {
+            "p_R=0.95,n=50": {
+                "min_ratio": round(rnd["min_ratio"], 4),
+                "argmin_share": rnd["argmin_share"],
+                "ratio": {str(k): round(v, 4) for k, v in rnd["ratio"].items()},
+            }
+        },
+        "pratt_all_exact_intervals": {
+            "p_R=0.95,n=50": {
+                "ratio": round(pratt["ratio"], 4),
+                "width_bound": round(pratt["width_bound"], 5),
+                "cp_width": round(pratt["cp_width"], 5),
+            }
+        },
     }
 
 
@@ -86,7 +150,11 @@ def main() -> None:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--repeat", type=int, default=20)
     ap.add_argument("--quick", action="store_true", help="n in {10, 20}, N = 500 only")
+    ap.add_argument("--bounds", action="store_true", help="the width lower bounds only")
     args = ap.parse_args()
+    if args.bounds:
+        print_result(_bounds(), args.json, indent=1)
+        return
     sr.operating_characteristics(0.8, 0.8, 0.5, 5, 10)  # warm-up: load the numba cache
     t0, c0 = time.perf_counter(), time.process_time()
     rows = [sr.operating_characteristics(*pt, confidence=CONFIDENCE) for pt in _grid(args.quick)]
