@@ -101,7 +101,12 @@ numbers = st.one_of(
 probabilities = st.sampled_from(["0", "1", "0.5", "0.7", "0.71", "1.5", "-0.1", "nan", "a"])
 
 
-def run_ok(argv) -> None:
+def run_ok(argv, capsys, **options) -> None:
+    """Run ``evalsim argv`` (plus ``--<option> value`` for each option that is not None):
+    it must return 0 or 2, never raise; its output is drained."""
+    for name, value in options.items():
+        if value is not None:
+            argv = [*argv, f"--{name.replace('_', '-')}", value]
     try:
         rc = main([str(a) for a in argv])
     except SystemExit as exc:  # pragma: no cover - main returns codes, never exits
@@ -109,6 +114,7 @@ def run_ok(argv) -> None:
     except BaseException as exc:  # noqa: BLE001 - any escape is the failure under test
         pytest.fail(f"{type(exc).__name__}: {exc} for {argv}")
     assert rc in (0, 2), (rc, argv)
+    capsys.readouterr()
 
 
 @SETTINGS
@@ -145,8 +151,7 @@ def test_fuzz_summarize_and_compare(tmp_path_factory, data, capsys):
                 [[], ["--unpaired"], ["--alternative", "less"], ["--alpha", "0.6"], ["--task", "t"]]
             )
         )
-    run_ok(argv)
-    capsys.readouterr()
+    run_ok(argv, capsys)
 
 
 @SETTINGS
@@ -157,11 +162,7 @@ def test_fuzz_summarize_and_compare(tmp_path_factory, data, capsys):
     extra=st.sampled_from([[], ["--json"], ["--bogus"]]),
 )
 def test_fuzz_interval(k, n, conf, extra, capsys):
-    argv = ["interval", k, n, *extra]
-    if conf is not None:
-        argv += ["--confidence", conf]
-    run_ok(argv)
-    capsys.readouterr()
+    run_ok(["interval", k, n, *extra], capsys, confidence=conf)
 
 
 @SETTINGS
@@ -190,11 +191,7 @@ def test_fuzz_interval(k, n, conf, extra, capsys):
     ),
 )
 def test_fuzz_plan(p1, p2, n, paired, extra, capsys):
-    argv = ["plan", "--p1", p1, "--p2", p2, *paired, *extra]
-    if n is not None:
-        argv += ["--n", n]
-    run_ok(argv)
-    capsys.readouterr()
+    run_ok(["plan", "--p1", p1, "--p2", p2, *paired, *extra], capsys, n=n)
 
 
 @SETTINGS
@@ -214,13 +211,7 @@ def test_fuzz_plan(p1, p2, n, paired, extra, capsys):
     extra=st.sampled_from([[], ["--json"], ["--alpha", "1"], ["--alpha", "0.2"]]),
 )
 def test_fuzz_peek(n, p, looks, paired, extra, capsys):
-    argv = ["peek", "--n", n, *paired, *extra]
-    if p is not None:
-        argv += ["--p", p]
-    if looks is not None:
-        argv += ["--looks", looks]
-    run_ok(argv)
-    capsys.readouterr()
+    run_ok(["peek", "--n", n, *paired, *extra], capsys, p=p, looks=looks)
 
 
 @SETTINGS
@@ -240,8 +231,7 @@ def test_fuzz_rank_and_compare_by_task(tmp_path_factory, data, capsys):
         argv = ["compare", *files, "--a", data.draw(names), "--b", data.draw(names)]
         argv += ["--by", "task", "--bootstrap-reps", "50"]
         argv += data.draw(st.sampled_from([[], ["--json"], ["--unpaired"]]))
-    run_ok(argv)
-    capsys.readouterr()
+    run_ok(argv, capsys)
 
 
 @SETTINGS
@@ -295,5 +285,4 @@ def test_fuzz_sequential(tmp_path_factory, data, capsys):
             )
         if action == "sheet":
             argv += ["--out", folder / "sheet.png"]
-    run_ok(argv)
-    capsys.readouterr()
+    run_ok(argv, capsys)
