@@ -117,19 +117,34 @@ def run_ok(argv, capsys, **options) -> None:
     capsys.readouterr()
 
 
-@SETTINGS
-@given(data=st.data())
-def test_fuzz_summarize_and_compare(tmp_path_factory, data, capsys):
-    folder = tmp_path_factory.mktemp("fuzz")
+def write_logs(data, folder, max_files: int, run_folders: bool = False) -> list[str]:
+    """Write 1..``max_files`` drawn log files (:func:`log_bytes`) below ``folder``.
+
+    Flat (``log<i><suffix>``), or with ``run_folders`` each in ``run<i>/eval`` or
+    ``run<i>/act`` as ``log<suffix>`` with a drawn ``=label`` (some of them malformed).
+    Returns the command-line arguments naming them.
+    """
     files = []
-    for i in range(data.draw(st.integers(1, 3))):
+    for i in range(data.draw(st.integers(1, max_files))):
         suffix, payload = data.draw(log_bytes())
+        if not run_folders:
+            path = folder / f"log{i}{suffix}"
+            path.write_bytes(payload)
+            files.append(str(path))
+            continue
         sub = folder / f"run{i}" / data.draw(st.sampled_from(["eval", "act"]))
         sub.mkdir(parents=True, exist_ok=True)
         path = sub / f"log{suffix}"
         path.write_bytes(payload)
         label = data.draw(st.sampled_from(["", "=A", "=B", "=", "=x=y"]))
         files.append(f"{path}{label}")
+    return files
+
+
+@SETTINGS
+@given(data=st.data())
+def test_fuzz_summarize_and_compare(tmp_path_factory, data, capsys):
+    files = write_logs(data, tmp_path_factory.mktemp("fuzz"), max_files=3, run_folders=True)
     fmt = data.draw(st.sampled_from([[], ["--json"], ["--format", "latex"], ["--format", "md"]]))
     if data.draw(st.booleans()):
         argv = ["summarize", *files, *fmt]
@@ -217,13 +232,7 @@ def test_fuzz_peek(n, p, looks, paired, extra, capsys):
 @SETTINGS
 @given(data=st.data())
 def test_fuzz_rank_and_compare_by_task(tmp_path_factory, data, capsys):
-    folder = tmp_path_factory.mktemp("fuzz_multi")
-    files = []
-    for i in range(data.draw(st.integers(1, 2))):
-        suffix, payload = data.draw(log_bytes())
-        path = folder / f"log{i}{suffix}"
-        path.write_bytes(payload)
-        files.append(str(path))
+    files = write_logs(data, tmp_path_factory.mktemp("fuzz_multi"), max_files=2)
     if data.draw(st.booleans()):
         argv = ["rank", *files, "--bootstrap-reps", "50"]
         argv += data.draw(st.sampled_from([[], ["--json"], ["--alpha", "2"]]))
