@@ -101,7 +101,12 @@ numbers = st.one_of(
 probabilities = st.sampled_from(["0", "1", "0.5", "0.7", "0.71", "1.5", "-0.1", "nan", "a"])
 
 
-def run_ok(argv) -> None:
+def run_ok(argv, capsys, **options) -> None:
+    """Run ``evalsim argv`` (plus ``--<option> value`` for each option that is not None):
+    it must return 0 or 2, never raise; its output is drained."""
+    for name, value in options.items():
+        if value is not None:
+            argv = [*argv, f"--{name.replace('_', '-')}", value]
     try:
         rc = main([str(a) for a in argv])
     except SystemExit as exc:  # pragma: no cover - main returns codes, never exits
@@ -109,21 +114,37 @@ def run_ok(argv) -> None:
     except BaseException as exc:  # noqa: BLE001 - any escape is the failure under test
         pytest.fail(f"{type(exc).__name__}: {exc} for {argv}")
     assert rc in (0, 2), (rc, argv)
+    capsys.readouterr()
 
 
-@SETTINGS
-@given(data=st.data())
-def test_fuzz_summarize_and_compare(tmp_path_factory, data, capsys):
-    folder = tmp_path_factory.mktemp("fuzz")
+def write_logs(data, folder, max_files: int, run_folders: bool = False) -> list[str]:
+    """Write 1..``max_files`` drawn log files (:func:`log_bytes`) below ``folder``.
+
+    Flat (``log<i><suffix>``), or with ``run_folders`` each in ``run<i>/eval`` or
+    ``run<i>/act`` as ``log<suffix>`` with a drawn ``=label`` (some of them malformed).
+    Returns the command-line arguments naming them.
+    """
     files = []
-    for i in range(data.draw(st.integers(1, 3))):
+    for i in range(data.draw(st.integers(1, max_files))):
         suffix, payload = data.draw(log_bytes())
+        if not run_folders:
+            path = folder / f"log{i}{suffix}"
+            path.write_bytes(payload)
+            files.append(str(path))
+            continue
         sub = folder / f"run{i}" / data.draw(st.sampled_from(["eval", "act"]))
         sub.mkdir(parents=True, exist_ok=True)
         path = sub / f"log{suffix}"
         path.write_bytes(payload)
         label = data.draw(st.sampled_from(["", "=A", "=B", "=", "=x=y"]))
         files.append(f"{path}{label}")
+    return files
+
+
+@SETTINGS
+@given(data=st.data())
+def test_fuzz_summarize_and_compare(tmp_path_factory, data, capsys):
+    files = write_logs(data, tmp_path_factory.mktemp("fuzz"), max_files=3, run_folders=True)
     fmt = data.draw(st.sampled_from([[], ["--json"], ["--format", "latex"], ["--format", "md"]]))
     if data.draw(st.booleans()):
         argv = ["summarize", *files, *fmt]
@@ -145,8 +166,7 @@ def test_fuzz_summarize_and_compare(tmp_path_factory, data, capsys):
                 [[], ["--unpaired"], ["--alternative", "less"], ["--alpha", "0.6"], ["--task", "t"]]
             )
         )
-    run_ok(argv)
-    capsys.readouterr()
+    run_ok(argv, capsys)
 
 
 @SETTINGS
@@ -157,11 +177,7 @@ def test_fuzz_summarize_and_compare(tmp_path_factory, data, capsys):
     extra=st.sampled_from([[], ["--json"], ["--bogus"]]),
 )
 def test_fuzz_interval(k, n, conf, extra, capsys):
-    argv = ["interval", k, n, *extra]
-    if conf is not None:
-        argv += ["--confidence", conf]
-    run_ok(argv)
-    capsys.readouterr()
+    run_ok(["interval", k, n, *extra], capsys, confidence=conf)
 
 
 @SETTINGS
@@ -190,11 +206,7 @@ def test_fuzz_interval(k, n, conf, extra, capsys):
     ),
 )
 def test_fuzz_plan(p1, p2, n, paired, extra, capsys):
-    argv = ["plan", "--p1", p1, "--p2", p2, *paired, *extra]
-    if n is not None:
-        argv += ["--n", n]
-    run_ok(argv)
-    capsys.readouterr()
+    run_ok(["plan", "--p1", p1, "--p2", p2, *paired, *extra], capsys, n=n)
 
 
 @SETTINGS
@@ -214,25 +226,13 @@ def test_fuzz_plan(p1, p2, n, paired, extra, capsys):
     extra=st.sampled_from([[], ["--json"], ["--alpha", "1"], ["--alpha", "0.2"]]),
 )
 def test_fuzz_peek(n, p, looks, paired, extra, capsys):
-    argv = ["peek", "--n", n, *paired, *extra]
-    if p is not None:
-        argv += ["--p", p]
-    if looks is not None:
-        argv += ["--looks", looks]
-    run_ok(argv)
-    capsys.readouterr()
+    run_ok(["peek", "--n", n, *paired, *extra], capsys, p=p, looks=looks)
 
 
 @SETTINGS
 @given(data=st.data())
 def test_fuzz_rank_and_compare_by_task(tmp_path_factory, data, capsys):
-    folder = tmp_path_factory.mktemp("fuzz_multi")
-    files = []
-    for i in range(data.draw(st.integers(1, 2))):
-        suffix, payload = data.draw(log_bytes())
-        path = folder / f"log{i}{suffix}"
-        path.write_bytes(payload)
-        files.append(str(path))
+    files = write_logs(data, tmp_path_factory.mktemp("fuzz_multi"), max_files=2)
     if data.draw(st.booleans()):
         argv = ["rank", *files, "--bootstrap-reps", "50"]
         argv += data.draw(st.sampled_from([[], ["--json"], ["--alpha", "2"]]))
@@ -240,8 +240,7 @@ def test_fuzz_rank_and_compare_by_task(tmp_path_factory, data, capsys):
         argv = ["compare", *files, "--a", data.draw(names), "--b", data.draw(names)]
         argv += ["--by", "task", "--bootstrap-reps", "50"]
         argv += data.draw(st.sampled_from([[], ["--json"], ["--unpaired"]]))
-    run_ok(argv)
-    capsys.readouterr()
+    run_ok(argv, capsys)
 
 
 @SETTINGS
@@ -295,5 +294,4 @@ def test_fuzz_sequential(tmp_path_factory, data, capsys):
             )
         if action == "sheet":
             argv += ["--out", folder / "sheet.png"]
-    run_ok(argv)
-    capsys.readouterr()
+    run_ok(argv, capsys)

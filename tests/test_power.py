@@ -77,30 +77,42 @@ def test_power_vs_all_tables_random():
         assert got == pytest.approx(want, rel=1e-11, abs=1e-15), (p1, n1, p2, n2, alpha)
 
 
-def test_power_vs_document_code_and_document_values():
+def test_power_vs_document_code():
     for n in (10, 20, 50):  # the document's double loop, run live
         assert fisher_power(0.737, n, 0.877, n) == pytest.approx(
             naive_power(0.737, n, 0.877, n), rel=1e-12
         )
-    for n, want in DOC_CODE_POWER.items():
-        assert fisher_power(0.737, n, 0.877, n) == pytest.approx(want, rel=1e-12)
-    # Lesson 25 prints 0.028 0.119 0.337 0.656 at "p = 0.737 vs 0.877". At those p the
-    # values round to 0.028 0.119 0.338 0.657 (the document's own code agrees); the printed
-    # ones are those of the unrounded pool rates 221/300 vs 263/300 (table T06 notes this).
-    got = [round(fisher_power(0.737, n, 0.877, n), 3) for n in (10, 20, 50, 100)]
-    assert got == [0.028, 0.119, 0.338, 0.657]
-    pool = [round(fisher_power(221 / 300, n, 263 / 300, n), 3) for n in (10, 20, 50, 100)]
-    assert pool == [0.028, 0.119, 0.337, 0.656]
 
 
-def test_not_better_vs_document():
-    for n, want in DOC_CODE_NOT_BETTER.items():
-        assert prob_b_not_better(0.737, n, 0.877, n) == pytest.approx(want, rel=1e-12)
-    # Document: 0.301 0.173 0.046 0.007; at p = 0.737/0.877 the first rounds to 0.300.
-    got = [round(prob_b_not_better(0.737, n, 0.877, n), 3) for n in (10, 20, 50, 100)]
-    assert got == [0.300, 0.173, 0.046, 0.007]
-    pool = [round(prob_b_not_better(221 / 300, n, 263 / 300, n), 3) for n in (10, 20, 50, 100)]
-    assert pool == [0.301, 0.173, 0.046, 0.007]
+# Lesson 25 prints the power as 0.028 0.119 0.337 0.656 at "p = 0.737 vs 0.877". At those p
+# the values round to 0.028 0.119 0.338 0.657 (the document's own code agrees); the printed
+# ones are those of the unrounded pool rates 221/300 vs 263/300 (table T06 notes this). It
+# prints P(B not better) as 0.301 0.173 0.046 0.007; at p = 0.737/0.877 the first rounds to
+# 0.300.
+@pytest.mark.parametrize(
+    ("quantity", "doc_code", "rounded_at_stated_rates", "rounded_at_pool_rates"),
+    [
+        (
+            fisher_power,
+            DOC_CODE_POWER,
+            [0.028, 0.119, 0.338, 0.657],
+            [0.028, 0.119, 0.337, 0.656],
+        ),
+        (
+            prob_b_not_better,
+            DOC_CODE_NOT_BETTER,
+            [0.300, 0.173, 0.046, 0.007],
+            [0.301, 0.173, 0.046, 0.007],
+        ),
+    ],
+    ids=["power", "not_better"],
+)
+def test_vs_document_values(quantity, doc_code, rounded_at_stated_rates, rounded_at_pool_rates):
+    for n, want in doc_code.items():
+        assert quantity(0.737, n, 0.877, n) == pytest.approx(want, rel=1e-12)
+    ns = (10, 20, 50, 100)
+    assert [round(quantity(0.737, n, 0.877, n), 3) for n in ns] == rounded_at_stated_rates
+    assert [round(quantity(221 / 300, n, 263 / 300, n), 3) for n in ns] == rounded_at_pool_rates
 
 
 @pytest.mark.parametrize(

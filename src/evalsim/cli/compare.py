@@ -29,6 +29,7 @@ from evalsim.cli._common import (
 )
 from evalsim.small_logs import TrialTable, read_small_logs
 from evalsim.stats.names import TWO_SAMPLE_TESTS
+from evalsim.stats.rates import TwoArmRates
 
 # evalsim.stats modules are imported inside the functions that use them: they load numba
 # kernels and SciPy, which a command on a small log should not pay for at start (issue 24).
@@ -279,10 +280,11 @@ def _decide(p, lo, hi, alpha, alternative):
 
 
 @dataclass(frozen=True)
-class Decision:
+class Decision(TwoArmRates):
     """What ``compare`` decided and on what: the inputs of its verdict sentence.
 
-    ``k_a``/``n_a`` and ``k_b``/``n_b`` are the trials the test uses (the pairs when paired).
+    ``k_a``/``n_a`` and ``k_b``/``n_b`` are the trials the test uses (the pairs when paired;
+    ``rate_a``, ``rate_b``: their ratios, from :class:`~evalsim.stats.rates.TwoArmRates`).
     ``interval`` is the B - A interval (or, one-sided, the interval whose end is the bound)
     at ``confidence``; ``interval_agrees``: it excludes 0 on the tested side; ``mde``: the
     smallest gap detectable with 80% power at these n (None when not computed).
@@ -305,16 +307,6 @@ class Decision:
     confidence: float
     method_label: str
     mde: float | None
-
-    @property
-    def rate_a(self) -> float:
-        """A's success rate on the trials used."""
-        return self.k_a / self.n_a
-
-    @property
-    def rate_b(self) -> float:
-        """B's success rate on the trials used."""
-        return self.k_b / self.n_b
 
     @property
     def one_sided(self) -> bool:

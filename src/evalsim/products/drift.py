@@ -364,6 +364,27 @@ def drift_table(
 # ------------------------------------------------------------------ F10
 
 
+def _drift_curve(ax, rows: pd.DataFrame, y, style: tuple[str, str], color, label: str) -> None:
+    """One curve against drift (mm per 100 trials) on ``ax``.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    rows : pandas.DataFrame
+        The curve's rows, sorted by ``drift_mm_per_100`` (the x values).
+    y : array_like
+        The values plotted, one per row.
+    style : tuple of str
+        Line style and marker of the design.
+    color
+        The comparison's or policy's colour.
+    label : str
+        The legend entry.
+    """
+    line_style, marker = style
+    ax.plot(rows.drift_mm_per_100, y, ls=line_style, marker=marker, ms=3, color=color, label=label)
+
+
 def drift_figure(
     table: pd.DataFrame, curve: pd.DataFrame, figure_n: int, alpha: float, policies: list[str]
 ) -> plt.Figure:
@@ -402,24 +423,8 @@ def drift_figure(
         for design, (ls, mk) in styles.items():
             g = g_cmp[g_cmp.design == design].sort_values("drift_mm_per_100")
             label = f"{comparison}, {design.split(':')[0]}"
-            ax_f.plot(
-                g.drift_mm_per_100,
-                100 * g.false_win,
-                ls=ls,
-                marker=mk,
-                ms=3,
-                color=OKABE_ITO[j],
-                label=label,
-            )
-            ax_b.plot(
-                g.drift_mm_per_100,
-                g.bias_pts,
-                ls=ls,
-                marker=mk,
-                ms=3,
-                color=OKABE_ITO[j],
-                label=label,
-            )
+            _drift_curve(ax_f, g, 100 * g.false_win, (ls, mk), OKABE_ITO[j], label)
+            _drift_curve(ax_b, g, g.bias_pts, (ls, mk), OKABE_ITO[j], label)
     ax_f.axhline(100 * alpha, color="0.4", lw=0.8, ls=":", label=f"α = {alpha:g}")
     ax_f.set_xlabel("drift (mm per 100 trials)")
     ax_f.set_ylabel("false wins (%)")
@@ -440,15 +445,8 @@ def drift_figure(
         for design, (ls, mk) in styles.items():
             g = chk[(chk.policy == policy) & (chk.design == design)]
             g = g.sort_values("drift_mm_per_100")
-            ax_p.plot(
-                g.drift_mm_per_100,
-                100 * g.p_reject,
-                ls=ls,
-                marker=mk,
-                ms=3,
-                color=OKABE_ITO[j],
-                label=f"{policy}'s trials, {design.split(':')[0]}",
-            )
+            label = f"{policy}'s trials, {design.split(':')[0]}"
+            _drift_curve(ax_p, g, 100 * g.p_reject, (ls, mk), OKABE_ITO[j], label)
     ax_p.axhline(100 * alpha, color="0.4", lw=0.8, ls=":")
     ax_p.set_ylim(0, 100)
     ax_p.set_xlabel("drift (mm per 100 trials)")

@@ -52,6 +52,7 @@ from evalsim._registry import by_id
 from evalsim.stats._roots import brentq  # scipy.optimize.brentq, without importing it
 from evalsim.stats._validate import check_alpha, check_confidence, check_counts
 from evalsim.stats.multi import _kernels as _k
+from evalsim.stats.rates import TwoArmRates
 
 __all__ = [
     "ADJUST_METHODS",
@@ -227,14 +228,15 @@ def adjust_pvalues(pvalues, method: str = "holm", alpha: float = 0.05) -> np.nda
 
 
 @dataclass(frozen=True)
-class TaskComparison:
+class TaskComparison(TwoArmRates):
     """One task's A vs B comparison (a row of :func:`per_task_tests`).
 
     Attributes
     ----------
     task : str
     k_a, n_a, k_b, n_b : int
-        Successes and trials of A and B in the task.
+        Successes and trials of A and B in the task (``rate_a``, ``rate_b``: their ratios,
+        from :class:`~evalsim.stats.rates.TwoArmRates`).
     test : str
         "fisher" or "mcnemar" (exact McNemar on the pairs).
     pvalue : float
@@ -255,14 +257,6 @@ class TaskComparison:
     a_only: int | None
     b_only: int | None
     adjusted: dict
-
-    @property
-    def rate_a(self) -> float:
-        return self.k_a / self.n_a
-
-    @property
-    def rate_b(self) -> float:
-        return self.k_b / self.n_b
 
 
 def per_task_tests(

@@ -194,30 +194,38 @@ def binom_sf_scalar(k, n, p):
     return _upper_sum(k, n, p)
 
 
-@njit(cache=True)
-def binom_logpmf_array(k, n, p):
-    """Element-wise log-pmf over equal-length 1-D arrays k (int64), n (int64), p (float64)."""
-    out = np.empty(k.shape[0], dtype=np.float64)
-    for i in range(k.shape[0]):
-        out[i] = binom_logpmf(k[i], n[i], p[i])
-    return out
+# What :func:`binom_elementwise` evaluates at each element.
+LOGPMF = 0  # log P(X = k)
+CDF = 1  # P(X <= k)
+SF = 2  # P(X > k)
 
 
 @njit(cache=True)
-def binom_cdf_array(k, n, p):
-    """Element-wise P(X <= k) over equal-length 1-D arrays."""
+def binom_elementwise(k, n, p, quantity):
+    """One binomial quantity element-wise over equal-length 1-D arrays.
+
+    Parameters
+    ----------
+    k, n : numpy.ndarray of int64
+        Successes and trials.
+    p : numpy.ndarray of float64
+        Success probabilities.
+    quantity : int
+        :data:`LOGPMF` (log-pmf), :data:`CDF` (P(X <= k)) or :data:`SF` (P(X > k)).
+
+    Returns
+    -------
+    numpy.ndarray of float64
+        The quantity at each ``(k[i], n[i], p[i])``.
+    """
     out = np.empty(k.shape[0], dtype=np.float64)
     for i in range(k.shape[0]):
-        out[i] = binom_cdf_scalar(k[i], n[i], p[i])
-    return out
-
-
-@njit(cache=True)
-def binom_sf_array(k, n, p):
-    """Element-wise P(X > k) over equal-length 1-D arrays."""
-    out = np.empty(k.shape[0], dtype=np.float64)
-    for i in range(k.shape[0]):
-        out[i] = binom_sf_scalar(k[i], n[i], p[i])
+        if quantity == LOGPMF:
+            out[i] = binom_logpmf(k[i], n[i], p[i])
+        elif quantity == CDF:
+            out[i] = binom_cdf_scalar(k[i], n[i], p[i])
+        else:
+            out[i] = binom_sf_scalar(k[i], n[i], p[i])
     return out
 
 

@@ -28,18 +28,36 @@ from evalsim.stats.proportion import _kernels as _K
 __all__ = ["binom_cdf", "binom_logpmf", "binom_pmf", "binom_sf", "prob_at_least"]
 
 
-def _apply(kernel, k, n, p):
+def _apply(quantity, k, n, p, shift=0):
+    """Validate, broadcast and evaluate one :func:`~._kernels.binom_elementwise` quantity.
+
+    Parameters
+    ----------
+    quantity : int
+        ``_K.LOGPMF``, ``_K.CDF`` or ``_K.SF``.
+    k, n, p
+        As the public functions take them (validated here).
+    shift : int
+        Added to ``k`` after validation (``-1`` turns P(X > k - 1) into P(X >= k)).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        A float for scalar ``k`` and ``p``, else an array of the broadcast shape.
+    """
     k, n = check_counts(k, n)
     p = check_probability(p, "p")
     if isinstance(k, int) and isinstance(p, float):
-        return float(kernel(np.array([k]), np.array([n]), np.array([p]))[0])
+        args = np.array([k + shift]), np.array([n]), np.array([p])
+        return float(_K.binom_elementwise(*args, quantity)[0])
     kb, nb, pb = np.broadcast_arrays(
         np.asarray(k, dtype=np.int64), np.asarray(n, dtype=np.int64), np.asarray(p, np.float64)
     )
-    out = kernel(
-        np.ascontiguousarray(kb.ravel()),
+    out = _K.binom_elementwise(
+        np.ascontiguousarray(kb.ravel() + shift),
         np.ascontiguousarray(nb.ravel()),
         np.ascontiguousarray(pb.ravel()),
+        quantity,
     )
     return out.reshape(kb.shape)
 
@@ -63,7 +81,7 @@ def binom_logpmf(k, n, p):
     ValueError
         k > n, negative or non-integer counts, p outside [0, 1].
     """
-    return _apply(_K.binom_logpmf_array, k, n, p)
+    return _apply(_K.LOGPMF, k, n, p)
 
 
 def binom_pmf(k, n, p):
@@ -74,12 +92,12 @@ def binom_pmf(k, n, p):
 
 def binom_cdf(k, n, p):
     """P(X <= k) for X ~ Binomial(n, p) (SciPy's ``binom.cdf``)."""
-    return _apply(_K.binom_cdf_array, k, n, p)
+    return _apply(_K.CDF, k, n, p)
 
 
 def binom_sf(k, n, p):
     """P(X > k) for X ~ Binomial(n, p) (SciPy's ``binom.sf``)."""
-    return _apply(_K.binom_sf_array, k, n, p)
+    return _apply(_K.SF, k, n, p)
 
 
 def prob_at_least(k, n, p):
@@ -92,16 +110,4 @@ def prob_at_least(k, n, p):
     >>> round(prob_at_least(9, 10, 221 / 300), 3)
     0.215
     """
-    k, n = check_counts(k, n)
-    p = check_probability(p, "p")
-    if isinstance(k, int) and isinstance(p, float):
-        return float(_K.binom_sf_scalar(k - 1, n, p))
-    kb, nb, pb = np.broadcast_arrays(
-        np.asarray(k, dtype=np.int64), np.asarray(n, dtype=np.int64), np.asarray(p, np.float64)
-    )
-    out = _K.binom_sf_array(
-        np.ascontiguousarray(kb.ravel() - 1),
-        np.ascontiguousarray(nb.ravel()),
-        np.ascontiguousarray(pb.ravel()),
-    )
-    return out.reshape(kb.shape)
+    return _apply(_K.SF, k, n, p, shift=-1)

@@ -26,6 +26,7 @@ __all__ = [
     "OperatingCharacteristics",
     "SequentialDesign",
     "spending",
+    "spending_boundary",
 ]
 
 
@@ -71,6 +72,37 @@ def spending(tau, alpha=0.05, family="pocock", rho=None) -> np.ndarray:
             raise ValueError(f"rho (power spending) must be a number > 0, got {rho!r}")
         out = alpha * tau ** float(rho)
     return np.where(tau >= 1.0, alpha, np.minimum(out, alpha))
+
+
+def spending_boundary(family: str, alpha: float, rho=None) -> dict:
+    """The ``boundary`` of a spending design: its family, and its parameter if it has one.
+
+    Parameters
+    ----------
+    family : str
+        A key of :data:`evalsim.stats.boundaries.SPENDING_FAMILIES`.
+    alpha : float
+        The design's level (used to check the parameter through :func:`spending`).
+    rho : float, optional
+        The family's parameter (``power``: the exponent); ignored by a family without one.
+
+    Returns
+    -------
+    dict
+        ``{"family": family}``, plus ``{name: float(rho)}`` where the family has a parameter
+        ``name``.
+
+    Raises
+    ------
+    ValueError
+        An unknown family or a bad parameter (:func:`spending`'s checks).
+    """
+    boundary = {"family": family}
+    parameter = SPENDING_FAMILIES[family]
+    if parameter is not None:
+        spending(1.0, alpha, family, rho)  # checks the parameter
+        boundary[parameter] = float(rho)
+    return boundary
 
 
 @dataclass(frozen=True)

@@ -61,6 +61,7 @@ from evalsim.stats.sequential.core import (
     _empty_futility,
     _verdict_dict,
     spending,
+    spending_boundary,
 )
 from evalsim.stats.sequential.paired import paired_certificate, paired_oc, paired_type1
 from evalsim.stats.sequential.peeking import look_sizes
@@ -233,11 +234,7 @@ def unpaired_design(
     alpha, n_max, sizes = _check_unpaired(alpha, n_max, alternative, looks)
     _check_choice(spending_family, "spending", tuple(SPENDING_FAMILIES))
     futility = _check_futility(futility, n_max)
-    boundary = {"family": spending_family}
-    parameter = SPENDING_FAMILIES[spending_family]
-    if parameter is not None:
-        spending(1.0, alpha, spending_family, rho)  # checks the parameter
-        boundary[parameter] = float(rho)
+    boundary = spending_boundary(spending_family, alpha, rho)
     two_sided = alternative == "two-sided"
     budget = alpha * (1.0 - 1e-7)
     for _ in range(6):

@@ -32,7 +32,7 @@ import time
 import numpy as np
 
 from evalsim.stats._validate import check_alpha, check_n, check_probability
-from evalsim.stats.boundaries import SPENDING_FAMILIES, kind_problem
+from evalsim.stats.boundaries import kind_problem
 from evalsim.stats.sequential import _paired_kernels as _pk
 from evalsim.stats.sequential.core import (
     ALTERNATIVES,
@@ -44,6 +44,7 @@ from evalsim.stats.sequential.core import (
     _check_futility,
     _verdict_dict,
     spending,
+    spending_boundary,
 )
 
 __all__ = ["paired_certificate", "paired_design", "paired_oc", "paired_type1", "sign_z"]
@@ -119,11 +120,7 @@ def paired_design(
         raise ValueError(f"spending {spending_family!r} {problem}")
     futility = _check_futility(futility, n_max)
     two_sided = alternative == "two-sided"
-    boundary = {"family": spending_family}
-    parameter = SPENDING_FAMILIES[spending_family]
-    if parameter is not None:
-        spending(1.0, alpha, spending_family, rho)  # checks the parameter
-        boundary[parameter] = float(rho)
+    boundary = spending_boundary(spending_family, alpha, rho)
     tau = np.arange(d_max + 1) / d_max
     targets = spending(tau, alpha, spending_family, rho) * (1.0 - 1e-9)
     upper, lower, f_upper, f_lower, _, _ = _pk.sign_walk_spending(d_max, targets, two_sided)

@@ -367,6 +367,30 @@ def _rejection_bounds(n1, n2, kk, alpha, cut, w, lev, order):
 
 
 @njit(cache=True)
+def _support_span(pmf, n):
+    """First and last index of ``pmf[0..n]`` with a non-zero probability.
+
+    Parameters
+    ----------
+    pmf : float64[n + 1]
+        A probability vector with at least one non-zero entry.
+    n : int
+        Its last index.
+
+    Returns
+    -------
+    first, last : int
+    """
+    first = 0
+    while pmf[first] == 0.0:
+        first += 1
+    last = n
+    while pmf[last] == 0.0:
+        last -= 1
+    return first, last
+
+
+@njit(cache=True)
 def power_kernel(n1, b1, n2, b2, alpha, cut, w, order):
     """Exact power sum_{(x, y): p(x, y) < alpha} b1[x] b2[y] of the two-sided Fisher test.
 
@@ -374,18 +398,8 @@ def power_kernel(n1, b1, n2, b2, alpha, cut, w, order):
     arrays of length >= min(n1, n2) + 1. Tables are grouped by margin K = x + y; only pairs with
     b1[x] b2[y] > 0 are visited.
     """
-    a1 = 0
-    while b1[a1] == 0.0:
-        a1 += 1
-    z1 = n1
-    while b1[z1] == 0.0:
-        z1 -= 1
-    a2 = 0
-    while b2[a2] == 0.0:
-        a2 += 1
-    z2 = n2
-    while b2[z2] == 0.0:
-        z2 -= 1
+    a1, z1 = _support_span(b1, n1)
+    a2, z2 = _support_span(b2, n2)
     lev = np.zeros(w.shape[0], dtype=np.int64)
     power = 0.0
     for kk in range(a1 + a2, z1 + z2 + 1):

@@ -41,6 +41,7 @@ from evalsim.stats.two_sample import _fisher_kernels as _k
 __all__ = [
     "N_DEFINITION",
     "FisherPowerN",
+    "PowerSearchN",
     "fisher_power",
     "fisher_power_curve",
     "n_for_fisher_power",
@@ -82,6 +83,35 @@ def _power(p1: float, n1: int, p2: float, n2: int, alpha: float) -> float:
     return float(_k.power_kernel(n1, b1, n2, b2, thresh, _cut(thresh, n1), w, order))
 
 
+def _check_two_arms(p1, n1, p2, n2, names):
+    """Validate two arms' success rates and trial counts, each a single value.
+
+    Parameters
+    ----------
+    p1, n1, p2, n2
+        Success rates (in [0, 1]) and trials (>= 1) of the two arms.
+    names : tuple of str
+        The caller's names of ``p1, n1, p2, n2``, for the error messages.
+
+    Returns
+    -------
+    p1, n1, p2, n2
+        Validated: float rates, int trials.
+
+    Raises
+    ------
+    ValueError
+        A rate or a count out of range, or an array where a single value is needed.
+    """
+    p1_name, n1_name, p2_name, n2_name = names
+    p1, p2 = check_probability(p1, p1_name), check_probability(p2, p2_name)
+    n1, n2 = check_n(n1, n1_name), check_n(n2, n2_name)
+    for name, v in ((p1_name, p1), (p2_name, p2), (n1_name, n1), (n2_name, n2)):
+        if not np.isscalar(v):
+            raise ValueError(f"{name} must be a single value, got {v!r}")
+    return p1, n1, p2, n2
+
+
 def fisher_power(p1, n1, p2, n2, alpha=0.05) -> float:
     """Exact power of the two-sided Fisher exact test at level ``alpha`` (reject if p < alpha).
 
@@ -105,15 +135,8 @@ def fisher_power(p1, n1, p2, n2, alpha=0.05) -> float:
     >>> round(fisher_power(0.737, 20, 0.877, 20), 3)
     0.119
     """
-    p1 = check_probability(p1, "p1")
-    p2 = check_probability(p2, "p2")
-    n1 = check_n(n1, "n1")
-    n2 = check_n(n2, "n2")
-    alpha = check_alpha(alpha)
-    for name, v in (("p1", p1), ("p2", p2), ("n1", n1), ("n2", n2)):
-        if not np.isscalar(v):
-            raise ValueError(f"{name} must be a single value, got {v!r}")
-    return _power(p1, n1, p2, n2, alpha)
+    p1, n1, p2, n2 = _check_two_arms(p1, n1, p2, n2, ("p1", "n1", "p2", "n2"))
+    return _power(p1, n1, p2, n2, check_alpha(alpha))
 
 
 def fisher_power_curve(p1, p2, n_values, alpha=0.05) -> np.ndarray:
@@ -146,21 +169,16 @@ def prob_b_not_better(p_a, n_a, p_b, n_b) -> float:
     >>> round(prob_b_not_better(0.737, 20, 0.877, 20), 3)
     0.173
     """
-    p_a = check_probability(p_a, "p_a")
-    p_b = check_probability(p_b, "p_b")
-    n_a = check_n(n_a, "n_a")
-    n_b = check_n(n_b, "n_b")
-    for name, v in (("p_a", p_a), ("p_b", p_b), ("n_a", n_a), ("n_b", n_b)):
-        if not np.isscalar(v):
-            raise ValueError(f"{name} must be a single value, got {v!r}")
+    p_a, n_a, p_b, n_b = _check_two_arms(p_a, n_a, p_b, n_b, ("p_a", "n_a", "p_b", "n_b"))
     ba = binom_pmf_vector(n_a, p_a)
     bb = binom_pmf_vector(n_b, p_b)
     return float(min(_k.prob_not_better_kernel(n_a, ba, n_b, bb), 1.0))
 
 
 @dataclass(frozen=True)
-class FisherPowerN:
-    """Trials per arm for a target exact Fisher power (see :data:`N_DEFINITION`).
+class PowerSearchN:
+    """Trials per arm for a target exact power, as :func:`search_n` finds them (see
+    :data:`N_DEFINITION`); the fields every test's sample-size result shares.
 
     Attributes
     ----------
@@ -194,6 +212,13 @@ class FisherPowerN:
     n_normal: int
     evaluations: int
     definition: str = N_DEFINITION
+
+
+@dataclass(frozen=True)
+class FisherPowerN(PowerSearchN):
+    """Trials per arm for a target exact power of the two-sided Fisher test
+    (:func:`n_for_fisher_power`); the fields are those of :class:`PowerSearchN`.
+    """
 
     def __repr__(self) -> str:
         return (

@@ -30,7 +30,7 @@ References
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -41,7 +41,7 @@ from evalsim.stats.proportion._kernels import binom_pmf_vector
 from evalsim.stats.two_sample import _unconditional_kernels as _k
 from evalsim.stats.two_sample import unconditional as _u
 from evalsim.stats.two_sample.power import (
-    N_DEFINITION,
+    PowerSearchN,
     _power,
     check_search,
     search_n,
@@ -209,37 +209,20 @@ def exact_power(test, p1, n1, p2, n2, alpha=0.05, alternative="two-sided", gamma
 
 
 @dataclass(frozen=True)
-class TestPowerN:
-    """Trials per arm for a target exact power (see
+class TestPowerN(PowerSearchN):
+    """Trials per arm for a target exact power of one test (see
     :data:`evalsim.stats.two_sample.power.N_DEFINITION`).
 
     Attributes
     ----------
     test : str
-    n, n_first : int
-        Stable n (power >= target for ``window`` more n) and first n reaching the target.
-    power, power_first : float
-        Exact power at ``n`` and ``n_first``.
-    target, alpha, p1, p2 : float
-    window, n_normal, evaluations : int
-    definition : str
+        The test's id (keyword-only); the other fields are those of
+        :class:`evalsim.stats.two_sample.power.PowerSearchN`.
     """
 
     __test__ = False  # not a pytest class
 
-    test: str
-    n: int
-    n_first: int
-    power: float
-    power_first: float
-    target: float
-    alpha: float
-    p1: float
-    p2: float
-    window: int
-    n_normal: int
-    evaluations: int
-    definition: str = N_DEFINITION
+    test: str = field(kw_only=True)
 
 
 def n_for_power(
