@@ -30,6 +30,7 @@ References
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -154,8 +155,17 @@ def power_of_region(region, p1: float, p2: float) -> float:
 def _power_of(test, p1, n1, p2, n2, alpha, alternative, gamma) -> float:
     if test == "fisher":
         return _power(p1, n1, p2, n2, alpha)
+    return power_of_region(_shared_region(test, n1, n2, alpha, alternative, gamma), p1, p2)
+
+
+@functools.lru_cache(maxsize=2048)  # at most about 0.1 MB each (n = 300)
+def _shared_region(test, n1, n2, alpha, alternative, gamma) -> np.ndarray:
+    """:func:`rejection_region`, read only and memoised: the region depends on the sizes and
+    alpha, not on the rates, so a power table over rate pairs, the size curve over the common
+    rate and the sample-size search each build it once per n."""
     region, _ = rejection_region(test, n1, n2, alpha, alternative, gamma)
-    return power_of_region(region, p1, p2)
+    region.setflags(write=False)
+    return region
 
 
 def _check_power_test(test, alternative, gamma):
