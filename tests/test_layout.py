@@ -12,9 +12,10 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "evalsim"
 STATS = SRC / "stats"
-#: The flat modules stats keeps: validation, root finding, the decision rule and the light
-#: registries the command reads without loading numba.
-STATS_TOP = {"__init__", "_validate", "_roots", "decision", "names", "boundaries"}
+#: The flat modules stats keeps: validation, root finding, the decision rule, the light
+#: registries the command reads without loading numba, and the two-arm rates mixin that
+#: stats.multi and the command's result share.
+STATS_TOP = {"__init__", "_validate", "_roots", "decision", "names", "boundaries", "rates"}
 SUBPACKAGES = {
     "proportion",
     "two_sample",
