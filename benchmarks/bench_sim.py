@@ -15,7 +15,8 @@ Measured in one run on the default config's first task, for every scene of
 - ``ratio_to_bare_mj_step``: trial throughput in physics steps per second divided by the bare
   rate above (1.0 would mean the controller costs nothing). A trial counts its nominal
   ``steps_per_trial``, so trials that end early once their outcome is decided (SO-101:
-  pushed, at the end of the squeeze) count as whole trials and can push this above 1;
+  pushed, at the end of the squeeze; dropped, once the cube rests on the table out of the
+  rising jaws' reach) count as whole trials and can push this above 1;
 - ``trials_per_million_bare_steps``: trials per second per core divided by the bare rate,
   times 10^6 (issue 22's machine-free speed figure);
 - ``default_pools_wall_seconds_2_cores``: every task x policy x seed of the default config

@@ -1,15 +1,17 @@
-"""The SO-101 calibration rule on a simulated simulator.
+"""The SO-101 calibration rule (version 3) on a simulated simulator.
 
 ``evalsim.sim.calibrate_so101._run`` (one MuJoCo job) is replaced by a function of the knobs
-with known rates, so the rule's steps run in milliseconds: the distance and acceptance are
-the written formulas, the coordinate search uses the same trials at every point and walks to
-the known optimum, the sigma = 0 check skips an inadmissible point, and the final point is
-rerun on more trials with study_seed + 1. The real run (MuJoCo) is recorded in
+with known rates, linear in the knobs, so the rule's steps run in milliseconds: the distance
+and acceptance are the written formulas, the design is a resolution-IV half fraction plus the
+centre on common trials, the linear model recovers the known rates and the choice their
+optimum on the grid, the sigma = 0 floor excludes points, and the final point runs on trials
+the design never used, with study_seed + 1. The real run (MuJoCo) is recorded in
 config/README.md.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -26,33 +28,47 @@ CONFIG = {
     "simulation": {"trials_per_seed": 300, "n_seeds": 2, "document": DOC},
     "tasks": [{"name": "cube30", "cube_mass_kg": 0.05}, {"name": "cube40", "cube_mass_kg": 0.12}],
 }
-KNOBS = {"grip_hold_fraction": (0.2, 0.04, 0.0, 1.0), "pad_width_m": (0.030, 0.004, 0.01, 0.05)}
-OPT = {"grip_hold_fraction": 0.12, "pad_width_m": 0.026}
+KNOBS = {
+    "grip_hold_fraction": (0.15, 0.02),
+    "pad_width_m": (0.030, 0.004),
+    "fixed_pad_extra_m": (0.0035, 0.0015),
+}
+#: The lesson's four rates are reached at these coded values (on the choice's grid).
+OPT = np.array([0.3, -0.5, 0.6])
 CALLS: list[tuple] = []
 
 
-def _rates(point: dict) -> dict[str, float]:
-    """Known rates: the lesson's at OPT, drifting linearly away from it."""
-    dh = point["grip_hold_fraction"] - OPT["grip_hold_fraction"]
-    dw = point["pad_width_m"] - OPT["pad_width_m"]
+def _coded(point: dict) -> np.ndarray:
+    return np.array([(point[k] - c) / h for k, (c, h) in KNOBS.items()])
+
+
+def _rates(point: dict) -> dict[str, tuple[float, float]]:
+    """Known rates, linear in the coded knobs: the lesson's at OPT. Four rates, three knobs,
+    so strict A and B move together along one direction the knobs cannot separate; the slopes
+    below make OPT the unique zero of D."""
+    dx = _coded(point) - OPT
     return {
-        "A": (221 / 300 + 0.5 * dh + 3.0 * dw, 259 / 300),
-        "B": (263 / 300 + 0.2 * dh - 1.0 * dw, 288 / 300),
+        "A": (221 / 300 + dx @ [0.03, 0.02, 0.01], 259 / 300 + dx @ [0.0, 0.0, -0.02]),
+        "B": (263 / 300 + dx @ [0.02, 0.005, 0.0], 288 / 300 + dx @ [0.0, 0.0, -0.008]),
     }
 
 
+def _sigma0(point: dict) -> float:
+    """sigma = 0 success, linear in the coded hold: 0.96 at OPT, below the 95% floor at coded
+    hold < -0.2."""
+    return 0.96 + 0.02 * (_coded(point)[0] - OPT[0])
+
+
 def fake_run(args) -> pd.DataFrame:
-    cfg, task, policy, seed, trials = args
+    cfg, task, policy, seed, start, stop = args
     assert cfg["study_seed"] == CONFIG["study_seed"] + 1  # independent draws
     point = {k: cfg["scene"]["so101"][k] for k in KNOBS}
-    CALLS.append((tuple(sorted(point.items())), task, policy, seed, trials))
-    i = np.arange(trials)
-    if policy is None:  # sigma = 0 check: the optimum's neighbour at lower hold fails it
-        ok = 0.9 if point["grip_hold_fraction"] < 0.1 else 1.0
-        return pd.DataFrame({"seed": 0, "trial": i, "success": i < round(ok * trials)})
+    CALLS.append((tuple(sorted(point.items())), task, policy, seed, start, stop))
+    i = np.arange(start, stop)
+    u = (i * 0.6180339887 + 0.1 * seed) % 1.0  # trial i's fixed uniform
+    if policy is None:
+        return pd.DataFrame({"seed": 0, "trial": i, "success": u < _sigma0(point)})
     strict, loose = _rates(point)[policy]
-    # deterministic counts: trial i succeeds when its (fixed) uniform is below the rate
-    u = (i * 0.6180339887 + 0.1 * seed) % 1.0
     success = u < strict
     loose_ok = (u < loose) | success
     failure = np.where(success, "none", np.where(loose_ok, "dropped", "pushed"))
@@ -92,35 +108,74 @@ def test_targets_are_the_lessons_rates_with_their_se_and_the_gap():
     assert not cal.accepted({**row, "gap": row["gap"] + 0.016}, tgt)
 
 
-def test_rule_searches_with_common_draws_checks_sigma0_and_reruns_the_choice():
-    res = cal.run_rule(CONFIG, knobs=KNOBS, max_points=30, search_trials=200, final_trials=500)
-    search = res[res["stage"] == "search"]
-    best = search.loc[search["distance"].idxmin()]
-    # the search reaches the known optimum (within its smallest step)
-    assert best["grip_hold_fraction"] == pytest.approx(OPT["grip_hold_fraction"], abs=0.011)
-    assert best["pad_width_m"] == pytest.approx(OPT["pad_width_m"], abs=0.0011)
-    # no point scored twice; every search job ran the same trials (common random numbers)
-    keys = [tuple(sorted((k, round(r[k], 7)) for k in KNOBS)) for _, r in search.iterrows()]
-    assert len(set(keys)) == len(keys)
-    policy_jobs = [c for c in CALLS if c[2] is not None]
-    assert {c[4] for c in policy_jobs[:-4]} == {200}
-    assert {(c[2], c[3]) for c in policy_jobs} == {("A", 0), ("A", 1), ("B", 0), ("B", 1)}
-    # the final point: one row, chosen, rerun on 500 trials per (policy, seed), sigma0 >= 95%
+def test_design_is_a_resolution_iv_half_fraction_and_the_centre():
+    x = cal.design_coded(4)
+    assert x.shape == (9, 4) and (x[0] == 0).all()
+    corners = x[1:]
+    assert {tuple(r) for r in corners} == {
+        (a, b, c, a * b * c) for a, b, c in itertools.product((-1.0, 1.0), repeat=3)
+    }
+    # main effects orthogonal to each other and to every two-knob interaction
+    assert (corners.T @ corners == 8 * np.eye(4)).all()
+    for i, j in itertools.combinations(range(4), 2):
+        inter = corners[:, i] * corners[:, j]
+        assert (corners.T @ inter == 0).all()
+
+
+def test_linear_fit_is_least_squares():
+    rng = np.random.default_rng(3)
+    x = cal.design_coded(4)
+    y = rng.random(len(x))
+    beta = cal.fit_linear(x, y)
+    # reference: the normal equations, solved independently
+    xx = np.column_stack([np.ones(len(x)), x])
+    np.testing.assert_allclose(beta, np.linalg.solve(xx.T @ xx, xx.T @ y), atol=1e-12)
+
+
+def test_rule_fits_the_design_chooses_the_optimum_and_evaluates_fresh_trials():
+    res = cal.run_rule(CONFIG, knobs=KNOBS, design_trials=2000, final_trials=500)
+    design = res[res["stage"] == "design"]
+    assert len(design) == 5  # 2^(3-1) + the centre
+    # every design job ran the same trials 0 .. 1999 (common random numbers)
+    jobs = [c for c in CALLS if c[2] is not None]
+    design_jobs, final_jobs = jobs[: 5 * 4], jobs[5 * 4 :]
+    assert {(c[4], c[5]) for c in design_jobs} == {(0, 2000)}
+    # the final point: trials no step of the choice saw, every (policy, seed)
+    assert {(c[4], c[5]) for c in final_jobs} == {(2000, 2500)}
+    assert {(c[2], c[3]) for c in final_jobs} == {("A", 0), ("A", 1), ("B", 0), ("B", 1)}
     final = res[res["chosen"]]
     assert len(final) == 1 and (final["stage"] == "final").all()
     f = final.iloc[0]
-    assert f["n_per_policy"] == 2 * 500 and f["sigma0_min"] >= cal.SIGMA0_MIN_RATE
-    assert f["grip_hold_fraction"] >= 0.1  # an inadmissible point is never chosen
+    assert f["n_per_policy"] == 2 * 500
+    # the known optimum (feasible: its sigma = 0 rate is above the floor)
+    np.testing.assert_allclose(_coded(f.to_dict()), OPT, atol=1e-9)
+    assert _sigma0(f.to_dict()) >= cal.SIGMA0_MIN_RATE
+    predicted = res[res["stage"] == "predicted"].iloc[-1]
+    for k in cal.RATES:  # the model recovers the known (linear) rates
+        pol, crit = k.split("_")[1], k.split("_")[0]
+        want = _rates(f.to_dict())[pol][0 if crit == "strict" else 1]
+        assert predicted[k] == pytest.approx(want, abs=2e-3)
     assert bool(f["accepted"]) == cal.accepted(f.to_dict(), cal.targets(CONFIG))
+    assert f["accepted"]
+
+
+def test_the_sigma0_floor_excludes_points(monkeypatch):
+    """With the optimum below the sigma = 0 floor, the choice stays above it."""
+    monkeypatch.setattr(cal, "SIGMA0_MIN_RATE", 0.965)  # feasible at coded hold >= 0.55
+    res = cal.run_rule(CONFIG, knobs=KNOBS, design_trials=2000, final_trials=100)
+    f = res[res["chosen"]].iloc[0].to_dict()
+    assert _coded(f)[0] >= 0.5 - 1e-9 and _sigma0(f) >= 0.965 - 2e-3
+    assert f["sigma0_cube30"] >= 0.965 and f["sigma0_cube40"] >= 0.965  # measured
+    assert not np.allclose(_coded(f), OPT)
 
 
 def test_no_admissible_point_stops_the_rule(monkeypatch):
     def all_fail(args):
-        cfg, task, policy, seed, trials = args
+        cfg, task, policy, seed, start, stop = args
         if policy is None:
-            return pd.DataFrame({"seed": 0, "trial": np.arange(trials), "success": False})
+            return pd.DataFrame({"seed": 0, "trial": np.arange(start, stop), "success": False})
         return fake_run(args)
 
     monkeypatch.setattr(cal, "_run", all_fail)
     with pytest.raises(ValueError, match="admissible"):
-        cal.run_rule(CONFIG, knobs=KNOBS, max_points=3, search_trials=20, final_trials=20)
+        cal.run_rule(CONFIG, knobs=KNOBS, design_trials=20, final_trials=20)

@@ -174,6 +174,53 @@ def test_a_pushed_trial_ends_when_decided_with_the_full_trials_outcome(scene):
     assert scene.run_trial(x, y, yaw, x, y).n_steps == scene.steps_per_trial
 
 
+def _lowest_and_highest_corner_z(data, geom, size):
+    """(lowest, highest) world z over a box geom's eight corners."""
+    corners = np.array(list(itertools.product((-1.0, 1.0), repeat=3))) * np.asarray(size)
+    z = data.geom_xpos[geom, 2] + corners @ data.geom_xmat[geom].reshape(3, 3)[2]
+    return float(z.min()), float(z.max())
+
+
+def test_a_dropped_trial_ends_once_the_cube_rests_out_of_the_jaws_reach(scene):
+    """A cube that slid out of a weak grip ends the trial once it rests on the table with both
+    pads 5 mm above it: the full trial (forced by a callback) gives the same outcome, and from
+    that tick on no pad touches the cube again."""
+    x, y, yaw = 0.22, 0.0, 0.2
+    weak = SO101Scene(dataclasses.replace(scene.params, grip_hold_fraction=0.01))
+    m, d = weak.model, weak.data
+    cube_size = m.geom_size[weak.cube_geom]
+    ticks = []
+
+    def record(tick):
+        pads_low = min(_lowest_and_highest_corner_z(d, g, m.geom_size[g])[0] for g in weak.pads)
+        bottom, top = _lowest_and_highest_corner_z(d, weak.cube_geom, cube_size)
+        speed = float(np.linalg.norm(d.qvel[weak.cube_dadr : weak.cube_dadr + 3]))
+        pad_contact = any(
+            {int(c.geom1), int(c.geom2)} & set(weak.pads) and weak.cube_geom in (c.geom1, c.geom2)
+            for c in d.contact
+        )
+        ticks.append((bottom, pads_low - top, speed, pad_contact))
+
+    early = weak.run_trial(x, y, yaw, x, y)
+    full = weak.run_trial(x, y, yaw, x, y, callback=record)
+    assert early.failure == full.failure == "dropped"
+    assert (early.success, early.success_loose, early.touched, early.max_lift_m) == (
+        full.success,
+        full.success_loose,
+        full.touched,
+        full.max_lift_m,
+    )
+    assert early.n_steps < weak.steps_per_trial == full.n_steps
+    end = early.n_steps // weak.steps_per_tick - 1
+    assert end >= weak.lift_start_tick
+    bottom, clearance, speed, _ = ticks[end]
+    assert bottom < 0.002 and clearance > 0.005 and speed < 0.01
+    assert not any(contact for *_, contact in ticks[end:])
+    assert early.lift_height_m == pytest.approx(full.lift_height_m, abs=1e-3)
+    # a held cube runs to the end
+    assert scene.run_trial(x, y, yaw, x, y).n_steps == scene.steps_per_trial
+
+
 def test_servo_limits_gravity_compensation_and_hold_torque(scene):
     """STS3215 torque limits, gravcomp on the arm's links only, the hold torque switch, and
     an arm that holds its planned pose with the cube in the jaws."""

@@ -135,6 +135,15 @@ class PickScene:
         :attr:`surface_varies` implements it)."""
         raise NotImplementedError
 
+    #: A cube whose lowest corner is below this height (m) rests on the table (see
+    #: :meth:`left_behind`).
+    resting_m: float = 0.002
+
+    def left_behind(self) -> bool:
+        """True when, during the lift or hold, a cube resting on the table can no longer be
+        reached by the jaws (a scene that implements it ends such a trial there: dropped)."""
+        return False
+
     def decided(self, trace: TrialTrace) -> bool:
         """True when the outcome is already decided at ``decide_tick`` (the trial then ends
         there: its last state is the state of that tick)."""
@@ -217,19 +226,31 @@ class PickScene:
         trace = TrialTrace()
         nstep = self.steps_per_tick
         hooks = self.tick_hooks
+        # after this tick the per-tick contacts only feed ``touched`` and ``both_ever``; once
+        # both are True nothing reads them until the end (``both_end`` is taken after the loop)
+        settled_tick = max(self.loose_tick, -1 if self.decide_tick is None else self.decide_tick)
         for tick in range(self.n_ticks):
             if tick in hooks:
                 hooks[tick]()
             d.ctrl[:] = ctrl[tick]
             mujoco.mj_step(m, d, nstep=nstep)
             trace.n_steps += nstep
-            touch, both = self.jaw_contacts()
-            trace.touched |= touch
-            trace.both_ever |= both
+            if tick <= settled_tick or not trace.both_ever or not trace.touched:
+                touch, both = self.jaw_contacts()
+                trace.touched |= touch
+                trace.both_ever |= both
             if tick == self.loose_tick:
                 trace.loose_both = both
             if tick >= self.lift_start_tick:  # a cube squeezed up out of the jaws is not lifted
-                trace.max_lift_m = max(trace.max_lift_m, self._cube_bottom_m())
+                bottom = self._cube_bottom_m()
+                trace.max_lift_m = max(trace.max_lift_m, bottom)
+                if (
+                    callback is None
+                    and trace.both_ever
+                    and bottom < self.resting_m
+                    and self.left_behind()
+                ):
+                    break
             if callback is not None:
                 callback(tick)
             elif tick == self.decide_tick and self.decided(trace):

@@ -48,6 +48,10 @@ Success tests and failure types, from the contacts and the cube's pose (config/R
   tick; pushed -- touched, but both jaws were never on the cube at the same tick; dropped --
   both jaws were on the cube, and at the end they are not (the cube left the jaws); held_low
   -- both jaws on the cube at the end, its lowest corner below the strict line.
+
+A trial ends early once its outcome is decided (:meth:`SO101Scene.decided`: pushed, at the end
+of the squeeze; :meth:`SO101Scene.left_behind`: dropped, once the cube rests on the table out
+of the rising jaws' reach); its ``lift_height_m`` is then the cube's height at that tick.
 """
 
 from __future__ import annotations
@@ -66,6 +70,12 @@ from evalsim.sim.scene import PickScene, TrialTrace
 #: the base); the first whose position error is below :data:`IK_TOL_M` is taken.
 TILTS_DEG = (0.0, 10.0, -10.0, 20.0, -20.0, 30.0, -30.0)
 IK_TOL_M = 1e-3
+#: Clearance (m) between the pads' lowest corners and a dropped cube's top beyond which the
+#: rising jaws cannot reach it again (:meth:`SO101Scene.left_behind`).
+LEFT_BEHIND_M = 0.005
+#: A dropped cube is left behind once its speed is below this (m/s): it has come to rest, so
+#: the early end records its resting height.
+RESTING_SPEED_M_S = 0.01
 ARM_JOINTS = ("shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll")
 PHASES = ("move", "settle", "descend", "close", "squeeze", "lift", "hold")
 
@@ -244,12 +254,25 @@ def _rot(axis: np.ndarray, angle: float) -> np.ndarray:
 
 def _sum_column_cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``sum_k cross(a[:, k], b[:, k])`` for 3 x 3 ``a``, ``b``: the same operations, in the
-    same order, as three :func:`numpy.cross` calls and their sum (bit for bit), without their
-    overhead (it was most of the IK's time)."""
-    cx = a[1] * b[2] - a[2] * b[1]
-    cy = a[2] * b[0] - a[0] * b[2]
-    cz = a[0] * b[1] - a[1] * b[0]
-    return np.array([cx[0] + cx[1] + cx[2], cy[0] + cy[1] + cy[2], cz[0] + cz[1] + cz[2]])
+    same order, as three :func:`numpy.cross` calls and their sum (bit for bit), on Python
+    floats (numpy's overhead on arrays this small was most of the IK's time)."""
+    (a00, a01, a02), (a10, a11, a12), (a20, a21, a22) = a.tolist()
+    (b00, b01, b02), (b10, b11, b12), (b20, b21, b22) = b.tolist()
+    return np.array(
+        [
+            (a10 * b20 - a20 * b10) + (a11 * b21 - a21 * b11) + (a12 * b22 - a22 * b12),
+            (a20 * b00 - a00 * b20) + (a21 * b01 - a01 * b21) + (a22 * b02 - a02 * b22),
+            (a00 * b10 - a10 * b00) + (a01 * b11 - a11 * b01) + (a02 * b12 - a12 * b02),
+        ]
+    )
+
+
+def _index(adr: np.ndarray) -> slice | np.ndarray:
+    """``adr`` as a slice when its addresses are consecutive (cheaper to index with), else
+    itself; either selects the same elements."""
+    if len(adr) and np.array_equal(adr, np.arange(adr[0], adr[0] + len(adr))):
+        return slice(int(adr[0]), int(adr[0]) + len(adr))
+    return adr
 
 
 class SO101Scene(PickScene):
@@ -267,9 +290,12 @@ class SO101Scene(PickScene):
         self._ik = mujoco.MjData(m)
         self._init_cube(p.cube_size_m)
         self.pads = (m.geom("fixed_jaw_pad").id, m.geom("moving_jaw_pad").id)
+        self.cube_dadr = int(m.jnt_dofadr[m.joint("cube_free").id])
         self.arm_qadr = np.array([m.jnt_qposadr[m.joint(n).id] for n in ARM_JOINTS])
         self.arm_dadr = np.array([m.jnt_dofadr[m.joint(n).id] for n in ARM_JOINTS])
         self.arm_range = np.array([m.jnt_range[m.joint(n).id] for n in ARM_JOINTS])
+        self._arm_q, self._arm_d = _index(self.arm_qadr), _index(self.arm_dadr)
+        self._ik_damping = 1e-4 * np.eye(6)  # the IK's lambda^2 I
         self.grip_qadr = int(m.jnt_qposadr[m.joint("gripper").id])
         self.arm_act = np.array([m.actuator(n).id for n in ARM_JOINTS])
         self.grip_act = m.actuator("gripper").id
@@ -306,30 +332,42 @@ class SO101Scene(PickScene):
     def ik(
         self, target: np.ndarray, rot: np.ndarray, q0: np.ndarray, iters: int = 60
     ) -> tuple[np.ndarray, float]:
-        """Damped-least-squares IK of the grasp site; returns (joint angles, position error m)."""
+        """Damped-least-squares IK of the grasp site; returns (joint angles, position error m).
+
+        Work arrays are filled in place and the damping matrix is built once: the same
+        operations on the same values as stacking them anew each iteration (bit for bit), with
+        less overhead (the IK was a seventh of a trial's time).
+        """
         m, d = self.model, self._ik
         w = self.params.ik_orientation_weight
         q = q0.copy()
         jp = np.zeros((3, m.nv))
         jr = np.zeros((3, m.nv))
-        lam2 = 1e-4
+        # column-major, as numpy.vstack of the fancy-indexed Jacobian rows was: jac.T @ x then
+        # runs the same BLAS kernel, so the same rounding
+        jac = np.empty((6, len(ARM_JOINTS)), order="F")
+        e = np.empty(6)
+        damping = self._ik_damping
         err_p = math.inf
         lo, hi = self.arm_range[:, 0], self.arm_range[:, 1]
+        qi, di, site = self._arm_q, self._arm_d, self.site
         for _ in range(iters):
-            d.qpos[self.arm_qadr] = q
+            d.qpos[qi] = q
             mujoco.mj_kinematics(m, d)
             mujoco.mj_comPos(m, d)
-            pos = d.site_xpos[self.site]
-            cur = d.site_xmat[self.site].reshape(3, 3)
+            pos = d.site_xpos[site]
+            cur = d.site_xmat[site].reshape(3, 3)
             ep = target - pos
             er = 0.5 * _sum_column_cross(cur, rot)
-            err_p = float(np.linalg.norm(ep))
-            if err_p < 1e-4 and float(np.linalg.norm(er)) < 1e-3:
+            err_p = math.sqrt(float(ep.dot(ep)))  # numpy.linalg.norm's own operations
+            if err_p < 1e-4 and math.sqrt(float(er.dot(er))) < 1e-3:
                 break
-            mujoco.mj_jacSite(m, d, jp, jr, self.site)
-            jac = np.vstack([jp[:, self.arm_dadr], w * jr[:, self.arm_dadr]])
-            e = np.concatenate([ep, w * er])
-            dq = jac.T @ np.linalg.solve(jac @ jac.T + lam2 * np.eye(6), e)
+            mujoco.mj_jacSite(m, d, jp, jr, site)
+            jac[:3] = jp[:, di]
+            jac[3:] = w * jr[:, di]
+            e[:3] = ep
+            e[3:] = w * er
+            dq = jac.T @ np.linalg.solve(jac @ jac.T + damping, e)
             q = np.clip(q + dq, lo, hi)
         return q, err_p
 
@@ -366,8 +404,6 @@ class SO101Scene(PickScene):
         q_above, _ = self.ik(np.array([aim_x, aim_y, z + p.above_m]), rot, q_grasp)
         q_lift, _ = self.ik(np.array([aim_x, aim_y, z + p.lift_m]), rot, q_grasp)
         g_open, g_shut = p.gripper_open_rad, p.gripper_closed_rad
-        nu = self.model.nu
-        rows = []
         legs = (
             (self.q_home, q_above, g_open, g_open),  # move
             (q_above, q_above, g_open, g_open),  # settle
@@ -377,18 +413,20 @@ class SO101Scene(PickScene):
             (q_grasp, q_lift, g_shut, g_shut),  # lift
             (q_lift, q_lift, g_shut, g_shut),  # hold
         )
+        # smoothstep s(u) = u^2 (3 - 2u), u = (j + 1) / n on tick j of an n-tick phase: whole
+        # phases at once, the same operations per element as a row at a time
+        ctrl = np.zeros((self.n_ticks, self.model.nu))
+        row = 0
         for n, (qa, qb, ga, gb) in zip(self.phase_ticks, legs, strict=True):
-            for j in range(n):
-                u = (j + 1) / n
-                s = u * u * (3.0 - 2.0 * u)
-                c = np.zeros(nu)
-                c[self.arm_act] = qa + s * (qb - qa)
-                c[self.grip_act] = ga + s * (gb - ga)
-                rows.append(c)
+            u = np.arange(1, n + 1) / n
+            s = u * u * (3.0 - 2.0 * u)
+            ctrl[row : row + n, self.arm_act] = qa + s[:, None] * (qb - qa)
+            ctrl[row : row + n, self.grip_act] = ga + s * (gb - ga)
+            row += n
         lag = round(p.latency_s * p.control_hz)
         if lag > 0:  # set points arrive ``lag`` ticks late; the trial keeps its length
-            rows = [rows[0]] * lag + rows[:-lag]
-        return np.array(rows)
+            ctrl = np.concatenate([np.repeat(ctrl[:1], lag, axis=0), ctrl[:-lag]])
+        return ctrl
 
     # ---- one trial ------------------------------------------------------------------------
     def reset(self, x_m: float, y_m: float, yaw_rad: float) -> None:
@@ -450,6 +488,29 @@ class SO101Scene(PickScene):
         ``lift_height_m`` is the cube's height at that tick). *Missed* is not decided there:
         a rising pad can still brush the cube (1 of 300 trials at sigma 9 and 20 mm)."""
         return trace.touched and not trace.both_ever
+
+    def left_behind(self) -> bool:
+        """The cube was dropped for good: it has come to rest (speed below
+        :data:`RESTING_SPEED_M_S`) and both pads' lowest corners are more than
+        :data:`LEFT_BEHIND_M` above its highest corner. Called from the lift on, for a
+        cube that was held and now rests on the table: the set points only rise from there,
+        and only the pads collide with the cube, so neither jaw can be on it at the end (it is
+        *dropped*); the trial ends there (faster pools; its ``lift_height_m`` is the cube's
+        height at that tick)."""
+        d = self.data
+        v = d.qvel[self.cube_dadr : self.cube_dadr + 3]
+        if float(v.dot(v)) > RESTING_SPEED_M_S**2:  # still falling or sliding
+            return False
+        top = 2.0 * float(d.xpos[self.cube_body, 2]) - self._cube_bottom_m()
+        for g in self.pads:
+            r = d.geom_xmat[g]
+            size = self.model.geom_size[g]
+            low = d.geom_xpos[g, 2] - (
+                abs(r[6]) * size[0] + abs(r[7]) * size[1] + abs(r[8]) * size[2]
+            )
+            if low < top + LEFT_BEHIND_M:
+                return False
+        return True
 
     def failure(self, success: bool, trace: TrialTrace) -> str:
         """The failure type from what happened: :func:`so101_failure_type`."""
