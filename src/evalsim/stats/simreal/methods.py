@@ -547,26 +547,25 @@ def _blaker_table(n: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
         acc = np.nonzero(gam[:, k] > alpha)[0]
         i, j = int(acc[0]), int(acc[-1])
         if i > 0:
-            a, b = g[i - 1], g[i]
-            for _ in range(50):
-                mid = 0.5 * (a + b)
-                if _blaker_gamma(np.array([mid]), n)[0, k] > alpha:
-                    b = mid
-                else:
-                    a = mid
-            lo[k] = a
+            lo[k] = _blaker_edge(g[i - 1], g[i], k, n, alpha, accepted_above=True)[0]
         if j < g.size - 1:
-            a, b = g[j], g[j + 1]
-            for _ in range(50):
-                mid = 0.5 * (a + b)
-                if _blaker_gamma(np.array([mid]), n)[0, k] > alpha:
-                    a = mid
-                else:
-                    b = mid
-            hi[k] = b
+            hi[k] = _blaker_edge(g[j], g[j + 1], k, n, alpha, accepted_above=False)[1]
     lo.setflags(write=False)
     hi.setflags(write=False)
     return lo, hi
+
+
+def _blaker_edge(a: float, b: float, k: int, n: int, alpha: float, accepted_above: bool):
+    """Bisect [a, b] (50 steps) for where Blaker's gamma(., k) of Binomial(n) crosses alpha;
+    the accepted rates lie above the crossing (a lower end) or below it (an upper end).
+    Returns the final bracket (a, b)."""
+    for _ in range(50):
+        mid = 0.5 * (a + b)
+        if (_blaker_gamma(np.array([mid]), n)[0, k] > alpha) == accepted_above:
+            b = mid
+        else:
+            a = mid
+    return a, b
 
 
 def _real_only(k, n: int, alpha: float):
