@@ -1346,3 +1346,136 @@ def test_an_unknown_rule_is_refused_when_judged():
     )  # fmt: skip
     with pytest.raises(ValueError, match=r"^claim '9-08': unknown rule 'vibes'$"):
         judge_claim(claim, _tables(T99=pd.DataFrame({"v": [1.0]})))
+
+
+# ------------------------------------------------------------- the command's other outputs
+def _verdict_frame(counts: dict[str, int]) -> pd.DataFrame:
+    rows = [
+        {"id": f"{v[:3]}-{i}", "quote": "q", "stated": "1", "reproduced": "1", "verdict": v}
+        for v, n in counts.items()
+        for i in range(n)
+    ]
+    return pd.DataFrame(rows).assign(reason="r", doc="000", lines="", method="m")
+
+
+def test_headline_counts_each_verdict_in_its_place():
+    from evalsim.ledger.output import headline
+
+    counts = {
+        "document error": 1,
+        "simulation differs": 2,
+        "document rounding": 3,
+        "matches": 4,
+        "ambiguous": 5,
+    }
+    df = _verdict_frame(counts)
+    assert headline(df) == (
+        "15 claims: 1 document errors, 2 where only our simulation differs, "
+        "3 document roundings, 4 matches, 5 ambiguous"
+    )
+    df = _verdict_frame({**counts, "missing source": 6})
+    assert headline(df).endswith("5 ambiguous, 6 missing source")
+    assert headline(df).startswith("21 claims: ")
+    # A verdict that does not occur is counted as 0, not left out.
+    assert headline(_verdict_frame({"ambiguous": 2})) == (
+        "2 claims: 0 document errors, 0 where only our simulation differs, "
+        "0 document roundings, 0 matches, 2 ambiguous"
+    )
+
+
+def test_ledger_html_page_has_its_title_note_and_rows(tmp_path):
+    import json
+
+    from evalsim.ledger.output import headline, write_ledger
+
+    df = _verdict_frame({"matches": 2, "document error": 1}).assign(
+        quote=["alpha quote", "beta quote", "gamma quote"]
+    )
+    html = ledger_html(df)
+    assert "<title>Claims ledger</title>" in html and "<h1>Claims ledger</h1>" in html
+    assert (
+        f"<strong>Note.</strong> {headline(df)}. The verdicts, and the party each names: "
+        "<code>docs/START_HERE.md</code>. <code>results/claims.csv</code> also holds each "
+        "claim's lines in its document, method and source; <code>results/claims.md</code> "
+        "groups the rows by document.</p>"
+    ) in html
+    assert f"evalsimTable: {json.dumps('claims')}," in html
+    for quote in ("alpha quote", "beta quote", "gamma quote"):
+        assert quote in html
+    titled = df.copy()
+    titled.attrs["title"] = "Ledger of four documents"
+    assert "<h1>Ledger of four documents</h1>" in ledger_html(titled)
+    assert "Claims ledger" not in ledger_html(titled)
+    # write_ledger writes that page (and no page without html_path).
+    paths = [tmp_path / n for n in ("c.csv", "c.md", "c.html")]
+    write_ledger(df, *paths[:2], None, paths[2])
+    assert paths[2].read_text(encoding="utf-8") == html
+    write_ledger(df, tmp_path / "d.csv", tmp_path / "d.md")
+    assert not (tmp_path / "d.html").exists()
+
+
+def test_build_command_writes_the_html_page(tmp_path):
+    from evalsim.ledger import main
+
+    tables = tmp_path / "results" / "tables"
+    tables.mkdir(parents=True)
+    (tables / "T99_x.csv").write_text("v\n0.5\n")
+    claims = _claims_file(tmp_path, [_one(quote="the one quote")])
+    page = tmp_path / "page" / "claims.html"
+    args = ["build", "--claims", str(claims), "--root", str(tmp_path), "--html", str(page)]
+    assert main([*args, "--csv", str(tmp_path / "c.csv"), "--md", str(tmp_path / "c.md")]) == 0
+    text = page.read_text(encoding="utf-8")
+    assert "1 claims: 0 document errors" in text and "the one quote" in text
+
+
+def test_sections_use_the_first_markers_when_the_text_quotes_them_again():
+    begin, end = "<!-- BEGIN generated:s -->", "<!-- END generated:s -->"
+    # A README whose later prose quotes the markers (e.g. a contributor's note).
+    text = f"a\n{begin}\nold\n{end}\nmid {end} and {begin} again {end}\nz\n"
+    assert section(text, "s") == "old"
+    new = replace_section(text, "s", "body")
+    assert new == f"a\n{begin}\nbody\n{end}\nmid {end} and {begin} again {end}\nz\n"
+
+
+def _code_documents(folder: Path) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "a.txt").write_text(
+        "Prose.\n\nfrom scipy.stats import beta\n\n"
+        "def clopper_pearson(k, n, alpha=0.05):\n"
+        "    lower = 0.0 if k == 0 else beta.ppf(alpha / 2, k, n - k + 1)\n"
+        "    upper = 1.0 if k == n else beta.ppf(1 - alpha / 2, k + 1, n - k)\n"
+        "    return float(lower), float(upper)\n\nMore prose.\n",
+        encoding="utf-8",
+    )
+    (folder / "b.txt").write_text("Only prose here, no code at all.\n", encoding="utf-8")
+    return folder
+
+
+def test_code_command_runs_the_documents_and_prints_a_line_per_row(tmp_path, capsys):
+    from evalsim.ledger import main
+
+    docs = _code_documents(tmp_path / "docs")
+    csv = tmp_path / "out" / "code.csv"
+    assert main(["code", "--documents", str(docs), "--csv", str(csv)]) == 0
+    df = pd.read_csv(csv, dtype=str, keep_default_na=False)
+    assert df["doc"].tolist() == ["a.txt", "b.txt"]
+    assert df["function"].tolist() == ["clopper_pearson", ""]
+    assert df["ran"].tolist() == ["ok", "no Python in the document"]
+    assert df["right"].tolist() == ["True", ""]
+    assert capsys.readouterr().out == (
+        "a.txt  clopper_pearson  ran: ok  right: True\n"
+        "b.txt  -  ran: no Python in the document  right: \n"
+    )
+
+
+def test_code_command_defaults_to_the_shared_documents_and_results(tmp_path, monkeypatch):
+    from evalsim.ledger import main
+
+    # Without --documents and $EVALSIM_DOCUMENTS: ../shared/seeds beside the repository.
+    monkeypatch.delenv("EVALSIM_DOCUMENTS", raising=False)
+    _code_documents(tmp_path / "shared" / "seeds")
+    (tmp_path / "repo").mkdir()
+    monkeypatch.chdir(tmp_path / "repo")
+    assert main(["code"]) == 0
+    df = pd.read_csv(tmp_path / "repo" / "results" / "document_code.csv", dtype=str)
+    assert df["doc"].tolist() == ["a.txt", "b.txt"]

@@ -59,6 +59,7 @@ GROUPS: dict[str, dict] = {
             "evalsim/ledger/cli.py",
             "evalsim/safe_expr.py",
         ],
+        "skip_help": True,
         "tests": ["tests/test_ledger.py"],
     },
     "resample": {
