@@ -256,3 +256,42 @@ def test_power_of_region_is_the_regions_probability(test):
         if region[k1, k2]
     )
     assert got == pytest.approx(want, rel=1e-12)
+
+
+def test_prefix_over_on_grid_is_the_first_prefix_reaching_the_threshold():
+    # Plain Python: at each rate the running sum of hyp[t] b(margin[t]; N, pi) over the
+    # tables, read at each candidate length; the first candidate reaching thr at any rate.
+    import numpy as np
+
+    from evalsim.stats.two_sample import _unconditional_kernels as kernels
+
+    rng = np.random.default_rng(7)
+    nn = 23
+    margin = rng.integers(0, nn + 1, size=60)
+    hyp = rng.uniform(0.0, 0.05, size=60)
+    cands = np.unique(rng.integers(1, 61, size=15))
+    grid = np.array([0.1, 0.35, 0.5, 0.8])
+    for thr in (0.002, 0.01, 0.03, 0.08, 10.0):
+        want = len(cands)
+        for pi in grid:
+            pmf = binom.pmf(np.arange(nn + 1), nn, pi)
+            for j, length in enumerate(cands):
+                if sum(hyp[t] * pmf[margin[t]] for t in range(length)) >= thr:
+                    want = min(want, j)
+                    break
+        assert kernels.prefix_over_on_grid(margin, hyp, cands, nn, grid, thr) == want
+
+
+@pytest.mark.parametrize("test", CERTIFIED)
+@pytest.mark.parametrize(
+    ("n1", "n2", "alpha", "alternative"),
+    [(12, 19, 0.01, "two-sided"), (25, 9, 0.2, "greater"), (16, 16, 0.05, "less")],
+)
+def test_region_search_finds_the_p_value_boundary(test, n1, n2, alpha, alternative):
+    # The bracketed search (grid bound, then certified steps down) gives exactly the tables
+    # whose certified one-table p-value is below alpha, here at small and large alphas.
+    region_, undecided = rejection_region(test, n1, n2, alpha, alternative)
+    p, _ = unconditional_pvalue_table(test, n1, n2, alternative)
+    assert undecided == 0
+    assert (region_ == (p < alpha * (1 - 1e-9))).all()
+    assert region_.any()

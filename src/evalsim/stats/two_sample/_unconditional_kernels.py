@@ -939,3 +939,33 @@ def region_mass(mask, b1, b2, n2):
         if mask[t]:
             s += b1[t // m2] * b2[t % m2]
     return s
+
+
+@njit(cache=True)
+def prefix_over_on_grid(margin, hyp, cands, nn, grid, thr):
+    """Smallest ``j`` such that the prefix of length ``cands[j]`` has probability at least
+    ``thr`` at some rate of ``grid``; ``len(cands)`` if none.
+
+    ``margin`` and ``hyp`` are the tables' margins ``k`` and hypergeometric probabilities in
+    the order of the prefixes; a prefix's probability at ``pi`` is
+    ``sum_t hyp[t] b(margin[t]; N, pi)`` (the tail polynomial, summed table by table). A grid
+    value is attained by the supremum, so (up to the rounding of the sums, which the caller
+    checks) no prefix from ``cands[j]`` on has a p-value supremum below ``thr``.
+    """
+    best = cands.shape[0]
+    for g in range(grid.shape[0]):
+        pi = grid[g]
+        pmf = np.empty(nn + 1, dtype=np.float64)
+        for k in range(nn + 1):
+            pmf[k] = math.exp(binom_logpmf(k, nn, pi))
+        cum = 0.0
+        t = 0
+        for j in range(best):
+            stop = cands[j]
+            while t < stop:
+                cum += hyp[t] * pmf[margin[t]]
+                t += 1
+            if cum >= thr:
+                best = j
+                break
+    return best

@@ -75,7 +75,8 @@ def _prefix_region(space, score, tie, thr):
     order = np.argsort(score, kind="stable")
     s_sorted = score[order]
     ends = np.searchsorted(s_sorted, s_sorted * (1.0 + tie), side="right")
-    cands = np.unique(ends)  # prefix lengths of the distinct regions, increasing
+    # prefix lengths of the distinct regions, increasing (ends is sorted: its distinct values)
+    cands = ends[np.concatenate(([True], ends[1:] != ends[:-1]))]
     kidx = space.margins()[order]
     hyp = space.hyp[order]
     nn = space.n1 + space.n2
@@ -84,7 +85,9 @@ def _prefix_region(space, score, tie, thr):
     def below(length: int) -> bool:
         nonlocal undecided
         beta = np.minimum(np.bincount(kidx[:length], hyp[:length], minlength=nn + 1), 1.0)
-        p, up = _k.certified_sup(beta, 0.0, 1.0, 32, 1e-6, 200_000)[:2]
+        # stop at thr: a value attained at or above it decides "not below" (the supremum
+        # found without the stop is at least that value); below it nothing changes
+        p, up = _k.certified_sup_stop(beta, 0.0, 1.0, 32, 1e-6, 200_000, thr)[:2]
         if up < thr:
             return True
         if p >= thr:
@@ -94,8 +97,8 @@ def _prefix_region(space, score, tie, thr):
             undecided += 1
         return p < thr
 
-    lo, hi = -1, len(cands)  # below(cands[lo]) true (lo = -1: none), below(cands[hi]) false
-    while hi - lo > 1:
+    lo, hi = _bracket(kidx, hyp, cands, nn, thr, below)
+    while hi - lo > 1:  # below(cands[lo]) true (lo = -1: none), below(cands[hi]) false
         mid = (lo + hi) // 2
         if below(int(cands[mid])):
             lo = mid
@@ -105,6 +108,32 @@ def _prefix_region(space, score, tie, thr):
     if lo >= 0:
         mask[order[: int(cands[lo])]] = True
     return mask, undecided
+
+
+#: Rates at which :func:`_bracket` evaluates the prefixes (even in arcsine scale, as the
+#: certified supremum's first grid).
+_BRACKET_GRID = np.sin(np.linspace(0.0, np.pi / 2.0, 65)[1:-1]) ** 2
+
+
+def _bracket(kidx, hyp, cands, nn, thr, below):
+    """``(lo, hi)`` with ``below(cands[lo])`` true (or ``lo = -1``) and ``below(cands[hi])``
+    false (or ``hi = len(cands)``), where the boundary lies, for the bisection.
+
+    ``below`` is monotone in the prefix's length (a longer prefix adds tables, so its p-value
+    supremum is larger). A prefix whose probability reaches ``thr (1 + 1e-9)`` at a rate of a
+    grid is not below: its supremum is at least that value, which the sums' rounding (about
+    1e-14 relative) and the certified search's tolerance (1e-12) cannot bring under ``thr``.
+    That gives ``hi`` in one pass over the tables; the certified checks then step down from
+    it, doubling the step (the grid misses the peak by little). The bisection between the two
+    finds the same boundary as from ``(-1, len(cands))``, in one or two certified suprema
+    instead of about log2 of the number of candidates.
+    """
+    hi = int(_k.prefix_over_on_grid(kidx, hyp, cands, nn, _BRACKET_GRID, thr * (1.0 + 1e-9)))
+    step, lo = 1, hi - 1
+    while lo >= 0 and not below(int(cands[lo])):
+        hi, lo = lo, lo - step
+        step *= 2
+    return max(lo, -1), hi
 
 
 def rejection_region(test, n1, n2, alpha=0.05, alternative="two-sided", gamma=None):
