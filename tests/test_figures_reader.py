@@ -140,7 +140,7 @@ def designs():
 
 
 def test_f05_legend_is_legible_and_paired_curve_is_drawn_over_alpha(designs):
-    from evalsim.products.sequential import false_win_figure, type1_curve
+    from evalsim.products.sequential_figures import false_win_figure, type1_curve
 
     fig = false_win_figure(designs, alpha=0.05, n_naive=10, p_points=21)
     (ax,) = fig.axes
@@ -164,7 +164,7 @@ def test_f05_legend_is_legible_and_paired_curve_is_drawn_over_alpha(designs):
 
 
 def test_f06_curves_and_reference_lines_are_distinguishable(designs):
-    from evalsim.products.sequential import power_ess_figure
+    from evalsim.products.sequential_figures import power_ess_figure
 
     fig = power_ess_figure(designs, 0.5, [0.5, 0.7, 0.9], 0.05)
     ax1, ax2 = fig.axes

@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
+from scipy.special import ndtr  # norm.sf(x) = ndtr(-x), without loading scipy.stats
 
 from evalsim.products._common import titled_frame
 from evalsim.stats.decision import rejects
@@ -182,8 +182,8 @@ def repeat_evaluation_gap(n: int = 20, p: float = 0.7, gap_points: float = 20.0)
     p_gt = float(joint[diff >= k_more].sum())
     sd = math.sqrt(2.0 * p * (1.0 - p) / n)
     gap = gap_points / 100.0
-    p_norm = float(2.0 * norm.sf(gap / sd))
-    p_norm_cc = float(2.0 * norm.sf((gap - 0.5 / n) / sd))
+    p_norm = float(2.0 * ndtr(-(gap / sd)))
+    p_norm_cc = float(2.0 * ndtr(-((gap - 0.5 / n) / sd)))
     se = math.sqrt(p * (1.0 - p) / n)
     quote = "the scores differ by 20 or more points about one time in six"
     rows = [
@@ -429,7 +429,7 @@ def _pooled_z_p(k1: int, n1: int, k2: int, n2: int) -> float:
     se = math.sqrt(p * (1 - p) * (1 / n1 + 1 / n2))
     if se == 0:
         return 1.0
-    return float(2.0 * norm.sf(abs(k1 / n1 - k2 / n2) / se))
+    return float(2.0 * ndtr(-(abs(k1 / n1 - k2 / n2) / se)))
 
 
 # ---------------------------------------------------------------- T21

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 import pandas as pd
-from scipy.stats import norm
+from scipy.special import ndtri  # norm.ppf, without loading scipy.stats
 
 from evalsim.products._common import titled_frame
 from evalsim.products.design import NAN, _pts
@@ -113,7 +113,7 @@ def width_vs_n(
 
 def _wilson_width_at(rate: float, n: int, confidence: float) -> float:
     """Wilson width at an observed rate that need not be k/n for integer k (closed form)."""
-    z = float(norm.ppf(0.5 + confidence / 2.0))
+    z = float(ndtri(0.5 + confidence / 2.0))
     denom = 1.0 + z * z / n
     return 2.0 * (z / denom) * math.sqrt(rate * (1 - rate) / n + z * z / (4.0 * n * n))
 

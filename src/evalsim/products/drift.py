@@ -34,12 +34,11 @@ from __future__ import annotations
 import logging
 import math
 from concurrent.futures import ProcessPoolExecutor
+from typing import TYPE_CHECKING
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from evalsim.figures import OKABE_ITO, PAGE_WIDTH_IN
 from evalsim.seeding import rng_for
 from evalsim.sim.jobs import offset_job_config
 from evalsim.sim.rollout import drift_vector_mm, policy_sigma_mm, run_trials
@@ -49,6 +48,9 @@ from evalsim.stats.independence.checks import (
     rejection_rates_mc,
 )
 from evalsim.stats.two_sample.fisher import fisher_pvalue_table
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = [
     "DESIGNS",
@@ -387,7 +389,7 @@ def _drift_curve(ax, rows: pd.DataFrame, y, style: tuple[str, str], color, label
 
 def drift_figure(
     table: pd.DataFrame, curve: pd.DataFrame, figure_n: int, alpha: float, policies: list[str]
-) -> plt.Figure:
+) -> Figure:
     """F10: false wins, bias and the checks' power against the drift rate at ``figure_n``.
 
     Top left: success against the constant offset (simulated, ±2 binomial SE bars). Top
@@ -396,6 +398,11 @@ def drift_figure(
     right: how often the command's warning flags each policy's own trials, blocked vs
     interleaved (the per-check powers are in the table).
     """
+    # heavy optional dependencies, only for figures (T36's job does without them)
+    import matplotlib.pyplot as plt
+
+    from evalsim.figures import OKABE_ITO, PAGE_WIDTH_IN
+
     fig, axes = plt.subplots(2, 2, figsize=(PAGE_WIDTH_IN, 5.2))
     ax_c, ax_f, ax_b, ax_p = axes.ravel()
     for i, policy in enumerate(dict.fromkeys(policies)):

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy.stats import norm
+from scipy.special import ndtri  # norm.ppf, without loading scipy.stats
 
 from evalsim.products.experiment import DOCUMENT_000, exact_mean_width
 from evalsim.stats._validate import check_confidence
@@ -100,7 +100,7 @@ def plot_width(table_b: pd.DataFrame, policy: str, confidence: float = 0.95, ax=
     from evalsim.figures import color_for
 
     confidence, sub, ax, p, ns, dense = _pool_panel(table_b, policy, confidence, ax)
-    z = float(norm.ppf(0.5 + confidence / 2))
+    z = float(ndtri(0.5 + confidence / 2))
     exact = [exact_mean_width(int(n), p, "wilson", confidence) for n in dense]
     ax.plot(dense, exact, color=color_for(0), lw=1.2, label="exact expected width")
     ax.plot(

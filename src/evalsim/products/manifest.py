@@ -843,7 +843,7 @@ _SEQUENTIAL = [
         "F05_sequential_false_win",
         "sequential",
         "figure",
-        "sequential:false_win_figure",
+        "sequential_figures:false_win_figure",
         _args(
             "sequential.alpha",
             "n_naive=sequential.figure.naive_n",
@@ -855,7 +855,7 @@ _SEQUENTIAL = [
         "F06_sequential_power_ess",
         "sequential",
         "figure",
-        "sequential:power_ess_figure",
+        "sequential_figures:power_ess_figure",
         _args("sequential.figure.p_a", "p_b_grid=sequential.figure.p_b", "sequential.alpha"),
         lambda c: {"designs": _designs(c)},
     ),

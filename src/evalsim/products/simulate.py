@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import math
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from scipy import stats
 
-from evalsim.figures import COLUMN_WIDTH_IN, color_for
 from evalsim.products._common import titled_frame
 from evalsim.products.experiment import DOCUMENT_000
 from evalsim.sim.scene import FAILURES
@@ -104,6 +102,11 @@ def success_vs_sigma_figure(
     the other or the curve's point there, the pools are drawn :data:`MARKER_OFFSET_MM` right of
     it and the lesson's values as far left, which the legend says.
     """
+    # heavy optional dependencies, only for figures (the tables' jobs do without them)
+    import matplotlib.pyplot as plt
+
+    from evalsim.figures import COLUMN_WIDTH_IN, color_for
+
     if ax is None:
         fig, ax = plt.subplots(figsize=(COLUMN_WIDTH_IN * 1.6, COLUMN_WIDTH_IN * 1.1))
     else:

@@ -26,7 +26,7 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as _sps
+from scipy.special import chdtrc  # chi2.sf(x, df) = chdtrc(df, x), without loading scipy.stats
 
 from evalsim.stats._validate import check_confidence, check_counts, check_n
 from evalsim.stats.multi import _hierarchy_kernels as _k
@@ -150,7 +150,7 @@ def two_spreads(successes, sizes) -> TwoSpreads:
     deff = 1.0 + (m_bar - 1.0) * max(icc, 0.0) if not math.isnan(icc) else math.nan
     if 0.0 < p < 1.0:
         chi2 = float(np.sum(n * (rates - p) ** 2) / (p * (1.0 - p)))
-        homog = float(_sps.chi2.sf(chi2, g - 1))
+        homog = float(chdtrc(g - 1, chi2))
     else:
         homog = math.nan
     return TwoSpreads(

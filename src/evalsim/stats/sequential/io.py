@@ -43,7 +43,7 @@ import os
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import norm
+from scipy.special import ndtr, ndtri  # norm.cdf, norm.ppf without loading scipy.stats
 
 from evalsim.io import write_text_atomic
 from evalsim.stats.sequential.core import ALTERNATIVES, Certificate, SequentialDesign
@@ -375,7 +375,7 @@ _WORDS = {
 
 
 def _conf(z: float) -> float:
-    return float(min(max(2.0 * norm.cdf(z) - 1.0, 0.5), 1.0 - 1e-12))
+    return float(min(max(2.0 * ndtr(z) - 1.0, 0.5), 1.0 - 1e-12))
 
 
 def check_unpaired(design: SequentialDesign, success_a, success_b) -> CheckResult:
@@ -426,7 +426,7 @@ def check_unpaired(design: SequentialDesign, success_a, success_b) -> CheckResul
     c = float(r["crit"][j])
     if not math.isfinite(c):
         finite = r["crit"][np.isfinite(r["crit"])]
-        c = float(finite[-1]) if finite.size else float(norm.ppf(1 - design.alpha))
+        c = float(finite[-1]) if finite.size else float(ndtri(1 - design.alpha))
     conf = _conf(c)
     iv = diff_interval(kb, m, ka, m, method="newcombe", confidence=conf)
     return CheckResult(
@@ -473,7 +473,7 @@ def check_paired(design: SequentialDesign, success_a, success_b) -> CheckResult:
         bound = f"pair {t}: B alone {b_only} of {d} discordant in the futility band"
     else:
         bound = f"pair {t}: maximum reached, no boundary crossed"
-    z = float(sign_z(up, d)) if 0 < up <= d else float(norm.ppf(1 - design.alpha))
+    z = float(sign_z(up, d)) if 0 < up <= d else float(ndtri(1 - design.alpha))
     conf = _conf(abs(z))
     counts = PairedCounts(
         both_succeed=int((aa & bb).sum()),
