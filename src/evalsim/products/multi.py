@@ -431,7 +431,7 @@ def ranking_figure(table, confidence: float = 0.95, ax=None, policies=None, sour
     """
     import matplotlib.pyplot as plt
 
-    from evalsim.figures import COLUMN_WIDTH_IN, color_for
+    from evalsim.figures import COLUMN_WIDTH_IN, ranking_intervals
 
     message = None if policies is None else ranking_message(policies, source)
     if message is not None:
@@ -455,28 +455,14 @@ def ranking_figure(table, confidence: float = 0.95, ax=None, policies=None, sour
         fig = ax.figure
     y = np.arange(len(df))[::-1]
     m = df["macro"].to_numpy(float)
-    ax.errorbar(
+    ranking_intervals(
+        ax,
         m,
         y,
-        xerr=[m - df["macro_lower"].to_numpy(float), df["macro_upper"].to_numpy(float) - m],
-        fmt="none",
-        lw=3.0,
-        alpha=0.45,
-        color=color_for(1),
-        label=f"per-policy {confidence:g} interval",
-    )
-    ax.errorbar(
-        m,
-        y,
-        xerr=[
-            m - df["simultaneous_lower"].to_numpy(float),
-            df["simultaneous_upper"].to_numpy(float) - m,
-        ],
-        fmt="o",
-        ms=3.5,
-        capsize=2,
-        color=color_for(0),
-        label=f"simultaneous {confidence:g} interval",
+        (df["macro_lower"].to_numpy(float), df["macro_upper"].to_numpy(float)),
+        (df["simultaneous_lower"].to_numpy(float), df["simultaneous_upper"].to_numpy(float)),
+        f"per-policy {confidence:g} interval",
+        f"simultaneous {confidence:g} interval",
     )
     ax.set_yticks(y, df["policy"])
     ax.set_ylim(-0.6, len(df) - 0.4)
