@@ -5,6 +5,28 @@ from __future__ import annotations
 import pandas as pd
 
 
+def captioned(df: pd.DataFrame, title: str, note: str) -> pd.DataFrame:
+    """Give a table's DataFrame its title and note.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table; changed in place.
+    title : str
+        ``attrs["title"]``: the table's heading.
+    note : str
+        ``attrs["note"]``: the text under the table.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``df``, with the two attributes set.
+    """
+    df.attrs["title"] = title
+    df.attrs["note"] = note
+    return df
+
+
 def titled_frame(rows: list[dict], title: str, note: str) -> pd.DataFrame:
     """A table's DataFrame with its title and note.
 
@@ -22,7 +44,4 @@ def titled_frame(rows: list[dict], title: str, note: str) -> pd.DataFrame:
     pandas.DataFrame
         ``pd.DataFrame(rows)`` with the two attributes set.
     """
-    df = pd.DataFrame(rows)
-    df.attrs["title"] = title
-    df.attrs["note"] = note
-    return df
+    return captioned(pd.DataFrame(rows), title, note)

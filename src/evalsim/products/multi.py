@@ -16,6 +16,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from evalsim.products._common import captioned
 from evalsim.seeding import rng_for
 from evalsim.stats.multi.aggregate import aggregate_success, outcome_grid, task_pairs
 from evalsim.stats.multi.rank import rank_policies, ranking_frame
@@ -291,8 +292,9 @@ def ranking_table(
     sigma = trials.groupby("policy")["sigma_mm"].first().to_dict() if "sigma_mm" in trials else {}
     df = ranking_frame(r, sigma)
     what = "the configured policies" if source == "policies" else "the sigma sweep's sigma values"
-    df.attrs["title"] = f"T35 Ranking of {what} with a compact letter display"
-    df.attrs["note"] = (
+    return captioned(
+        df,
+        f"T35 Ranking of {what} with a compact letter display",
         f"Outcome: {outcome}; {len(grid.tasks)} task(s): {', '.join(grid.tasks)}. Ranked by "
         "macro success (mean of task rates). Every pair compared by the exact stratified "
         f"test over the tasks; Holm-adjusted over the {len(r.pairs)} pairs; policies that "
@@ -303,9 +305,8 @@ def ranking_table(
         "iqm: interquartile mean of per-seed task rates with rliable's stratified bootstrap "
         "(only with training seeds). p_improve_over_next: rliable's P(this > next-ranked) with "
         "its bootstrap interval, on "
-        f"per-seed rates when there are seeds, else on episodes. {bootstrap_reps:,} replicates."
+        f"per-seed rates when there are seeds, else on episodes. {bootstrap_reps:,} replicates.",
     )
-    return df
 
 
 def per_task_figure(table, confidence: float = 0.95, ax=None):

@@ -25,6 +25,7 @@ from matplotlib.ticker import MaxNLocator
 from scipy.stats import hypergeom
 
 from evalsim.figures import OKABE_ITO, PAGE_WIDTH_IN
+from evalsim.products._common import captioned
 from evalsim.seeding import rng_for
 from evalsim.stats.boundaries import BOUNDARY_FAMILIES
 from evalsim.stats.sequential.core import SequentialDesign
@@ -219,15 +220,15 @@ def oc_table(
                 row["vs STEP"] = ""
             rows.append(row)
     df = pd.DataFrame(rows)
-    df.attrs["title"] = "T32: sequential operating characteristics (exact)"
-    df.attrs["note"] = (
+    return captioned(
+        df,
+        "T32: sequential operating characteristics (exact)",
         "Power and ESS are exact (DP over the tallies). Fixed n: the smallest n from which the "
         "exact fixed-n test keeps the design's power for 10 more n. STEP's figures are as "
         "published in issue 13 (measured by its authors' decision table, not rerun here); "
         "our fixed-n column is recomputed for our design's own power, so it differs from "
-        "STEP's fixed-n column where the powers differ."
+        "STEP's fixed-n column where the powers differ.",
     )
-    return df
 
 
 def _naive_one_sided_fisher_regions(n: int, alpha: float) -> list[np.ndarray]:
