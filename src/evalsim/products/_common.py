@@ -34,10 +34,8 @@ def titled_frame(rows: list[dict], title: str, note: str) -> pd.DataFrame:
     ----------
     rows : list of dict
         The table's rows, one dict a row.
-    title : str
-        ``attrs["title"]``: the table's heading.
-    note : str
-        ``attrs["note"]``: the text under the table.
+    title, note : str
+        The table's heading and the text under it, as in :func:`captioned`.
 
     Returns
     -------

@@ -25,7 +25,7 @@ from matplotlib.ticker import MaxNLocator
 from scipy.stats import hypergeom
 
 from evalsim.figures import OKABE_ITO, PAGE_WIDTH_IN
-from evalsim.products._common import captioned
+from evalsim.products._common import titled_frame
 from evalsim.seeding import rng_for
 from evalsim.stats.boundaries import BOUNDARY_FAMILIES
 from evalsim.stats.sequential.core import SequentialDesign
@@ -219,9 +219,8 @@ def oc_table(
             else:
                 row["vs STEP"] = ""
             rows.append(row)
-    df = pd.DataFrame(rows)
-    return captioned(
-        df,
+    return titled_frame(
+        rows,
         "T32: sequential operating characteristics (exact)",
         "Power and ESS are exact (DP over the tallies). Fixed n: the smallest n from which the "
         "exact fixed-n test keeps the design's power for 10 more n. STEP's figures are as "
