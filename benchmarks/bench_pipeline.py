@@ -34,19 +34,10 @@ from pathlib import Path
 from _common import print_result
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+from tracked_copy import copy_tracked  # noqa: E402  (tools/ is not a package)
+
 BIN = Path(sys.executable).parent
-
-
-def clean_copy(dest: Path) -> Path:
-    """The tracked files of the repository (``git ls-files``) copied to ``dest``."""
-    tracked = subprocess.run(
-        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
-    ).stdout.split(b"\0")
-    for rel in filter(None, (t.decode() for t in tracked)):
-        if (ROOT / rel).is_file():
-            (dest / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / rel, dest / rel)
-    return dest
 
 
 def stage_cpu(bench_dir: Path) -> tuple[dict[str, float], dict[str, int]]:
@@ -109,7 +100,7 @@ def main() -> None:
     args = ap.parse_args()
     out: dict = {"configfile": args.configfile, "cores": args.cores}
     with tempfile.TemporaryDirectory(prefix="bench_pipeline_") as tmp:
-        work = clean_copy(Path(tmp) / "work")
+        work = copy_tracked(ROOT, Path(tmp) / "work")
         out.update(reproduce(work, args.configfile, args.cores))
         if not args.skip_venv:
             runtime = venv_seconds(Path(tmp), ROOT / "requirements.txt")

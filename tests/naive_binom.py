@@ -162,11 +162,15 @@ def coverage(interval, n: int, p: float, z: float = 1.96) -> float:
     return total
 
 
-def trials_needed(p: float, half_width: float, z: float = 1.96) -> int:
-    """Lesson 25, step 3: smallest n whose Wilson interval at round(p n) has half-width <= h."""
+def trials_needed(p: float, half_width: float, z: float = 1.96, interval=None) -> int:
+    """Lesson 25, step 3: smallest n whose interval at round(p n) has half-width <= h.
+
+    ``interval(k, n)`` gives ``(lo, hi)``; the default is this module's Wilson at ``z``.
+    """
+    bounds = interval if interval is not None else (lambda k, m: wilson(k, m, z))
     n = 1
     while True:
-        lo, hi = wilson(round(p * n), n, z)
+        lo, hi = bounds(round(p * n), n)
         if (hi - lo) / 2 <= half_width:
             return n
         n += 1

@@ -14,7 +14,6 @@ from __future__ import annotations
 import csv
 import json
 import re
-import shutil
 import subprocess
 import sys
 import tomllib
@@ -26,6 +25,8 @@ from scipy.stats import fisher_exact
 from evalsim.cli import EXTRA_FOR_MODULE, main, missing_extra_message
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+from tracked_copy import copy_tracked  # noqa: E402  (tools/ is not a package)
 
 
 def _pins(path: Path) -> dict[str, str]:
@@ -111,13 +112,7 @@ def _fisher_reference(path: Path, a: str, b: str) -> float:
 @pytest.mark.slow
 def test_the_wheel_installs_without_extras_and_runs_compare(tmp_path):
     src = tmp_path / "src"
-    tracked = subprocess.run(
-        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True
-    ).stdout.split(b"\0")
-    for rel in filter(None, (t.decode() for t in tracked)):
-        if (ROOT / rel).is_file():
-            (src / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / rel, src / rel)
+    copy_tracked(ROOT, src)
     dist = tmp_path / "dist"
     built = subprocess.run(
         [sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(src)],

@@ -7,9 +7,11 @@ plus the numbers the documents print.
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 
+import naive_binom as naive
 import numpy as np
 import pytest
 from naive_fisher import binom_pmf as doc_binom_pmf
@@ -154,18 +156,10 @@ def test_coverage_printed_values():
 # ------------------------------------------------------------------ trial budget
 
 
-def scipy_trials_needed(p, half_width):
-    n = 1
-    while True:
-        lo, hi = scipy_wilson(round(p * n), n, CONF_196)
-        if (hi - lo) / 2 <= half_width:
-            return n
-        n += 1
-
-
 @pytest.mark.parametrize(("p", "hw"), [(0.5, 0.10), (0.7, 0.10), (0.9, 0.10), (0.95, 0.05)])
 def test_trials_needed_matches_a_scipy_search(p, hw):
-    assert trials_needed(p, hw) == scipy_trials_needed(p, hw)
+    scipy_196 = functools.partial(scipy_wilson, confidence=CONF_196)
+    assert trials_needed(p, hw) == naive.trials_needed(p, hw, interval=scipy_196)
 
 
 def test_trials_needed_table_d():

@@ -6,6 +6,7 @@ import argparse
 import functools
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -30,6 +31,9 @@ from evalsim.cli._common import (
 from evalsim.small_logs import TrialTable, read_small_logs
 from evalsim.stats.names import TWO_SAMPLE_TESTS
 from evalsim.stats.rates import TwoArmRates
+
+if TYPE_CHECKING:
+    from evalsim.stats.two_sample.paired import PairedCounts
 
 # evalsim.stats modules are imported inside the functions that use them: they load numba
 # kernels and SciPy, which a command on a small log should not pay for at start (issue 24).
@@ -198,10 +202,9 @@ class PairedAnalysis:
 
     Attributes
     ----------
-    n_pairs : int
-        Matched conditions (each run by A and by B).
-    both, a_only, b_only, neither : int
-        Pairs where both policies, only A, only B or neither succeeded.
+    counts : evalsim.stats.two_sample.paired.PairedCounts
+        The matched conditions (each run by A and by B) where both policies, only A, only B
+        or neither succeeded; ``counts.n`` pairs, ``counts.k_a`` and ``counts.k_b`` successes.
     pvalue : float
         Exact McNemar p-value under the stated alternative (B as the first arm, so "greater"
         means B's rate is the higher).
@@ -212,24 +215,10 @@ class PairedAnalysis:
         "newcombe" (method 10) and "wald".
     """
 
-    n_pairs: int
-    both: int
-    a_only: int
-    b_only: int
-    neither: int
+    counts: PairedCounts
     pvalue: float
     midp_two_sided: float
     intervals: dict
-
-    @property
-    def k_a(self) -> int:
-        """A's successes on the pairs."""
-        return self.both + self.a_only
-
-    @property
-    def k_b(self) -> int:
-        """B's successes on the pairs."""
-        return self.both + self.b_only
 
 
 def _paired_analysis(merged, alternative: str, conf: float) -> PairedAnalysis:
@@ -254,11 +243,7 @@ def _paired_analysis(merged, alternative: str, conf: float) -> PairedAnalysis:
         for m in ("tango", "newcombe", "wald")
     }
     return PairedAnalysis(
-        n_pairs=len(sa),
-        both=both,
-        a_only=a_only,
-        b_only=b_only,
-        neither=neither,
+        counts=PairedCounts(both, a_only, b_only, neither),
         pvalue=p,
         midp_two_sided=midp,
         intervals=intervals,
@@ -420,8 +405,8 @@ class Comparison:
             "paired": d.paired,
             "mcnemar_p": pa.pvalue if pa else None,
             "mcnemar_midp": pa.midp_two_sided if pa else None,
-            "discordant": {"a_only": pa.a_only, "b_only": pa.b_only} if pa else None,
-            "n_pairs": pa.n_pairs if pa else None,
+            "discordant": {"a_only": pa.counts.a_only, "b_only": pa.counts.b_only} if pa else None,
+            "n_pairs": pa.counts.n if pa else None,
             "diff": d.rate_b - d.rate_a,
             "diff_ci": self.shown_interval,
             "diff_ci_method": self.interval_method,
@@ -461,11 +446,11 @@ def _mde(pa: PairedAnalysis | None, n_a: int, n_b: int, alpha: float, pbar: floa
     """(MDE at 80% power or None, its rule): exact McNemar at the observed discordance when
     paired, else (or when that has none) Fisher's (:func:`_mde_80`)."""
     if pa is not None:
-        disc = (pa.a_only + pa.b_only) / pa.n_pairs
-        mde = _paired_mde(pa.n_pairs, disc, alpha, 0.8)
+        disc = (pa.counts.a_only + pa.counts.b_only) / pa.counts.n
+        mde = _paired_mde(pa.counts.n, disc, alpha, 0.8)
         if mde is not None:
             return mde, (
-                f"exact McNemar power at {pa.n_pairs} pairs, alpha = {alpha:g} two-sided, at "
+                f"exact McNemar power at {pa.counts.n} pairs, alpha = {alpha:g} two-sided, at "
                 f"the observed discordance {disc:.2f}"
             )
     return _mde_80(n_a, n_b, alpha, pbar)
@@ -491,8 +476,9 @@ def compare_trials(args, df, a, b) -> Comparison:
         notes.append(f"note: {pair_note}")
     if merged is not None:
         pa = _paired_analysis(merged, alternative, conf)
-        k_a, n_a, k_b, n_b = pa.k_a, pa.n_pairs, pa.k_b, pa.n_pairs
-        unmatched = n_a_all + n_b_all - 2 * pa.n_pairs
+        pairs = pa.counts
+        k_a, n_a, k_b, n_b = pairs.k_a, pairs.n, pairs.k_b, pairs.n
+        unmatched = n_a_all + n_b_all - 2 * pairs.n
         if unmatched:
             notes.append(
                 f"note: {unmatched} trial(s) without a partner are left out of the test, the "
@@ -639,7 +625,10 @@ def _report(c: Comparison, log_hooks=None) -> Report:
         rep.table(
             f"Paired outcomes (same {'/'.join(c.pairing_columns)})",
             ["", "B succeeded", "B failed"],
-            [["A succeeded", pa.both, pa.a_only], ["A failed", pa.b_only, pa.neither]],
+            [
+                ["A succeeded", pa.counts.both_succeed, pa.counts.a_only],
+                ["A failed", pa.counts.b_only, pa.counts.both_fail],
+            ],
         )
     _difference_table(c, rep)
     if d.mde is not None:

@@ -252,7 +252,7 @@ def ranking_axes(frame, confidence: float, tasks: str):
     interval (thick band) and the letters; best policy on top."""
     import matplotlib.pyplot as plt
 
-    from evalsim.figures import COLUMN_WIDTH_IN, color_for
+    from evalsim.figures import COLUMN_WIDTH_IN, ranking_intervals
 
     df = frame.sort_values("rank")
     fig, ax = plt.subplots(figsize=(2 * COLUMN_WIDTH_IN, 0.9 + 0.22 * len(df)))
@@ -261,25 +261,8 @@ def ranking_axes(frame, confidence: float, tasks: str):
     lo_s, hi_s = (100 * df[c].to_numpy(float) for c in ("simultaneous_lower", "simultaneous_upper"))
     lo, hi = (100 * df[c].to_numpy(float) for c in ("macro_lower", "macro_upper"))
     level = f"{100 * confidence:g}%"
-    ax.errorbar(
-        m,
-        y,
-        xerr=[m - lo_s, hi_s - m],
-        fmt="o",
-        ms=3.5,
-        capsize=2,
-        color=color_for(0),
-        label=f"simultaneous {level}",
-    )
-    ax.errorbar(
-        m,
-        y,
-        xerr=[m - lo, hi - m],
-        fmt="none",
-        lw=2.5,
-        alpha=0.5,
-        color=color_for(1),
-        label=f"per policy {level}",
+    ranking_intervals(
+        ax, m, y, (lo, hi), (lo_s, hi_s), f"per policy {level}", f"simultaneous {level}"
     )
     for yy, letters in zip(y, df["letters"], strict=True):
         ax.text(1.01, yy, letters, va="center", fontsize=7, transform=ax.get_yaxis_transform())

@@ -62,6 +62,36 @@ def color_for(index: int) -> str:
     return OKABE_ITO[index % len(OKABE_ITO)]
 
 
+def ranking_intervals(
+    ax, macro, rows, per_policy, simultaneous, per_policy_label: str, simultaneous_label: str
+) -> None:
+    """Draw a ranking's two intervals per policy on ``ax``, one policy per row.
+
+    The per-policy interval is a thick pale band, the simultaneous one a point at the macro
+    success with capped whiskers on top of it; both come into the legend.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+        The axes to draw on.
+    macro : numpy.ndarray
+        Each policy's macro success (the point), in the axis' units (fraction or percent).
+    rows : numpy.ndarray
+        Each policy's y position.
+    per_policy, simultaneous : tuple of numpy.ndarray
+        ``(lower, upper)`` of each interval, in the units of ``macro``.
+    per_policy_label, simultaneous_label : str
+        Their legend entries.
+    """
+    band = {"fmt": "none", "lw": 3.0, "alpha": 0.45, "color": color_for(1)}
+    points = {"fmt": "o", "ms": 3.5, "capsize": 2, "color": color_for(0)}
+    for (lower, upper), style, label in (
+        (per_policy, band, per_policy_label),
+        (simultaneous, points, simultaneous_label),
+    ):
+        ax.errorbar(macro, rows, xerr=[macro - lower, upper - macro], label=label, **style)
+
+
 def save_figure(fig, png_path: str | os.PathLike, pdf_path: str | os.PathLike) -> None:
     """Save ``fig`` as PNG and PDF atomically, then close it."""
     with atomic_path(png_path) as tmp:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from evalsim.products._common import titled_frame
+from evalsim.products._common import captioned, titled_frame
 from evalsim.products.design import NAN
 from evalsim.stats.two_sample import design as dz
 from evalsim.stats.two_sample import paired as pz
@@ -45,11 +45,13 @@ def _for_each_pair(builder, pools: pd.DataFrame, pairs, **kwargs) -> pd.DataFram
     out = pd.concat(frames, ignore_index=True)
     (a0, b0), first = pairs[0], frames[0]
     listed = "; ".join(f"{a} vs {b}" for a, b in pairs)
-    out.attrs["title"] = first.attrs["title"]
-    out.attrs["note"] = first.attrs["note"].replace(
-        f"{a0} vs {b0}", f"policy_a vs policy_b (one block of rows per pair: {listed})", 1
+    return captioned(
+        out,
+        first.attrs["title"],
+        first.attrs["note"].replace(
+            f"{a0} vs {b0}", f"policy_a vs policy_b (one block of rows per pair: {listed})", 1
+        ),
     )
-    return out
 
 
 def _pool_keys(pools: pd.DataFrame, task, policy_a, policy_b):

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
+from evalsim.products._common import captioned
 from evalsim.seeding import rng_for
 from evalsim.sim.jobs import offset_job_config
 from evalsim.sim.rollout import drift_vector_mm, policy_sigma_mm, run_trials
@@ -358,9 +359,11 @@ def drift_table(
     rows = _compare_rows(curve, list(policies), rates, n_per_policy, alpha)
     rows += _check_rows(curve, list(policies), rates, n_per_policy, alpha, mc_sims, study_seed)
     df = pd.DataFrame(rows)
-    df.attrs["title"] = "T36 Drift (servo heating): blocked vs interleaved, and the checks"
-    df.attrs["note"] = _note(df, list(policies), alpha, curve)
-    return df
+    return captioned(
+        df,
+        "T36 Drift (servo heating): blocked vs interleaved, and the checks",
+        _note(df, list(policies), alpha, curve),
+    )
 
 
 # ------------------------------------------------------------------ F10

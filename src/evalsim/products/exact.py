@@ -21,6 +21,7 @@ from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
 from evalsim.figures import PAGE_WIDTH_IN
+from evalsim.products._common import captioned, titled_frame
 from evalsim.stats.proportion.binomial import binom_pmf, prob_at_least
 from evalsim.stats.proportion.budget import half_width_budget
 from evalsim.stats.proportion.coverage import coverage_curve, exact_coverage
@@ -165,11 +166,11 @@ def wilson_vs_library(
             else f" (the document states {document_max_diff:.2g})"
         )
     note += ". " + _verdict_list(mismatches)
-    df.attrs["title"] = (
-        "T01 - Wald and Wilson intervals vs statsmodels and SciPy (lesson 25, step 1)"
+    return captioned(
+        df,
+        "T01 - Wald and Wilson intervals vs statsmodels and SciPy (lesson 25, step 1)",
+        note,
     )
-    df.attrs["note"] = note
-    return df
 
 
 def exact_coverage_table(
@@ -204,17 +205,14 @@ def exact_coverage_table(
                     mismatches.append(f"{method} at n = {n} is {cov:.4f}, document {stated[i]}")
         row["max_abs_pmf_diff_vs_scipy"] = pmf_diff
         rows.append(row)
-    df = pd.DataFrame(rows)
-    df.attrs["title"] = (
-        f"T02 - Exact coverage of Wilson and Wald at p = {pool_k}/{pool_n} (lesson 25, step 2)"
-    )
-    df.attrs["note"] = (
+    return titled_frame(
+        rows,
+        f"T02 - Exact coverage of Wilson and Wald at p = {pool_k}/{pool_n} (lesson 25, step 2)",
         f"Coverage = sum of Binomial(n, {pool_k}/{pool_n}) probabilities of every k whose "
         f"interval (z = {z}) contains p. The pmf column is max_k |evalsim pmf - "
         "scipy.stats.binom.pmf| at that n (the document checks n = 50). "
-        + _verdict_list(mismatches)
+        + _verdict_list(mismatches),
     )
-    return df
 
 
 def prob_at_least_table(k: int, n: int, policies: list[dict], decimals: int = 3) -> pd.DataFrame:
@@ -257,14 +255,13 @@ def prob_at_least_table(k: int, n: int, policies: list[dict], decimals: int = 3)
                     f"and {at_pool:.4f} (p = {pol['pool_k']}/{pol['pool_n']})"
                 )
         rows.append(row)
-    df = pd.DataFrame(rows)
-    df.attrs["title"] = f"T03 - P(at least {k} of {n}) by the binomial (lesson 25, step 3, part C)"
-    df.attrs["note"] = (
+    return titled_frame(
+        rows,
+        f"T03 - P(at least {k} of {n}) by the binomial (lesson 25, step 3, part C)",
         f"P(X >= {k}) = sum of the binomial pmf from {k} to {n}, summed over the tail "
         "(scipy.stats.binom.sf as a check). "
-        + ("; ".join(notes) + "." if notes else "Agrees with the document.")
+        + ("; ".join(notes) + "." if notes else "Agrees with the document."),
     )
-    return df
 
 
 def trials_for_half_width_table(

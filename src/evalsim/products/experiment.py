@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtr  # norm.sf(x) = ndtr(-x), without loading scipy.stats
 
-from evalsim.products._common import titled_frame
+from evalsim.products._common import captioned, titled_frame
 from evalsim.stats._validate import check_confidence, check_n
 from evalsim.stats.proportion.binomial import binom_cdf, binom_pmf, prob_at_least
 from evalsim.stats.proportion.coverage import exact_coverage
@@ -369,15 +369,15 @@ def table_b(
                 + "."
             )
         )
-    df.attrs["title"] = "T08 - Table B: trials, interval width and coverage (resampled vs exact)"
-    df.attrs["note"] = (
+    return captioned(
+        df,
+        "T08 - Table B: trials, interval width and coverage (resampled vs exact)",
         f"{evaluations} evaluations per row drawn with replacement from each policy's pool; "
         f"intervals at {confidence:.0%}; coverage = fraction of evaluations whose interval "
         "contains the pool rate; 'exact' = the same probability by binomial sum at the pool "
         "rate; coverage_max_z = the larger |resampled - exact| / SE of the two methods. "
-        "doc_* = document 000's Table B (pool A). " + " ".join(notes)
+        "doc_* = document 000's Table B (pool A). " + " ".join(notes),
     )
-    return df
 
 
 # --------------------------------------------------------------------------- Table C (T09)

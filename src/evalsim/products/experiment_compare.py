@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from evalsim.products._common import titled_frame
+from evalsim.products._common import captioned, titled_frame
 from evalsim.products.experiment import (
     AGREEMENT_SE,
     DOCUMENT_000,
@@ -168,17 +168,17 @@ def table_e(
             f"{widest}); which differences our pools' own sampling error explains is question "
             "(b) of claims 000-36, 000-37 and 000-38 in the claims ledger."
         )
-    df.attrs["title"] = "T10 - Table E: is B better than A? (resampled pairs vs exact)"
-    df.attrs["note"] = (
+    return captioned(
+        df,
+        "T10 - Table E: is B better than A? (resampled pairs vs exact)",
         f"{pairs} independent pairs of evaluations of n trials each per row, drawn from the "
         f"two pools (first task, seed 0). fisher_p_lt_alpha = fraction with two-sided Fisher "
         f"p < {alpha:g} (power); wilson_disjoint = fraction whose {confidence:.0%} Wilson "
         "intervals do not overlap; b_not_better = fraction with k_B <= k_A. *_exact = the same "
         "probabilities at the pool rates (exact Fisher power; sums of binomial pmf products). "
         "max_z = the largest |resampled - exact| / SE in the row. doc_* = document 000's "
-        "Table E. " + " ".join(notes)
+        "Table E. " + " ".join(notes),
     )
-    return df
 
 
 # --------------------------------------------------------------------------- Break it (T11)

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 from scipy.stats import fisher_exact
 
+from evalsim.products._common import captioned
 from evalsim.stats.two_sample.fisher import REL_TOL, fisher_pvalue, fisher_pvalue_table
 from evalsim.stats.two_sample.power import fisher_power, n_for_fisher_power, prob_b_not_better
 
@@ -170,14 +171,14 @@ def fisher_checks(
         if not mismatches
         else "Differs from the document: " + "; ".join(mismatches) + "."
     )
-    df.attrs["title"] = "T05 - Fisher's exact test by hand, by evalsim and by SciPy (lesson 25)"
-    df.attrs["note"] = (
+    return captioned(
+        df,
+        "T05 - Fisher's exact test by hand, by evalsim and by SciPy (lesson 25)",
         f"{grid_txt} {verdict} The lesson's fisher_p counts tables with pmf <= pmf(observed) "
         f"x (1 + 1e-7); SciPy 1.17.1's fisher_exact (and evalsim) use a relative tolerance of "
         f"{REL_TOL:g} (the lesson says SciPy uses 1e-14, which is right for this version). "
-        + tie_txt
+        + tie_txt,
     )
-    return df
 
 
 def fisher_power_table(
@@ -281,15 +282,13 @@ def fisher_power_table(
                     else "some values still differ."
                 )
             )
-    df.attrs["title"] = (
+    return captioned(
+        df,
         f"T06 - Exact power of Fisher's test (alpha = {alpha:g}) and P(B scores <= A), "
-        f"A p = {p_a} vs B p = {p_b}, n trials each (lesson 25)"
-    )
-    df.attrs["note"] = (
+        f"A p = {p_a} vs B p = {p_b}, n trials each (lesson 25)",
         f"{verdict} Power sums the binomial probabilities of every (k_A, k_B) with two-sided "
         f"Fisher p < {alpha:g}; P(B <= A) is P(k_B <= k_A). For {target_power:.0%} power at "
         f"these rates: n = {sizing.n} per policy (the first n from which the power stays >= "
         f"{target_power:g} for {power_window} more n; it first reaches it at n = "
-        f"{sizing.n_first})."
+        f"{sizing.n_first}).",
     )
-    return df

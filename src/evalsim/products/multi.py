@@ -16,6 +16,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from evalsim.products._common import captioned
 from evalsim.seeding import rng_for
 from evalsim.stats.multi.aggregate import aggregate_success, outcome_grid, task_pairs
 from evalsim.stats.multi.rank import rank_policies, ranking_frame
@@ -291,8 +292,9 @@ def ranking_table(
     sigma = trials.groupby("policy")["sigma_mm"].first().to_dict() if "sigma_mm" in trials else {}
     df = ranking_frame(r, sigma)
     what = "the configured policies" if source == "policies" else "the sigma sweep's sigma values"
-    df.attrs["title"] = f"T35 Ranking of {what} with a compact letter display"
-    df.attrs["note"] = (
+    return captioned(
+        df,
+        f"T35 Ranking of {what} with a compact letter display",
         f"Outcome: {outcome}; {len(grid.tasks)} task(s): {', '.join(grid.tasks)}. Ranked by "
         "macro success (mean of task rates). Every pair compared by the exact stratified "
         f"test over the tasks; Holm-adjusted over the {len(r.pairs)} pairs; policies that "
@@ -303,9 +305,8 @@ def ranking_table(
         "iqm: interquartile mean of per-seed task rates with rliable's stratified bootstrap "
         "(only with training seeds). p_improve_over_next: rliable's P(this > next-ranked) with "
         "its bootstrap interval, on "
-        f"per-seed rates when there are seeds, else on episodes. {bootstrap_reps:,} replicates."
+        f"per-seed rates when there are seeds, else on episodes. {bootstrap_reps:,} replicates.",
     )
-    return df
 
 
 def per_task_figure(table, confidence: float = 0.95, ax=None):
@@ -431,7 +432,7 @@ def ranking_figure(table, confidence: float = 0.95, ax=None, policies=None, sour
     """
     import matplotlib.pyplot as plt
 
-    from evalsim.figures import COLUMN_WIDTH_IN, color_for
+    from evalsim.figures import COLUMN_WIDTH_IN, ranking_intervals
 
     message = None if policies is None else ranking_message(policies, source)
     if message is not None:
@@ -455,28 +456,14 @@ def ranking_figure(table, confidence: float = 0.95, ax=None, policies=None, sour
         fig = ax.figure
     y = np.arange(len(df))[::-1]
     m = df["macro"].to_numpy(float)
-    ax.errorbar(
+    ranking_intervals(
+        ax,
         m,
         y,
-        xerr=[m - df["macro_lower"].to_numpy(float), df["macro_upper"].to_numpy(float) - m],
-        fmt="none",
-        lw=3.0,
-        alpha=0.45,
-        color=color_for(1),
-        label=f"per-policy {confidence:g} interval",
-    )
-    ax.errorbar(
-        m,
-        y,
-        xerr=[
-            m - df["simultaneous_lower"].to_numpy(float),
-            df["simultaneous_upper"].to_numpy(float) - m,
-        ],
-        fmt="o",
-        ms=3.5,
-        capsize=2,
-        color=color_for(0),
-        label=f"simultaneous {confidence:g} interval",
+        (df["macro_lower"].to_numpy(float), df["macro_upper"].to_numpy(float)),
+        (df["simultaneous_lower"].to_numpy(float), df["simultaneous_upper"].to_numpy(float)),
+        f"per-policy {confidence:g} interval",
+        f"simultaneous {confidence:g} interval",
     )
     ax.set_yticks(y, df["policy"])
     ax.set_ylim(-0.6, len(df) - 0.4)

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from evalsim.figures import OKABE_ITO, PAGE_WIDTH_IN
+from evalsim.products._common import captioned
 from evalsim.seeding import rng_for
 from evalsim.stats.sequential.peeking import false_win_rate_vs_looks, look_sizes
 
@@ -133,11 +134,10 @@ def peeking_table(
     df = pd.DataFrame(rows)
     once = df.loc[df.n_looks == 1, "exact_false_win_rate"].iloc[0]
     every = df.loc[df.n_looks == n_per_arm, "exact_false_win_rate"].iloc[0]
-    df.attrs["title"] = (
+    return captioned(
+        df,
         f"F03 Peeking: false-win rate of two equal policies (p = {p:g}, {n_per_arm} trials "
-        f"each, Fisher two-sided p < {alpha:g})"
-    )
-    df.attrs["note"] = (
+        f"each, Fisher two-sided p < {alpha:g})",
         f"Exact: dynamic programming over (k_A, k_B) with rejection absorbing. MC: "
         f"{mc_experiments:,} simulated experiments (numba; the same paths for every K, so "
         f"the MC deviations from the exact values are correlated across rows). "
@@ -145,9 +145,8 @@ def peeking_table(
         f"a false winner {every / once:.2f} times as often as testing once "
         f"({100 * every:.2f}% vs {100 * once:.2f}%). Document 002 states "
         f"{100 * document['test_once']:.1f}% and {100 * document['every_trial']:.1f}% from "
-        f"{document['experiments']:,} experiments; see document_verdict."
+        f"{document['experiments']:,} experiments; see document_verdict.",
     )
-    return df
 
 
 def _mc_points(ax, x, rows: pd.DataFrame, capsize: float) -> None:

@@ -20,6 +20,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from evalsim.products._common import titled_frame
 from evalsim.seeding import rng_for
 from evalsim.stats.boundaries import BOUNDARY_FAMILIES
 from evalsim.stats.sequential.core import SequentialDesign
@@ -205,16 +206,15 @@ def oc_table(
             else:
                 row["vs STEP"] = ""
             rows.append(row)
-    df = pd.DataFrame(rows)
-    df.attrs["title"] = "T32: sequential operating characteristics (exact)"
-    df.attrs["note"] = (
+    return titled_frame(
+        rows,
+        "T32: sequential operating characteristics (exact)",
         "Power and ESS are exact (DP over the tallies). Fixed n: the smallest n from which the "
         "exact fixed-n test keeps the design's power for 10 more n. STEP's figures are as "
         "published in issue 13 (measured by its authors' decision table, not rerun here); "
         "our fixed-n column is recomputed for our design's own power, so it differs from "
-        "STEP's fixed-n column where the powers differ."
+        "STEP's fixed-n column where the powers differ.",
     )
-    return df
 
 
 def _pool_rates(pools: pd.DataFrame, task: str, policy: str, seed: int) -> np.ndarray:

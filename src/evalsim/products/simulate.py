@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from evalsim.products._common import titled_frame
+from evalsim.products._common import captioned, titled_frame
 from evalsim.products.experiment import DOCUMENT_000
 from evalsim.sim.scene import FAILURES
 from evalsim.stats.proportion.intervals import wilson_interval
@@ -326,8 +326,9 @@ def acceptance_table(
     for col in ("k", "n", "document_k", "document_n"):  # counts; blank on the gap rows
         df[col] = ["" if pd.isna(v) else int(v) for v in df[col]]
     miss = df.loc[~df["same_rate"]]
-    df.attrs["title"] = "T30: Table A's four counts, the study's pools beside the lesson's"
-    df.attrs["note"] = (
+    return captioned(
+        df,
+        "T30: Table A's four counts, the study's pools beside the lesson's",
         f"Task {task}. Two-sided Fisher exact test of 'same rate' per row; same_rate = "
         f"p >= {alpha:g}. The pools were drawn once after calibration (config/README.md) and "
         "never redrawn. "
@@ -345,9 +346,8 @@ def acceptance_table(
             )
             + "."
         )
-        + extra
+        + extra,
     )
-    return df
 
 
 def sweep_pool_agreement(

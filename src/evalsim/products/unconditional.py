@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from evalsim.products._common import captioned
 from evalsim.stats.two_sample.unconditional_power import (
     POWER_TESTS,
     TWO_SAMPLE_TESTS,
@@ -65,16 +66,14 @@ def unconditional_power_table(
     for t in POWER_TESTS:
         df[f"n_{t}"] = df[f"n_{t}"].astype("int64")
     whose = _spoken([f"{TWO_SAMPLE_TESTS[t].short}'s" for t in POWER_TESTS])
-    df.attrs["title"] = (
-        f"T38 - Exact power of {whose} two-sided tests (alpha = {alpha:g}), n trials per arm"
-    )
-    df.attrs["note"] = (
+    return captioned(
+        df,
+        f"T38 - Exact power of {whose} two-sided tests (alpha = {alpha:g}), n trials per arm",
         "; ".join(heads) + f". n: the first n from which the power stays >= {target_power:g} for "
         f"{power_window} more n. Power sums the binomial probabilities of the rejection "
         "region (p < alpha); Boschloo's and Barnard's regions come from certified suprema "
-        "over the nuisance rate (evalsim.stats.two_sample.unconditional)."
+        "over the nuisance rate (evalsim.stats.two_sample.unconditional).",
     )
-    return df
 
 
 def unconditional_power_figure(

@@ -18,6 +18,8 @@ __all__ = [
     "check_confidence",
     "check_counts",
     "check_n",
+    "check_open_interval",
+    "check_outcomes",
     "check_probability",
     "check_z",
 ]
@@ -165,23 +167,79 @@ def check_probability(p, name: str = "p"):
     return arr
 
 
-def _check_open_unit(x, name: str, what: str) -> float:
+def check_outcomes(x, name: str = "x") -> np.ndarray:
+    """Check a 1-D sequence of 0/1 outcomes (booleans or the numbers 0 and 1).
+
+    Parameters
+    ----------
+    x : array_like
+        The outcomes, one per trial.
+    name : str, optional
+        The argument's name, quoted in the error.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``x`` as an int64 array of 0 and 1.
+
+    Raises
+    ------
+    ValueError
+        For anything but a 1-D sequence of booleans or 0/1 numbers, quoting the shape, the
+        dtype or the first bad value and its index.
+    """
+    arr = np.asarray(x)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be a 1-d sequence of 0/1 outcomes, got shape {arr.shape}")
+    if not (arr.dtype == bool or np.issubdtype(arr.dtype, np.number)):
+        raise ValueError(f"{name} must hold 0/1 outcomes, got dtype {arr.dtype}")
+    bad = ~np.isin(arr, (0, 1))
+    if bad.any():
+        raise ValueError(f"{name} must hold 0/1 outcomes, got {_first_bad(arr, bad)}")
+    return arr.astype(np.int64)
+
+
+def check_open_interval(x, name: str, upper: float = 1.0, what: str = "") -> float:
+    """Check a number in the open interval (0, ``upper``). Returns a float.
+
+    Parameters
+    ----------
+    x : float
+        The value; booleans and non-numbers are refused, as is NaN.
+    name : str
+        The argument's name, quoted in the error.
+    upper : float, optional
+        The open upper end (default 1).
+    what : str, optional
+        What the value is, added in parentheses to the error (e.g. "a significance level").
+
+    Returns
+    -------
+    float
+        ``x`` as a float.
+
+    Raises
+    ------
+    ValueError
+        Quoting ``x``, when it is not a number with 0 < x < ``upper``.
+    """
+    span = f"(0, {upper:g})" + (f" ({what})" if what else "")
     if isinstance(x, bool | np.bool_) or not isinstance(x, numbers.Real):
-        raise ValueError(f"{name} must be a number in (0, 1) ({what}), got {x!r}")
+        raise ValueError(f"{name} must be a number in {span}, got {x!r}")
     xf = float(x)
-    if not (0.0 < xf < 1.0):
-        raise ValueError(f"{name} must be in (0, 1) ({what}), got {x!r}")
+    if not (0.0 < xf < upper):
+        raise ValueError(f"{name} must be a number in {span}, got {x!r}")
     return xf
 
 
 def check_alpha(alpha) -> float:
     """Check a significance level: a number in the open interval (0, 1). Returns a float."""
-    return _check_open_unit(alpha, "alpha", "a significance level such as 0.05")
+    return check_open_interval(alpha, "alpha", what="a significance level such as 0.05")
 
 
 def check_confidence(c) -> float:
     """Check a confidence level: a number in the open interval (0, 1). Returns a float."""
-    return _check_open_unit(c, "confidence", "a confidence level such as 0.95")
+    return check_open_interval(c, "confidence", what="a confidence level such as 0.95")
 
 
 def check_z(z, name: str = "z_alpha", positive: bool = True) -> float:

@@ -61,7 +61,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import ndtr
 
-from evalsim.stats._validate import check_alpha, check_n, check_probability
+from evalsim.stats._validate import check_alpha, check_n, check_outcomes, check_probability
 from evalsim.stats.independence import _kernels as _k
 from evalsim.stats.two_sample.fisher import fisher_pvalue, fisher_rejects
 
@@ -104,20 +104,10 @@ def as_success_sequence(x) -> np.ndarray:
     ValueError
         For anything but a 1-D sequence of 0/1 values with n >= 2, quoting the first bad value.
     """
-    arr = np.asarray(x)
-    if arr.ndim != 1:
-        raise ValueError(f"x must be a 1-D success sequence, got shape {arr.shape}")
+    arr = check_outcomes(x, "x")
     if arr.shape[0] < 2:
         raise ValueError(f"x must hold at least 2 trials, got {arr.shape[0]}")
-    if arr.dtype == bool:
-        return arr.astype(np.int64)
-    if not np.issubdtype(arr.dtype, np.number):
-        raise ValueError(f"x must hold 0/1 or booleans, got dtype {arr.dtype}")
-    bad = ~np.isin(arr, (0, 1))
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise ValueError(f"x must hold 0/1 or booleans, got {arr[i].item()!r} at index {i}")
-    return arr.astype(np.int64)
+    return arr
 
 
 def _two_sided(pmf: np.ndarray, obs: int) -> tuple[float, float, float]:

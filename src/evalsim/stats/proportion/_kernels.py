@@ -161,8 +161,8 @@ def _upper_sum(k, n, p):
 
 
 @njit(cache=True)
-def binom_cdf_scalar(k, n, p):
-    """P(X <= k), summing whichever tail is the smaller so that both tails stay accurate."""
+def _settled_cdf(k, n, p):
+    """P(X <= k) where it is 0 or 1 with no sum (k < 0, k >= n, p = 0 or p = 1); else -1."""
     if k < 0:
         return 0.0
     if k >= n:
@@ -171,6 +171,15 @@ def binom_cdf_scalar(k, n, p):
         return 1.0
     if p == 1.0:
         return 0.0
+    return -1.0
+
+
+@njit(cache=True)
+def binom_cdf_scalar(k, n, p):
+    """P(X <= k), summing whichever tail is the smaller so that both tails stay accurate."""
+    settled = _settled_cdf(k, n, p)
+    if settled >= 0.0:
+        return settled
     # The median is floor(np) or ceil(np): below floor(np) the lower tail is < 1/2, from
     # ceil(np) on the upper tail is; in between the nearer tail is summed directly.
     if k >= math.ceil(n * p):
@@ -181,14 +190,9 @@ def binom_cdf_scalar(k, n, p):
 @njit(cache=True)
 def binom_sf_scalar(k, n, p):
     """P(X > k), summing whichever tail is the smaller so that both tails stay accurate."""
-    if k < 0:
-        return 1.0
-    if k >= n:
-        return 0.0
-    if p == 0.0:
-        return 0.0
-    if p == 1.0:
-        return 1.0
+    settled = _settled_cdf(k, n, p)
+    if settled >= 0.0:
+        return 1.0 - settled
     if k < math.floor(n * p):
         return 1.0 - _lower_sum(k, n, p)
     return _upper_sum(k, n, p)

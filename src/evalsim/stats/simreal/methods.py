@@ -101,7 +101,13 @@ import numpy as np
 from scipy import special, stats
 
 from evalsim.stats import names as _names
-from evalsim.stats._validate import MAX_COUNT, check_confidence, check_probability
+from evalsim.stats._validate import (
+    MAX_COUNT,
+    check_confidence,
+    check_open_interval,
+    check_outcomes,
+    check_probability,
+)
 from evalsim.stats.proportion.intervals import clopper_pearson_interval, wilson_interval
 from evalsim.stats.simreal import _kernels as _K
 
@@ -162,21 +168,6 @@ def _count(x, name: str, minimum: int) -> int:
     if not minimum <= int(x) <= MAX_COUNT:
         raise ValueError(f"{name} must be an integer in [{minimum}, {MAX_COUNT}], got {x!r}")
     return int(x)
-
-
-def _binary(x, name: str) -> np.ndarray:
-    arr = np.asarray(x)
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be a 1-d sequence of 0/1 outcomes, got shape {arr.shape}")
-    if arr.dtype == object or not (
-        np.issubdtype(arr.dtype, np.number) or np.issubdtype(arr.dtype, np.bool_)
-    ):
-        raise ValueError(f"{name} must hold 0/1 outcomes, got dtype {arr.dtype}")
-    bad = ~np.isin(arr, (0, 1))
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise ValueError(f"{name} must hold 0/1 outcomes, got {arr[i].item()!r} at index {i}")
-    return arr.astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -244,8 +235,8 @@ def simreal_data(real, twin, k_sim, n_sim) -> SimRealData:
     ValueError
         Non-binary outcomes, different lengths, n = 0, k_sim outside [0, N], N < n.
     """
-    y = _binary(real, "real")
-    t = _binary(twin, "twin")
+    y = check_outcomes(real, "real")
+    t = check_outcomes(twin, "twin")
     if y.shape != t.shape:
         raise ValueError(f"real and twin must have the same length, got {y.size} and {t.size}")
     if y.size == 0:
@@ -581,15 +572,6 @@ def _discordant(d: SimRealData, alpha: float, real_share: float) -> tuple[float,
     return _K.intersect_or_real(lo, hi, float(r_lo), float(r_hi))
 
 
-def _check_share(real_share) -> float:
-    if isinstance(real_share, bool | np.bool_) or not isinstance(real_share, numbers.Real):
-        raise ValueError(f"real_share must be a number in (0, 1), got {real_share!r}")
-    s = float(real_share)
-    if not 0.0 < s < 1.0:
-        raise ValueError(f"real_share must be a number in (0, 1), got {real_share!r}")
-    return s
-
-
 def simreal_interval(
     data: SimRealData,
     method: str = "stratified_exact",
@@ -634,7 +616,7 @@ def simreal_interval(
     c = check_confidence(confidence)
     if real_share is None:
         real_share = DISCORDANT_REAL_SHARE if method == "discordant_exact" else DEFAULT_REAL_SHARE
-    share = _check_share(real_share)
+    share = check_open_interval(real_share, "real_share")
     alpha = 1.0 - c
     cp = _real_interval("clopper_pearson", data.k_real, data.n, c)
     lam = 0.0
@@ -833,8 +815,12 @@ def operating_characteristics(
         raise ValueError(f"n must be in [1, {MAX_OC_N}] for the exact enumeration, got {n}")
     big_n = _count(n_sim, "n_sim", n)
     c = check_confidence(confidence)
-    share = _check_share(DEFAULT_REAL_SHARE if real_share is None else real_share)
-    dshare = _check_share(DISCORDANT_REAL_SHARE if real_share is None else real_share)
+    share = check_open_interval(
+        DEFAULT_REAL_SHARE if real_share is None else real_share, "real_share"
+    )
+    dshare = check_open_interval(
+        DISCORDANT_REAL_SHARE if real_share is None else real_share, "real_share"
+    )
     alpha = 1.0 - c
     pr, ps = float(p_real), float(p_sim)
     a = p11 / ps if ps > 0 else 0.0

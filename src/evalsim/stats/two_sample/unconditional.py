@@ -67,7 +67,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import betaincinv
 
-from evalsim.stats._validate import check_counts, check_n
+from evalsim.stats._validate import check_counts, check_n, check_open_interval
 from evalsim.stats.names import TWO_SAMPLE_TESTS
 from evalsim.stats.two_sample import _unconditional_kernels as _k
 
@@ -166,12 +166,7 @@ def _check_test(test, alternative, gamma):
         raise ValueError(f"alternative must be one of {ALTERNATIVES}, got {alternative!r}")
     if gamma is None:
         return None
-    if isinstance(gamma, bool | np.bool_) or not isinstance(gamma, numbers.Real):
-        raise ValueError(f"gamma must be a number in (0, 0.5) or None, got {gamma!r}")
-    g = float(gamma)
-    if not 0.0 < g < 0.5:
-        raise ValueError(f"gamma must be in (0, 0.5) (Berger-Boos), got {gamma!r}")
-    return g
+    return check_open_interval(gamma, "gamma", 0.5, "the Berger-Boos gamma, or None")
 
 
 def _check_memory(n1: int, n2: int) -> None:
