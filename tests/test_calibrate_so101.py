@@ -1,4 +1,4 @@
-"""The SO-101 calibration rule (version 3) on a simulated simulator.
+"""The SO-101 calibration rule (versions 3 and 4) on a simulated simulator.
 
 ``evalsim.sim.calibrate_so101._run`` (one MuJoCo job) is replaced by a function of the knobs
 with known rates, linear in the knobs, so the rule's steps run in milliseconds: the distance
@@ -133,7 +133,7 @@ def test_linear_fit_is_least_squares():
 
 
 def test_rule_fits_the_design_chooses_the_optimum_and_evaluates_fresh_trials():
-    res = cal.run_rule(CONFIG, knobs=KNOBS, design_trials=2000, final_trials=500)
+    res = cal.run_rule(CONFIG, version=3, knobs=KNOBS, design_trials=2000, final_trials=500)
     design = res[res["stage"] == "design"]
     assert len(design) == 5  # 2^(3-1) + the centre
     # every design job ran the same trials 0 .. 1999 (common random numbers)
@@ -162,7 +162,7 @@ def test_rule_fits_the_design_chooses_the_optimum_and_evaluates_fresh_trials():
 def test_the_sigma0_floor_excludes_points(monkeypatch):
     """With the optimum below the sigma = 0 floor, the choice stays above it."""
     monkeypatch.setattr(cal, "SIGMA0_MIN_RATE", 0.965)  # feasible at coded hold >= 0.55
-    res = cal.run_rule(CONFIG, knobs=KNOBS, design_trials=2000, final_trials=100)
+    res = cal.run_rule(CONFIG, version=3, knobs=KNOBS, design_trials=2000, final_trials=100)
     f = res[res["chosen"]].iloc[0].to_dict()
     assert _coded(f)[0] >= 0.5 - 1e-9 and _sigma0(f) >= 0.965 - 2e-3
     assert f["sigma0_cube30"] >= 0.965 and f["sigma0_cube40"] >= 0.965  # measured
@@ -178,4 +178,86 @@ def test_no_admissible_point_stops_the_rule(monkeypatch):
 
     monkeypatch.setattr(cal, "_run", all_fail)
     with pytest.raises(ValueError, match="admissible"):
-        cal.run_rule(CONFIG, knobs=KNOBS, design_trials=20, final_trials=20)
+        cal.run_rule(CONFIG, version=3, knobs=KNOBS, design_trials=20, final_trials=20)
+
+
+def test_full_factorial_design_is_every_corner_and_the_centre():
+    for k in (2, 3, 4):
+        x = cal.design_full(k)
+        assert x.shape == (2**k + 1, k) and (x[0] == 0).all()
+        corners = x[1:]
+        want = set(itertools.product((-1.0, 1.0), repeat=k))
+        assert {tuple(r) for r in corners} == want and len(corners) == len(want)
+        # every main effect and two-knob product orthogonal to every other one
+        cols = [corners[:, i] for i in range(k)]
+        cols += [corners[:, i] * corners[:, j] for i, j in itertools.combinations(range(k), 2)]
+        m = np.column_stack(cols)
+        assert (m.T @ m == 2**k * np.eye(len(cols))).all()
+
+
+def test_model_matrix_and_the_fit_with_two_knob_interactions():
+    rng = np.random.default_rng(5)
+    x = cal.design_full(3)
+    # reference columns, written out: 1, x1, x2, x3, x1 x2, x1 x3, x2 x3
+    ref = np.array(
+        [[1, a, b, c, a * b, a * c, b * c] for a, b, c in x],
+        dtype=float,
+    )
+    np.testing.assert_array_equal(cal.model_matrix(x, interactions=True), ref)
+    np.testing.assert_array_equal(cal.model_matrix(x), ref[:, :4])
+    # rates with an interaction: recovered exactly with it, not without it
+    coef = np.array([0.8, 0.01, 0.03, 0.02, -0.015, 0.0, 0.005])
+    y = ref @ coef
+    beta = cal.fit_linear(x, y, interactions=True)
+    np.testing.assert_allclose(beta, coef, atol=1e-12)
+    grid = rng.uniform(-1, 1, size=(50, 3))
+    want = coef[0] + grid @ coef[1:4]
+    want += sum(
+        c * grid[:, i] * grid[:, j]
+        for c, (i, j) in zip(coef[4:], itertools.combinations(range(3), 2), strict=True)
+    )
+    np.testing.assert_allclose(cal.predict(beta, grid), want, atol=1e-12)
+    linear = cal.fit_linear(x, y)
+    assert len(linear) == 4
+    assert not np.allclose(cal.predict(linear, grid), want, atol=1e-3)
+    # with noise: least squares, the normal equations solved independently
+    y = rng.random(len(x))
+    np.testing.assert_allclose(
+        cal.fit_linear(x, y, interactions=True),
+        np.linalg.solve(ref.T @ ref, ref.T @ y),
+        atol=1e-12,
+    )
+
+
+def test_version_4_full_factorial_fixed_knob_and_final_trials_after_version_3s():
+    res = cal.run_rule(
+        CONFIG,
+        version=4,
+        knobs=KNOBS,
+        fixed={"pad_friction_sd": 0.385},
+        design_trials=2000,
+        final_start=3000,
+        final_trials=500,
+    )
+    design = res[res["stage"] == "design"]
+    assert len(design) == 2**3 + 1
+    coded = design[[f"x_{k}" for k in KNOBS]].to_numpy()
+    assert {tuple(r) for r in coded[1:]} == set(itertools.product((-1.0, 1.0), repeat=3))
+    assert (res["pad_friction_sd"] == 0.385).all()  # the held knob at every point
+    jobs = [c for c in CALLS if c[2] is not None]
+    assert {(c[4], c[5]) for c in jobs[: 9 * 4]} == {(0, 2000)}
+    assert {(c[4], c[5]) for c in jobs[9 * 4 :]} == {(3000, 3500)}
+    f = res[res["chosen"]].iloc[0].to_dict()
+    np.testing.assert_allclose(_coded(f), OPT, atol=1e-9)  # the known optimum
+    assert f["accepted"]
+    # the written rule: version 4's final trials come after version 3's, the design before
+    v3, v4 = cal.RULES[3], cal.RULES[4]
+    assert v4["final_start"] >= v3["design_trials"] + v3["final_trials"]
+    assert v4["design_trials"] <= v4["final_start"]
+    assert not set(v4["knobs"]) & set(v4["fixed"])
+
+
+def test_final_trials_overlapping_the_design_stop_the_rule():
+    with pytest.raises(ValueError, match="fresh"):
+        cal.run_rule(CONFIG, version=4, knobs=KNOBS, fixed={}, design_trials=20, final_start=10)
+    assert not CALLS
