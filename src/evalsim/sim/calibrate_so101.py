@@ -2,6 +2,9 @@
 
 Rule version 4 (a local refinement of version 3; written and committed before it was run)
 ------------------------------------------------------------------------------------------
+config/README.md records its run: its point failed the acceptance (both strict rates 1.1-1.4
+SE low on its fresh draws), and by step 7 version 3's point stayed the study's values.
+
 Why: version 3's point (``pad_friction_sd`` 0.385, ``grip_hold_fraction`` 0.148,
 ``pad_width_m`` 26 mm, ``fixed_pad_extra_m`` 3.8 mm) missed its acceptance on one row: on its
 fresh draws B's strict rate was 1.33 lesson SE low (0.851 against 0.877), and both strict rates
