@@ -261,3 +261,20 @@ def test_final_trials_overlapping_the_design_stop_the_rule():
     with pytest.raises(ValueError, match="fresh"):
         cal.run_rule(CONFIG, version=4, knobs=KNOBS, fixed={}, design_trials=20, final_start=10)
     assert not CALLS
+
+
+def test_command_line_passes_the_version_and_knobs(monkeypatch, capsys):
+    seen = []
+
+    def fake_rule(config, processes, version, **settings):
+        seen.append((config, processes, version, settings))
+        return pd.DataFrame({"stage": ["final"], "chosen": [True]})
+
+    monkeypatch.setattr(cal, "run_rule", fake_rule)
+    monkeypatch.setattr(cal, "load_config", lambda path: {"path": path})
+    cal.main(["--config", "c.yaml", "--version", "4", "--processes", "2"])
+    cal.main(["--knobs", '{"pad_width_m": [0.026, 0.002]}'])
+    assert seen[0] == ({"path": "c.yaml"}, 2, 4, {})
+    assert seen[1][1:] == (1, cal.ADOPTED_VERSION, {"knobs": {"pad_width_m": (0.026, 0.002)}})
+    assert cal.ADOPTED_VERSION in cal.RULES
+    assert "final" in capsys.readouterr().out
