@@ -180,6 +180,7 @@ import math
 import time
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import nullcontext
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -219,6 +220,17 @@ FIXED_V4 = {"fixed_pad_extra_m": 0.0038}
 DESIGN_TRIALS_V4 = 400
 #: Version 4's final trials start here: after version 3's final trials (500 .. 999).
 FINAL_START_V4 = 1000
+#: Version 5's intercept step: seed ``s`` runs trials ``INTERCEPT_START_V5 + s *
+#: INTERCEPT_TRIALS_PER_SEED_V5`` onwards (2000-4999 for three seeds): after every trial
+#: versions 1-4 and their diagnostics used (0-1499).
+INTERCEPT_START_V5 = 2000
+INTERCEPT_TRIALS_PER_SEED_V5 = 1000
+#: Version 5's final trials: seed ``s`` from ``FINAL_START_V5 + s * FINAL_TRIALS_PER_SEED_V5``
+#: (5000-7999 for three seeds), after the intercept step's.
+FINAL_START_V5 = 5000
+FINAL_TRIALS_PER_SEED_V5 = 1000
+#: Version 4's run (its design rows give version 5's model); rerun when absent.
+V4_DESIGN_CSV = "results/calibration/so101_v4.csv"
 #: The version whose chosen point is the study's values (version 4's failed its acceptance and,
 #: by its adoption step, left version 3's point in place; config/README.md): the default of
 #: :func:`run_rule` and of the command line, so the workflow's calibration target reruns it.
@@ -316,6 +328,30 @@ def _policy_jobs(config: dict, point: dict, start: int, stop: int) -> list[tuple
     return [(cfg, first, pol, s, start, stop) for pol in _policies(config) for s in range(n_seeds)]
 
 
+def distinct_pose_ranges(start: int, trials_per_seed: int, n_seeds: int) -> list[range]:
+    """Rule version 5, step 1: trial indices of training seeds ``0 .. n_seeds - 1``, each seed
+    its own block (seed ``s``: ``start + s * trials_per_seed`` onwards), so no two trials of a
+    policy share a pose or surfaces (those are keyed by task and trial index only)."""
+    if start < 0 or trials_per_seed < 1 or n_seeds < 1:
+        raise ValueError("need start >= 0, trials_per_seed >= 1 and n_seeds >= 1")
+    return [
+        range(start + s * trials_per_seed, start + (s + 1) * trials_per_seed)
+        for s in range(n_seeds)
+    ]
+
+
+def _distinct_pose_jobs(config: dict, point: dict, start: int, trials_per_seed: int) -> list[tuple]:
+    n_seeds = int(config["simulation"]["n_seeds"])
+    cfg = calibration_config(config, point)
+    first = config["tasks"][0]["name"]
+    ranges = distinct_pose_ranges(start, trials_per_seed, n_seeds)
+    return [
+        (cfg, first, pol, s, r.start, r.stop)
+        for pol in _policies(config)
+        for s, r in enumerate(ranges)
+    ]
+
+
 def _sigma0_jobs(config: dict, point: dict) -> list[tuple]:
     cfg = calibration_config(config, point)
     return [(cfg, t["name"], None, 0, 0, SIGMA0_TRIALS) for t in config["tasks"]]
@@ -339,6 +375,18 @@ def score_point(
     every (policy, seed) (rule steps 1-3)."""
     t0 = time.perf_counter()
     row = _row(config, point, _map(processes, _policy_jobs(config, point, start, stop)))
+    row["seconds"] = time.perf_counter() - t0
+    log.info("point %s: D %.2f (%.0f s)", point, row["distance"], row["seconds"])
+    return row
+
+
+def score_point_distinct(
+    config: dict, point: dict, start: int, trials_per_seed: int, processes: int = 1
+) -> dict[str, float]:
+    """:func:`score_point` on :func:`distinct_pose_ranges` (rule version 5, steps 3 and 5)."""
+    t0 = time.perf_counter()
+    jobs = _distinct_pose_jobs(config, point, start, trials_per_seed)
+    row = _row(config, point, _map(processes, jobs))
     row["seconds"] = time.perf_counter() - t0
     log.info("point %s: D %.2f (%.0f s)", point, row["distance"], row["seconds"])
     return row
@@ -400,6 +448,21 @@ def predict(beta: np.ndarray, coded: np.ndarray) -> np.ndarray:
     return model_matrix(coded, len(beta) > 1 + coded.shape[1]) @ beta
 
 
+def shift_intercepts(
+    models: dict[str, np.ndarray], coded: np.ndarray, measured: dict[str, float]
+) -> dict[str, np.ndarray]:
+    """Rule version 5, step 3: every model of ``measured`` with its intercept moved by the
+    measured value minus the model's prediction at the coded point ``coded`` (the others as
+    they are), so the shifted model predicts the measured value there."""
+    out = {}
+    for k, beta in models.items():
+        beta = np.array(beta, dtype=float)
+        if k in measured:
+            beta[0] += measured[k] - float(predict(beta, coded)[0])
+        out[k] = beta
+    return out
+
+
 def choose(
     models: dict[str, np.ndarray],
     sigma0_models: dict[str, np.ndarray],
@@ -450,28 +513,21 @@ RULES: dict[int, dict] = {
         "final_start": FINAL_START_V4,
         "final_trials": FINAL_TRIALS_PER_SEED,
     },
+    5: {
+        "design_csv": V4_DESIGN_CSV,
+        "intercept_start": INTERCEPT_START_V5,
+        "intercept_trials": INTERCEPT_TRIALS_PER_SEED_V5,
+        "final_start": FINAL_START_V5,
+        "final_trials": FINAL_TRIALS_PER_SEED_V5,
+    },
 }
 
 
-def run_rule(
-    config: dict, processes: int = 1, version: int = ADOPTED_VERSION, **settings
-) -> pd.DataFrame:
-    """The whole rule of ``version`` (:data:`RULES`; ``settings`` replace some of its settings:
-    ``knobs``, ``design``, ``interactions``, ``fixed``, ``design_trials``, ``final_start``
-    (None: right after the design's trials), ``final_trials``). One row per design point
-    (``stage`` "design", with its sigma = 0 rates), one per choice the feasibility check tried
-    (``stage`` "predicted": the model's values there, and the measured sigma = 0 rates), and
-    the final point's row (``stage`` "final", on fresh trials; ``chosen``; ``accepted`` its
-    verdict). Raises ValueError when the final trials overlap the design's."""
-    rule = {**RULES[version], **settings}
-    knobs, fixed, interactions = rule["knobs"], rule["fixed"], rule["interactions"]
-    design_trials = rule["design_trials"]
-    final_start = design_trials if rule["final_start"] is None else rule["final_start"]
-    if final_start < design_trials:
-        raise ValueError("the final trials must be fresh: final_start >= design_trials")
+def _design(config: dict, rule: dict, processes: int) -> tuple[np.ndarray, pd.DataFrame]:
+    """A rule's design (its coded points and one row per point, ``stage`` "design", with the
+    sigma = 0 rates)."""
+    knobs, fixed, design_trials = rule["knobs"], rule["fixed"], rule["design_trials"]
     names = list(knobs)
-    policies = _policies(config)
-    tgt = targets(config)
     tasks = [t["name"] for t in config["tasks"]]
     coded = rule["design"](len(names))
     points = [{**point_of(x, knobs), **fixed} for x in coded]
@@ -489,15 +545,40 @@ def run_rule(
         row.update({f"x_{k}": float(v) for k, v in zip(names, x, strict=True)})
         row.update(stage="design", order=i)
         rows.append(row)
-    design = pd.DataFrame(rows)
+    return coded, pd.DataFrame(rows)
+
+
+def _models(
+    config: dict, coded: np.ndarray, design: pd.DataFrame, interactions: bool
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """The fitted models of the four rates and of every task's sigma = 0 rate."""
+    tasks = [t["name"] for t in config["tasks"]]
     models = {k: fit_linear(coded, design[k].to_numpy(), interactions) for k in RATES}
     sigma0_models = {
         t: fit_linear(coded, design[f"sigma0_{t}"].to_numpy(), interactions) for t in tasks
     }
+    return models, sigma0_models
+
+
+def _choose_feasible(
+    config: dict,
+    rule: dict,
+    models: dict[str, np.ndarray],
+    sigma0_models: dict[str, np.ndarray],
+    processes: int,
+    first_order: int,
+) -> tuple[np.ndarray, dict, dict[str, float], list[dict]]:
+    """Version 3's step 6 with its feasibility loop: (coded point, point, measured sigma = 0
+    rates, one row per choice tried)."""
+    knobs, fixed = rule["knobs"], rule["fixed"]
+    names = list(knobs)
+    tasks = [t["name"] for t in config["tasks"]]
     required = dict.fromkeys(tasks, SIGMA0_MIN_RATE)
     tried = []
     for attempt in range(MAX_FEASIBILITY_TRIES):
-        x, pred = choose(models, sigma0_models, tgt, policies, required, len(names))
+        x, pred = choose(
+            models, sigma0_models, targets(config), _policies(config), required, len(names)
+        )
         point = {**point_of(x, knobs), **fixed}
         measured = sigma0_rates(config, point, processes)
         log.info("choice %d: %s predicted %s; sigma = 0 %s", attempt, point, pred, measured)
@@ -508,22 +589,115 @@ def run_rule(
                 **{f"sigma0_measured_{t}": v for t, v in measured.items()},
                 **{f"x_{k}": float(v) for k, v in zip(names, x, strict=True)},
                 "stage": "predicted",
-                "order": len(rows) + attempt,
+                "order": first_order + attempt,
             }
         )
         if min(measured.values()) >= SIGMA0_MIN_RATE:
-            break
+            return x, point, measured, tried
         for t, v in measured.items():
             if v < SIGMA0_MIN_RATE:
                 required[t] += pred[f"sigma0_{t}"] - v
-    else:
-        raise ValueError("no chosen point is admissible (sigma = 0 below SIGMA0_MIN_RATE)")
+    raise ValueError("no chosen point is admissible (sigma = 0 below SIGMA0_MIN_RATE)")
+
+
+def _final_row(
+    config: dict,
+    rule: dict,
+    row: dict,
+    x: np.ndarray,
+    measured: dict[str, float],
+    order: int,
+) -> dict:
+    row.update({f"sigma0_{t}": v for t, v in measured.items()})
+    row.update({f"x_{k}": float(v) for k, v in zip(rule["knobs"], x, strict=True)})
+    row.update(stage="final", order=order)
+    row["accepted"] = accepted(row, targets(config))
+    return row
+
+
+def _version4_design(
+    config: dict, processes: int, design_csv: str | None
+) -> tuple[np.ndarray, pd.DataFrame]:
+    """Version 4's design: its rows of ``design_csv`` when that file exists, else a rerun."""
+    rule = RULES[4]
+    if design_csv is not None and Path(design_csv).exists():
+        run = pd.read_csv(design_csv)
+        design = run[run["stage"] == "design"].sort_values("order").reset_index(drop=True)
+        coded = design[[f"x_{k}" for k in rule["knobs"]]].to_numpy(dtype=float)
+        log.info("version 4's design: %d rows of %s", len(design), design_csv)
+        return coded, design
+    return _design(config, rule, processes)
+
+
+def _run_version5(config: dict, processes: int, rule: dict) -> pd.DataFrame:
+    """Rule version 5 (the module's docstring): version 4's model, its intercepts shifted to
+    the rates of version 4's point on distinct poses, version 4's choice, a final run on other
+    distinct poses."""
+    rule4 = RULES[4]
+    coded, design = _version4_design(config, processes, rule["design_csv"])
+    models, sigma0_models = _models(config, coded, design, rule4["interactions"])
+    tasks = [t["name"] for t in config["tasks"]]
+    floor = dict.fromkeys(tasks, SIGMA0_MIN_RATE)
+    x4, pred4 = choose(
+        models, sigma0_models, targets(config), _policies(config), floor, len(rule4["knobs"])
+    )
+    point4 = {**point_of(x4, rule4["knobs"]), **rule4["fixed"]}
+    step = score_point_distinct(
+        config, point4, rule["intercept_start"], rule["intercept_trials"], processes
+    )
+    step.update({f"model_{k}": pred4[k] for k in RATES})
+    step.update({f"x_{k}": float(v) for k, v in zip(rule4["knobs"], x4, strict=True)})
+    step.update(stage="intercept", order=len(design))
+    shifted = shift_intercepts(models, x4, {k: step[k] for k in RATES})
+    x, point, measured, tried = _choose_feasible(
+        config, rule4, shifted, sigma0_models, processes, len(design) + 1
+    )
+    final = score_point_distinct(
+        config, point, rule["final_start"], rule["final_trials"], processes
+    )
+    final = _final_row(config, rule4, final, x, measured, len(design) + 1 + len(tried))
+    parts = [design, pd.DataFrame([step]), pd.DataFrame(tried), pd.DataFrame([final])]
+    out = pd.concat(parts, ignore_index=True)
+    out["chosen"] = out["stage"] == "final"
+    return out
+
+
+def run_rule(
+    config: dict, processes: int = 1, version: int = ADOPTED_VERSION, **settings
+) -> pd.DataFrame:
+    """The whole rule of ``version`` (:data:`RULES`; ``settings`` replace some of its settings:
+    versions 3 and 4 ``knobs``, ``design``, ``interactions``, ``fixed``, ``design_trials``,
+    ``final_start`` (None: right after the design's trials), ``final_trials``; version 5
+    ``design_csv`` (version 4's run; None or absent: its design is rerun),
+    ``intercept_start``, ``intercept_trials``, ``final_start``, ``final_trials`` (per seed)).
+    One row per design point (``stage`` "design", with its sigma = 0 rates), for version 5 the
+    intercept step's row (``stage`` "intercept": version 4's point on distinct poses, with
+    ``model_*`` the unshifted model's predictions), one per choice the feasibility check tried
+    (``stage`` "predicted": the model's values there, and the measured sigma = 0 rates), and
+    the final point's row (``stage`` "final", on fresh trials; ``chosen``; ``accepted`` its
+    verdict). Raises ValueError when the final trials overlap the design's."""
+    rule = {**RULES[version], **settings}
+    if version == 5:
+        ends = [
+            (rule["intercept_start"], rule["intercept_trials"]),
+            (rule["final_start"], rule["final_trials"]),
+        ]
+        n_seeds = int(config["simulation"]["n_seeds"])
+        if ends[1][0] < ends[0][0] + n_seeds * ends[0][1]:
+            raise ValueError("the final trials must be fresh: after the intercept step's")
+        return _run_version5(config, processes, rule)
+    design_trials = rule["design_trials"]
+    final_start = design_trials if rule["final_start"] is None else rule["final_start"]
+    if final_start < design_trials:
+        raise ValueError("the final trials must be fresh: final_start >= design_trials")
+    coded, design = _design(config, rule, processes)
+    models, sigma0_models = _models(config, coded, design, rule["interactions"])
+    x, point, measured, tried = _choose_feasible(
+        config, rule, models, sigma0_models, processes, len(design)
+    )
     final_stop = final_start + rule["final_trials"]
     final = score_point(config, point, final_start, final_stop, processes)
-    final.update({f"sigma0_{t}": v for t, v in measured.items()})
-    final.update({f"x_{k}": float(v) for k, v in zip(names, x, strict=True)})
-    final.update(stage="final", order=len(rows) + len(tried))
-    final["accepted"] = accepted(final, tgt)
+    final = _final_row(config, rule, final, x, measured, len(design) + len(tried))
     out = pd.concat([design, pd.DataFrame(tried), pd.DataFrame([final])], ignore_index=True)
     out["chosen"] = out["stage"] == "final"
     return out
