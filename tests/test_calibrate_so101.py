@@ -1,11 +1,12 @@
-"""The SO-101 calibration rule (versions 3 and 4) on a simulated simulator.
+"""The SO-101 calibration rule (versions 3, 4 and 5) on a simulated simulator.
 
 ``evalsim.sim.calibrate_so101._run`` (one MuJoCo job) is replaced by a function of the knobs
 with known rates, linear in the knobs, so the rule's steps run in milliseconds: the distance
 and acceptance are the written formulas, the design is a resolution-IV half fraction plus the
 centre on common trials, the linear model recovers the known rates and the choice their
 optimum on the grid, the sigma = 0 floor excludes points, and the final point runs on trials
-the design never used, with study_seed + 1. The real run (MuJoCo) is recorded in
+the design never used, with study_seed + 1; version 5's intercept step and final run give
+every seed its own block of trials (distinct poses). The real run (MuJoCo) is recorded in
 config/README.md.
 """
 
@@ -19,6 +20,7 @@ import pandas as pd
 import pytest
 
 from evalsim.sim import calibrate_so101 as cal
+from evalsim.sim import rollout
 
 DOC = {"A": {"strict": 221, "loose": 259, "n": 300}, "B": {"strict": 263, "loose": 288, "n": 300}}
 CONFIG = {
@@ -278,3 +280,107 @@ def test_command_line_passes_the_version_and_knobs(monkeypatch, capsys):
     assert seen[1][1:] == (1, cal.ADOPTED_VERSION, {"knobs": {"pad_width_m": (0.026, 0.002)}})
     assert cal.ADOPTED_VERSION in cal.RULES
     assert "final" in capsys.readouterr().out
+
+
+def test_distinct_pose_ranges_give_every_seed_its_own_block():
+    start, n, n_seeds = 2000, 7, 3
+    ranges = cal.distinct_pose_ranges(start, n, n_seeds)
+    # reference: the indices start .. start + 3 n - 1 cut into consecutive slices of n
+    every = list(range(start, start + n * n_seeds))
+    assert [list(r) for r in ranges] == [every[s * n : (s + 1) * n] for s in range(n_seeds)]
+    # the rule's blocks: intercept step 2000-4999, final 5000-7999 for three seeds
+    v5 = cal.RULES[5]
+    step = cal.distinct_pose_ranges(v5["intercept_start"], v5["intercept_trials"], 3)
+    final = cal.distinct_pose_ranges(v5["final_start"], v5["final_trials"], 3)
+    assert [(r.start, r.stop) for r in step] == [(2000, 3000), (3000, 4000), (4000, 5000)]
+    assert [(r.start, r.stop) for r in final] == [(5000, 6000), (6000, 7000), (7000, 8000)]
+    # distinct trial indices are distinct poses (the pose stream is keyed by task and index)
+    config = {
+        "study_seed": 4,
+        "scene": {"x_range_m": [0.1, 0.3], "y_range_m": [-0.1, 0.1], "yaw_max_deg": 30},
+    }
+    poses = rollout.task_poses(config, "cube30", ranges[-1].stop)
+    used = np.vstack([poses[list(r)] for r in ranges])
+    assert len(np.unique(used, axis=0)) == n * n_seeds
+    with pytest.raises(ValueError):
+        cal.distinct_pose_ranges(0, 0, 3)
+
+
+def test_shift_intercepts_moves_only_the_intercepts_of_the_measured_rates():
+    rng = np.random.default_rng(8)
+    models = {k: rng.normal(size=7) for k in ("strict_A", "loose_A", "cube30")}
+    x = np.array([1.0, 0.2, 0.6])
+    measured = {"strict_A": 0.71, "loose_A": 0.88}
+    shifted = cal.shift_intercepts(models, x, measured)
+    for k, want in measured.items():
+        b = models[k]
+        # reference prediction, written out: 1, x1, x2, x3, x1 x2, x1 x3, x2 x3
+        old = b[0] + b[1:4] @ x + b[4] * x[0] * x[1] + b[5] * x[0] * x[2] + b[6] * x[1] * x[2]
+        assert shifted[k][0] == pytest.approx(b[0] + want - old, abs=1e-12)
+        np.testing.assert_array_equal(shifted[k][1:], b[1:])  # slopes and interactions kept
+        assert cal.predict(shifted[k], x)[0] == pytest.approx(want, abs=1e-12)
+    np.testing.assert_array_equal(shifted["cube30"], models["cube30"])  # not measured: kept
+    assert shifted["strict_A"] is not models["strict_A"]  # the input is not changed
+
+
+#: Version 5's fake world: trials before EASY_UNTIL have strict rates EASY points higher.
+EASY_UNTIL, EASY = 2000, 0.03
+
+
+def fake_run_easy_early(args) -> pd.DataFrame:
+    """:func:`fake_run` with the early trials' strict rates EASY higher (the luck of versions
+    3 and 4's design trials), loose rates unchanged (they stay above the strict ones)."""
+    cfg, task, policy, seed, start, stop = args
+    out = fake_run(args)
+    if policy is None:
+        return out
+    point = {k: cfg["scene"]["so101"][k] for k in KNOBS}
+    strict = _rates(point)[policy][0]
+    u = (out["trial"].to_numpy() * 0.6180339887 + 0.1 * seed) % 1.0
+    out["success"] = u < strict + EASY * (out["trial"].to_numpy() < EASY_UNTIL)
+    out["failure"] = np.where(out["success"], "none", out["failure"].replace("none", "dropped"))
+    return out
+
+
+def test_version_5_shifts_version_4s_intercepts_on_distinct_poses(monkeypatch, tmp_path):
+    monkeypatch.setattr(cal, "_run", fake_run_easy_early)
+    rule4 = {**cal.RULES[4], "knobs": KNOBS, "fixed": {"pad_friction_sd": 0.385}}
+    monkeypatch.setitem(cal.RULES, 4, {**rule4, "design_trials": EASY_UNTIL})
+    settings = {"intercept_start": 2000, "intercept_trials": 1000, "final_start": 4000}
+    res = cal.run_rule(CONFIG, version=5, design_csv=None, final_trials=500, **settings)
+    jobs = [c for c in CALLS if c[2] is not None]
+    assert {(c[4], c[5]) for c in jobs[: 9 * 4]} == {(0, EASY_UNTIL)}  # version 4's design
+    # intercept step and final: seed s its own block, the same blocks for both policies
+    want_step = {(p, s, 2000 + 1000 * s, 3000 + 1000 * s) for p in "AB" for s in (0, 1)}
+    want_final = {(p, s, 4000 + 500 * s, 4500 + 500 * s) for p in "AB" for s in (0, 1)}
+    assert {c[2:] for c in jobs[9 * 4 : 9 * 4 + 4]} == want_step
+    assert {c[2:] for c in jobs[9 * 4 + 4 :]} == want_final
+    assert list(res["stage"]) == ["design"] * 9 + ["intercept", "predicted", "final"]
+    step = res[res["stage"] == "intercept"].iloc[0]
+    # version 4's model (fitted on the easy trials) is EASY too high at its own point
+    for k in ("strict_A", "strict_B"):
+        assert step[f"model_{k}"] - step[k] == pytest.approx(EASY, abs=3e-3)
+    for k in ("loose_A", "loose_B"):
+        assert step[f"model_{k}"] - step[k] == pytest.approx(0.0, abs=2e-3)
+    # shifted, the model finds the known optimum; version 4's own choice misses it
+    f = res[res["chosen"]].iloc[0].to_dict()
+    np.testing.assert_allclose(_coded(f), OPT, atol=1e-9)
+    assert f["accepted"] and f["n_per_policy"] == 2 * 500
+    x4 = step[[f"x_{k}" for k in KNOBS]].to_numpy(dtype=float)
+    assert not np.allclose(x4, OPT, atol=0.05)
+    # from version 4's design CSV: the same result without rerunning the design
+    path = tmp_path / "v4.csv"
+    res[res["stage"] == "design"].to_csv(path, index=False)
+    CALLS.clear()
+    again = cal.run_rule(CONFIG, version=5, design_csv=str(path), final_trials=500, **settings)
+    assert not any(c[4] < 2000 for c in CALLS if c[2] is not None)
+    cols = ["strict_A", "loose_A", "strict_B", "loose_B", *(f"x_{k}" for k in KNOBS)]
+    pd.testing.assert_frame_equal(again[cols], res[cols])
+
+
+def test_version_5_final_trials_overlapping_the_intercept_step_stop_the_rule():
+    with pytest.raises(ValueError, match="fresh"):
+        cal.run_rule(
+            CONFIG, version=5, intercept_start=2000, intercept_trials=1000, final_start=3500
+        )
+    assert not CALLS
