@@ -384,3 +384,115 @@ def test_version_5_final_trials_overlapping_the_intercept_step_stop_the_rule():
             CONFIG, version=5, intercept_start=2000, intercept_trials=1000, final_start=3500
         )
     assert not CALLS
+
+
+def test_add_knob_extends_a_model_by_a_linear_knob_without_interactions():
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-1, 1, size=(6, 4))
+    for beta in (rng.normal(size=7), rng.normal(size=4)):  # with and without the products
+        extended = cal.add_knob(beta, 3, -0.0316)
+        b = beta
+        # reference, written out: the 3-knob model at the first three knobs plus the slope
+        want = b[0] + x[:, :3] @ b[1:4] - 0.0316 * x[:, 3]
+        if len(b) == 7:
+            want += b[4] * x[:, 0] * x[:, 1] + b[5] * x[:, 0] * x[:, 2] + b[6] * x[:, 1] * x[:, 2]
+        np.testing.assert_allclose(cal.predict(extended, x), want, atol=1e-12)
+        assert len(extended) == (11 if len(b) == 7 else 5)
+    with pytest.raises(ValueError):
+        cal.add_knob(np.zeros(6), 3, 0.1)
+
+
+def test_grid_within_keeps_the_coded_values_inside_the_design_box():
+    grid = cal.CHOICE_GRID
+    # reference: version 6's fixed pad (3.8 mm +- 1.5) inside version 3's box (3.5 +- 1.5 mm),
+    # millimetres compared in plain Python
+    want = [g for g in grid if 2.0 - 1e-6 <= 3.8 + 1.5 * g <= 5.0 + 1e-6]
+    got = cal.grid_within(grid, (0.0038, 0.0015), (0.0035, 0.0015))
+    np.testing.assert_allclose(got, want)
+    assert got.min() == pytest.approx(-1.0) and got.max() == pytest.approx(0.8)
+    np.testing.assert_allclose(cal.FIXED_PAD_GRID_V6, want)
+    assert cal.KNOBS_V6["fixed_pad_extra_m"] == pytest.approx((0.0038, 0.0015))
+
+
+def test_choose_searches_only_the_given_grids():
+    # D's minimum (the lesson's rates, D = 0) at coded (0.5, 0.9); the second knob's grid
+    # stops at 0.4
+    tgt = cal.targets(CONFIG)
+    models = {
+        k: np.array([tgt[k][0] - 0.01 * 0.5 - 0.02 * (1 + i) * 0.9, 0.01, 0.02 * (1 + i)])
+        for i, k in enumerate(cal.RATES)
+    }
+    models["strict_B"] = models["strict_A"] + np.array([tgt["gap"][0], 0.0, 0.0])
+    s0 = {"cube30": np.array([0.99, 0.0, 0.0])}
+    floor = {"cube30": cal.SIGMA0_MIN_RATE}
+    x, _ = cal.choose(models, s0, tgt, ["A", "B"], floor, 2)
+    assert x[1] == pytest.approx(0.9)
+    short = cal.CHOICE_GRID[cal.CHOICE_GRID <= 0.4]
+    x, pred = cal.choose(models, s0, tgt, ["A", "B"], floor, 2, [cal.CHOICE_GRID, short])
+    assert x[1] == pytest.approx(0.4) and x[1] in short
+    with pytest.raises(ValueError, match="grid"):
+        cal.choose(models, s0, tgt, ["A", "B"], floor, 2, [short])
+
+
+def _version6_world(monkeypatch):
+    """Versions 3-5 in the fake world: version 3's design over the three knobs, version 4's
+    over hold and pads with the fixed pad held at its centre (coded 0; the optimum has 0.6),
+    both on the easy early trials; version 5 on later distinct poses."""
+    monkeypatch.setattr(cal, "_run", fake_run_easy_early)
+    monkeypatch.setitem(cal.RULES, 3, {**cal.RULES[3], "knobs": KNOBS, "design_trials": 2000})
+    two = {k: KNOBS[k] for k in ("grip_hold_fraction", "pad_width_m")}
+    rule4 = {**cal.RULES[4], "knobs": two, "fixed": {"fixed_pad_extra_m": 0.0035}}
+    monkeypatch.setitem(cal.RULES, 4, {**rule4, "design_trials": EASY_UNTIL})
+    rule5 = {"intercept_start": 2000, "intercept_trials": 1000, "final_start": 4000}
+    monkeypatch.setitem(cal.RULES, 5, {**cal.RULES[5], **rule5, "final_trials": 500})
+    knobs6 = {**two, "fixed_pad_extra_m": (0.0035, 0.0015)}
+    return {"knobs": knobs6, "final_start": 6000, "final_trials": 500}
+
+
+def test_version_6_adds_the_fixed_pad_and_anchors_on_version_5s_final(monkeypatch, tmp_path):
+    settings = _version6_world(monkeypatch)
+    none = {"design_csv": None, "v3_design_csv": None, "v5_run_csv": None}
+    res = cal.run_rule(CONFIG, version=6, **settings, **none)
+    assert list(res["stage"]) == ["anchor", "predicted", "final"]
+    jobs = [c for c in CALLS if c[2] is not None]
+    # the final: seed s its own block of 500 from 6000, the same blocks for both policies
+    want_final = {(p, s, 6000 + 500 * s, 6500 + 500 * s) for p in "AB" for s in (0, 1)}
+    assert {c[2:] for c in jobs[-4:]} == want_final
+    assert all(c[5] <= 5000 for c in jobs[:-4])  # versions 3-5 before it
+    anchor = res.iloc[0]
+    # the anchor is version 5's final run, at the fixed pad's held value (coded 0)
+    assert anchor["x_fixed_pad_extra_m"] == pytest.approx(0.0)
+    assert anchor["fixed_pad_extra_m"] == pytest.approx(0.0035)
+    assert not np.allclose(_coded(anchor.to_dict()), OPT, atol=0.05)  # version 5 missed it
+    # the fixed pad's slopes: the fake world's, per coded unit of 1.5 mm
+    known = {"strict_A": 0.01, "loose_A": -0.02, "strict_B": 0.0, "loose_B": -0.008}
+    for k, v in known.items():
+        assert anchor[f"slope_fixed_pad_extra_m_{k}"] == pytest.approx(v, abs=1e-3)
+    assert anchor["slope_fixed_pad_extra_m_cube30"] == pytest.approx(0.0, abs=1e-9)
+    # version 4's model (fitted on the easy trials) is EASY too high at version 5's point
+    for k in ("strict_A", "strict_B"):
+        assert anchor[f"model_{k}"] - anchor[k] == pytest.approx(EASY, abs=3e-3)
+    # shifted, with the fourth knob, the choice is the known optimum, and it passes
+    f = res[res["chosen"]].iloc[0].to_dict()
+    np.testing.assert_allclose(_coded(f), OPT, atol=1e-9)
+    assert f["accepted"] and f["n_per_policy"] == 2 * 500
+    # from the three runs' CSVs: the same result, nothing of versions 3-5 rerun
+    res5 = cal.run_rule(CONFIG, version=5, design_csv=None)
+    res3 = cal.run_rule(CONFIG, version=3)
+    paths = {k: str(tmp_path / f"{k}.csv") for k in none}
+    res5.to_csv(paths["design_csv"], index=False)
+    res5.to_csv(paths["v5_run_csv"], index=False)
+    res3.to_csv(paths["v3_design_csv"], index=False)
+    CALLS.clear()
+    again = cal.run_rule(CONFIG, version=6, **settings, **paths)
+    assert all(c[4] >= 6000 for c in CALLS if c[2] is not None)
+    cols = ["strict_A", "loose_A", "strict_B", "loose_B", *(f"x_{k}" for k in KNOBS)]
+    pd.testing.assert_frame_equal(again[cols], res[cols], atol=1e-9)
+
+
+def test_version_6_final_trials_before_version_5s_end_stop_the_rule():
+    with pytest.raises(ValueError, match="fresh"):
+        cal.run_rule(CONFIG, version=6, final_start=cal.FINAL_START_V5)
+    assert not CALLS
+    v5, v6 = cal.RULES[5], cal.RULES[6]
+    assert v6["final_start"] == v5["final_start"] + 3 * v5["final_trials"]  # 8000 for 3 seeds

@@ -287,6 +287,22 @@ FINAL_START_V5 = 5000
 FINAL_TRIALS_PER_SEED_V5 = 1000
 #: Version 4's run (its design rows give version 5's model); rerun when absent.
 V4_DESIGN_CSV = "results/calibration/so101_v4.csv"
+#: Version 6's fourth knob (the fixed pad's clearance, version 3's fourth).
+FIXED_PAD = "fixed_pad_extra_m"
+#: Version 6's knobs: version 4's three and the fixed pad coded about version 4's held value
+#: (3.8 mm) with version 3's half-range (1.5 mm).
+KNOBS_V6: dict[str, tuple[float, float]] = {
+    **KNOBS_V4,
+    FIXED_PAD: (FIXED_V4[FIXED_PAD], KNOBS[FIXED_PAD][1]),
+}
+#: Version 6's final trials: seed ``s`` from ``FINAL_START_V6 + s * FINAL_TRIALS_PER_SEED_V6``
+#: (8000-10999 for three seeds), after every trial versions 1-5 and their diagnostics used.
+FINAL_START_V6 = 8000
+FINAL_TRIALS_PER_SEED_V6 = 1000
+#: Version 3's run (its design rows give version 6's fixed-pad slopes); rerun when absent.
+V3_DESIGN_CSV = "results/calibration/so101_v3.csv"
+#: Version 5's run (its final row anchors version 6's intercepts); rerun when absent.
+V5_RUN_CSV = "results/calibration/so101_v5.csv"
 #: The version whose chosen point is the study's values (versions 4 and 5 failed their
 #: acceptance and, by their adoption steps, left version 3's point in place;
 #: config/README.md): the default of
@@ -520,6 +536,37 @@ def shift_intercepts(
     return out
 
 
+def add_knob(beta: np.ndarray, n_knobs: int, slope: float) -> np.ndarray:
+    """Rule version 6, step 2: the coefficients of a model in ``n_knobs`` coded knobs (with the
+    two-knob products when ``beta`` is longer than the intercept and slopes) extended by one
+    more knob, last, that enters linearly with ``slope`` and no interaction (its products with
+    the others are 0), in :func:`model_matrix`'s order for ``n_knobs + 1`` knobs."""
+    beta = np.asarray(beta, dtype=float)
+    interactions = len(beta) > 1 + n_knobs
+    if len(beta) != 1 + n_knobs + (len(_pairs(n_knobs)) if interactions else 0):
+        raise ValueError("beta does not match n_knobs")
+    out = [*beta[: 1 + n_knobs], float(slope)]
+    if interactions:
+        old = dict(zip(_pairs(n_knobs), beta[1 + n_knobs :], strict=True))
+        out += [old.get(pair, 0.0) for pair in _pairs(n_knobs + 1)]
+    return np.array(out)
+
+
+def grid_within(
+    grid: np.ndarray, knob: tuple[float, float], design_knob: tuple[float, float]
+) -> np.ndarray:
+    """Rule version 6, step 4: the coded values of ``grid`` (coding ``knob``: centre,
+    half-range) whose knob values lie within the box of ``design_knob`` (centre +- half-range;
+    to 10^-9), so a slope fitted on that design is not extrapolated."""
+    (c, h), (c0, h0) = knob, design_knob
+    value = c + np.asarray(grid) * h
+    return np.asarray(grid)[(value >= c0 - h0 - 1e-9) & (value <= c0 + h0 + 1e-9)]
+
+
+#: Version 6's coded values of the fixed pad (-1 .. +0.8: 2.3-5.0 mm, inside version 3's box).
+FIXED_PAD_GRID_V6 = grid_within(CHOICE_GRID, KNOBS_V6[FIXED_PAD], KNOBS[FIXED_PAD])
+
+
 def choose(
     models: dict[str, np.ndarray],
     sigma0_models: dict[str, np.ndarray],
@@ -527,11 +574,16 @@ def choose(
     policies: list[str],
     sigma0_required: dict[str, float],
     n_knobs: int,
+    grids: list[np.ndarray] | None = None,
 ) -> tuple[np.ndarray, dict[str, float]]:
     """Rule step 6: the grid point with the smallest predicted D whose predicted sigma = 0
-    rates meet ``sigma0_required``; ties to the point nearest the centre. Returns (coded point,
+    rates meet ``sigma0_required``; ties to the point nearest the centre. ``grids``: the coded
+    values of every knob (default :data:`CHOICE_GRID` in each). Returns (coded point,
     predictions); raises ValueError when no grid point is predicted feasible."""
-    grid = np.array(list(itertools.product(CHOICE_GRID, repeat=n_knobs)))
+    grids = [CHOICE_GRID] * n_knobs if grids is None else grids
+    if len(grids) != n_knobs:
+        raise ValueError("need one grid per knob")
+    grid = np.array(list(itertools.product(*grids)))
     pred = {k: predict(b, grid) for k, b in models.items()}
     pred["gap"] = pred[f"strict_{policies[1]}"] - pred[f"strict_{policies[0]}"]
     d = sum(((pred[k] - v) / tol) ** 2 for k, (v, tol) in tgt.items())
@@ -576,6 +628,14 @@ RULES: dict[int, dict] = {
         "intercept_trials": INTERCEPT_TRIALS_PER_SEED_V5,
         "final_start": FINAL_START_V5,
         "final_trials": FINAL_TRIALS_PER_SEED_V5,
+    },
+    6: {
+        "knobs": KNOBS_V6,
+        "design_csv": V4_DESIGN_CSV,
+        "v3_design_csv": V3_DESIGN_CSV,
+        "v5_run_csv": V5_RUN_CSV,
+        "final_start": FINAL_START_V6,
+        "final_trials": FINAL_TRIALS_PER_SEED_V6,
     },
 }
 
@@ -634,7 +694,13 @@ def _choose_feasible(
     tried = []
     for attempt in range(MAX_FEASIBILITY_TRIES):
         x, pred = choose(
-            models, sigma0_models, targets(config), _policies(config), required, len(names)
+            models,
+            sigma0_models,
+            targets(config),
+            _policies(config),
+            required,
+            len(names),
+            rule.get("grids"),
         )
         point = {**point_of(x, knobs), **fixed}
         measured = sigma0_rates(config, point, processes)
@@ -672,16 +738,17 @@ def _final_row(
     return row
 
 
-def _version4_design(
-    config: dict, processes: int, design_csv: str | None
+def _version_design(
+    config: dict, processes: int, design_csv: str | None, version: int = 4
 ) -> tuple[np.ndarray, pd.DataFrame]:
-    """Version 4's design: its rows of ``design_csv`` when that file exists, else a rerun."""
-    rule = RULES[4]
+    """A version's design (3 or 4): its rows of ``design_csv`` when that file exists, else a
+    rerun."""
+    rule = RULES[version]
     if design_csv is not None and Path(design_csv).exists():
         run = pd.read_csv(design_csv)
         design = run[run["stage"] == "design"].sort_values("order").reset_index(drop=True)
         coded = design[[f"x_{k}" for k in rule["knobs"]]].to_numpy(dtype=float)
-        log.info("version 4's design: %d rows of %s", len(design), design_csv)
+        log.info("version %d's design: %d rows of %s", version, len(design), design_csv)
         return coded, design
     return _design(config, rule, processes)
 
@@ -691,7 +758,7 @@ def _run_version5(config: dict, processes: int, rule: dict) -> pd.DataFrame:
     the rates of version 4's point on distinct poses, version 4's choice, a final run on other
     distinct poses."""
     rule4 = RULES[4]
-    coded, design = _version4_design(config, processes, rule["design_csv"])
+    coded, design = _version_design(config, processes, rule["design_csv"])
     models, sigma0_models = _models(config, coded, design, rule4["interactions"])
     tasks = [t["name"] for t in config["tasks"]]
     floor = dict.fromkeys(tasks, SIGMA0_MIN_RATE)
@@ -719,6 +786,57 @@ def _run_version5(config: dict, processes: int, rule: dict) -> pd.DataFrame:
     return out
 
 
+def _version5_final(config: dict, processes: int, rule: dict) -> dict:
+    """Version 5's final row: from ``rule["v5_run_csv"]`` when that file exists, else version 5
+    rerun (on version 4's design from ``rule["design_csv"]``)."""
+    path = rule["v5_run_csv"]
+    if path is not None and Path(path).exists():
+        run = pd.read_csv(path)
+        log.info("version 5's final row: %s", path)
+    else:
+        run = _run_version5(config, processes, {**RULES[5], "design_csv": rule["design_csv"]})
+    return run[run["stage"] == "final"].iloc[0].to_dict()
+
+
+def _run_version6(config: dict, processes: int, rule: dict) -> pd.DataFrame:
+    """Rule version 6 (the module's docstring): version 4's model plus the fixed pad's slope
+    from version 3's design, intercepts shifted to version 5's final run at its point, the
+    choice in four knobs, a final run on distinct poses."""
+    rule3, rule4 = RULES[3], RULES[4]
+    knobs = rule["knobs"]
+    names, new = list(knobs), list(knobs)[-1]
+    coded4, design4 = _version_design(config, processes, rule["design_csv"], 4)
+    models, sigma0_models = _models(config, coded4, design4, rule4["interactions"])
+    coded3, design3 = _version_design(config, processes, rule["v3_design_csv"], 3)
+    models3, sigma0_models3 = _models(config, coded3, design3, rule3["interactions"])
+    j = 1 + list(rule3["knobs"]).index(new)  # the knob's slope in version 3's fit
+    per_unit = knobs[new][1] / rule3["knobs"][new][1]  # version 3's coded unit -> version 6's
+    n4 = len(rule4["knobs"])
+    slopes = {k: float(b[j]) * per_unit for k, b in {**models3, **sigma0_models3}.items()}
+    models = {k: add_knob(b, n4, slopes[k]) for k, b in models.items()}
+    sigma0_models = {t: add_knob(b, n4, slopes[t]) for t, b in sigma0_models.items()}
+    v5 = _version5_final(config, processes, rule)
+    x5 = np.array([(float(v5[k]) - c) / h for k, (c, h) in knobs.items()])
+    anchor = {k: v5[k] for k in (*names, *RATES, "gap", "n_per_policy", "distance")}
+    anchor.update({f"model_{k}": float(predict(b, x5)[0]) for k, b in models.items()})
+    anchor.update({f"slope_{new}_{k}": v for k, v in slopes.items()})
+    anchor.update({f"x_{k}": float(v) for k, v in zip(names, x5, strict=True)})
+    anchor.update(stage="anchor", order=0)
+    shifted = shift_intercepts(models, x5, {k: float(v5[k]) for k in RATES})
+    grids = [CHOICE_GRID] * n4 + [grid_within(CHOICE_GRID, knobs[new], rule3["knobs"][new])]
+    rule6 = {"knobs": knobs, "fixed": {}, "grids": grids}
+    x, point, measured, tried = _choose_feasible(
+        config, rule6, shifted, sigma0_models, processes, 1
+    )
+    final = score_point_distinct(
+        config, point, rule["final_start"], rule["final_trials"], processes
+    )
+    final = _final_row(config, rule6, final, x, measured, 1 + len(tried))
+    out = pd.DataFrame([anchor, *tried, final])
+    out["chosen"] = out["stage"] == "final"
+    return out
+
+
 def run_rule(
     config: dict, processes: int = 1, version: int = ADOPTED_VERSION, **settings
 ) -> pd.DataFrame:
@@ -726,14 +844,25 @@ def run_rule(
     versions 3 and 4 ``knobs``, ``design``, ``interactions``, ``fixed``, ``design_trials``,
     ``final_start`` (None: right after the design's trials), ``final_trials``; version 5
     ``design_csv`` (version 4's run; None or absent: its design is rerun),
-    ``intercept_start``, ``intercept_trials``, ``final_start``, ``final_trials`` (per seed)).
-    One row per design point (``stage`` "design", with its sigma = 0 rates), for version 5 the
-    intercept step's row (``stage`` "intercept": version 4's point on distinct poses, with
-    ``model_*`` the unshifted model's predictions), one per choice the feasibility check tried
-    (``stage`` "predicted": the model's values there, and the measured sigma = 0 rates), and
-    the final point's row (``stage`` "final", on fresh trials; ``chosen``; ``accepted`` its
-    verdict). Raises ValueError when the final trials overlap the design's."""
+    ``intercept_start``, ``intercept_trials``, ``final_start``, ``final_trials`` (per seed);
+    version 6 ``knobs`` (the last one the knob added to version 4's), ``design_csv``,
+    ``v3_design_csv``, ``v5_run_csv`` (absent: that run is redone), ``final_start``,
+    ``final_trials`` (per seed)). Version 6 returns the anchor row (``stage`` "anchor": version
+    5's final row, with ``model_*`` the unshifted model's predictions at its point and
+    ``slope_*`` the added knob's slopes), the choices tried and the final row.
+    Otherwise one row per design point (``stage`` "design", with its sigma = 0 rates), for
+    version 5 the intercept step's row (``stage`` "intercept": version 4's point on distinct
+    poses, with ``model_*`` the unshifted model's predictions), one per choice the feasibility
+    check tried (``stage`` "predicted": the model's values there, and the measured sigma = 0
+    rates), and the final point's row (``stage`` "final", on fresh trials; ``chosen``;
+    ``accepted`` its verdict). Raises ValueError when the final trials overlap the design's."""
     rule = {**RULES[version], **settings}
+    if version == 6:
+        n_seeds = int(config["simulation"]["n_seeds"])
+        v5 = RULES[5]
+        if rule["final_start"] < v5["final_start"] + n_seeds * v5["final_trials"]:
+            raise ValueError("the final trials must be fresh: after version 5's final trials")
+        return _run_version6(config, processes, rule)
     if version == 5:
         ends = [
             (rule["intercept_start"], rule["intercept_trials"]),
