@@ -1,4 +1,4 @@
-"""The SO-101 calibration rule (versions 3, 4 and 5) on a simulated simulator.
+"""The SO-101 calibration rule (versions 3 to 6) on a simulated simulator.
 
 ``evalsim.sim.calibrate_so101._run`` (one MuJoCo job) is replaced by a function of the knobs
 with known rates, linear in the knobs, so the rule's steps run in milliseconds: the distance
@@ -6,8 +6,9 @@ and acceptance are the written formulas, the design is a resolution-IV half frac
 centre on common trials, the linear model recovers the known rates and the choice their
 optimum on the grid, the sigma = 0 floor excludes points, and the final point runs on trials
 the design never used, with study_seed + 1; version 5's intercept step and final run give
-every seed its own block of trials (distinct poses). The real run (MuJoCo) is recorded in
-config/README.md.
+every seed its own block of trials (distinct poses); version 6 adds version 3's fixed-pad
+slope to version 4's model and anchors it on version 5's final run. The real run (MuJoCo)
+is recorded in config/README.md.
 """
 
 from __future__ import annotations
