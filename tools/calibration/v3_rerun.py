@@ -1,0 +1,23 @@
+"""Adoption step (rule v4, step 7): version 3's point rerun on its final trials 500-999."""
+
+import logging
+
+import pandas as pd
+
+from evalsim.config import load_config
+from evalsim.sim import calibrate_so101 as cal
+
+logging.basicConfig(level=logging.INFO, format="%(message)s")
+config = load_config("config/config.yaml")
+point = {
+    "pad_friction_sd": 0.385,
+    "grip_hold_fraction": 0.148,
+    "pad_width_m": 0.026,
+    "fixed_pad_extra_m": 0.0038,
+}
+row = cal.score_point(config, point, 500, 1000, processes=2)
+row["accepted"] = cal.accepted(row, cal.targets(config))
+pd.DataFrame([row]).to_csv(
+    "results/calibration/so101_v3_final_rerun.csv", index=False, float_format="%.6g"
+)
+print(pd.Series(row).to_string())
