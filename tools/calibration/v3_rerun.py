@@ -3,18 +3,14 @@
 import logging
 
 import pandas as pd
+from points import V3  # tools/calibration/points.py (the script's folder is on sys.path)
 
 from evalsim.config import load_config
 from evalsim.sim import calibrate_so101 as cal
 
 logging.basicConfig(level=logging.INFO, format="%(message)s")
 config = load_config("config/config.yaml")
-point = {
-    "pad_friction_sd": 0.385,
-    "grip_hold_fraction": 0.148,
-    "pad_width_m": 0.026,
-    "fixed_pad_extra_m": 0.0038,
-}
+point = V3
 row = cal.score_point(config, point, 500, 1000, processes=2)
 row["accepted"] = cal.accepted(row, cal.targets(config))
 pd.DataFrame([row]).to_csv(

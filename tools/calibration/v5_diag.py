@@ -5,26 +5,15 @@ version 5's chosen point rerun on its final blocks, with the trials kept for per
 import logging
 
 import pandas as pd
+from points import V3, V5  # tools/calibration/points.py (the script's folder is on sys.path)
 
 from evalsim.config import load_config
 from evalsim.sim import calibrate_so101 as cal
 
 logging.basicConfig(level=logging.WARNING, format="%(message)s")
 config = load_config("config/config.yaml")
-v3 = {
-    "pad_friction_sd": 0.385,
-    "grip_hold_fraction": 0.148,
-    "pad_width_m": 0.026,
-    "fixed_pad_extra_m": 0.0038,
-}
-v5 = {
-    "pad_friction_sd": 0.345,
-    "grip_hold_fraction": 0.158,
-    "pad_width_m": 0.0258,
-    "fixed_pad_extra_m": 0.0038,
-}
 frames = []
-for name, point, start in (("v3", v3, 2000), ("v3", v3, 5000), ("v5", v5, 5000)):
+for name, point, start in (("v3", V3, 2000), ("v3", V3, 5000), ("v5", V5, 5000)):
     jobs = cal._distinct_pose_jobs(config, point, start, 1000)
     f = pd.concat(cal._map(2, jobs), ignore_index=True)
     f["point"], f["block_start"] = name, start
