@@ -21,6 +21,7 @@ import pandas as pd
 import pytest
 
 from evalsim.sim import calibrate_so101 as cal
+from evalsim.sim import calibration_model as model
 from evalsim.sim import rollout
 
 DOC = {"A": {"strict": 221, "loose": 259, "n": 300}, "B": {"strict": 263, "loose": 288, "n": 300}}
@@ -112,7 +113,7 @@ def test_targets_are_the_lessons_rates_with_their_se_and_the_gap():
 
 
 def test_design_is_a_resolution_iv_half_fraction_and_the_centre():
-    x = cal.design_coded(4)
+    x = model.design_coded(4)
     assert x.shape == (9, 4) and (x[0] == 0).all()
     corners = x[1:]
     assert {tuple(r) for r in corners} == {
@@ -127,9 +128,9 @@ def test_design_is_a_resolution_iv_half_fraction_and_the_centre():
 
 def test_linear_fit_is_least_squares():
     rng = np.random.default_rng(3)
-    x = cal.design_coded(4)
+    x = model.design_coded(4)
     y = rng.random(len(x))
-    beta = cal.fit_linear(x, y)
+    beta = model.fit_linear(x, y)
     # reference: the normal equations, solved independently
     xx = np.column_stack([np.ones(len(x)), x])
     np.testing.assert_allclose(beta, np.linalg.solve(xx.T @ xx, xx.T @ y), atol=1e-12)
@@ -186,7 +187,7 @@ def test_no_admissible_point_stops_the_rule(monkeypatch):
 
 def test_full_factorial_design_is_every_corner_and_the_centre():
     for k in (2, 3, 4):
-        x = cal.design_full(k)
+        x = model.design_full(k)
         assert x.shape == (2**k + 1, k) and (x[0] == 0).all()
         corners = x[1:]
         want = set(itertools.product((-1.0, 1.0), repeat=k))
@@ -200,18 +201,18 @@ def test_full_factorial_design_is_every_corner_and_the_centre():
 
 def test_model_matrix_and_the_fit_with_two_knob_interactions():
     rng = np.random.default_rng(5)
-    x = cal.design_full(3)
+    x = model.design_full(3)
     # reference columns, written out: 1, x1, x2, x3, x1 x2, x1 x3, x2 x3
     ref = np.array(
         [[1, a, b, c, a * b, a * c, b * c] for a, b, c in x],
         dtype=float,
     )
-    np.testing.assert_array_equal(cal.model_matrix(x, interactions=True), ref)
-    np.testing.assert_array_equal(cal.model_matrix(x), ref[:, :4])
+    np.testing.assert_array_equal(model.model_matrix(x, interactions=True), ref)
+    np.testing.assert_array_equal(model.model_matrix(x), ref[:, :4])
     # rates with an interaction: recovered exactly with it, not without it
     coef = np.array([0.8, 0.01, 0.03, 0.02, -0.015, 0.0, 0.005])
     y = ref @ coef
-    beta = cal.fit_linear(x, y, interactions=True)
+    beta = model.fit_linear(x, y, interactions=True)
     np.testing.assert_allclose(beta, coef, atol=1e-12)
     grid = rng.uniform(-1, 1, size=(50, 3))
     want = coef[0] + grid @ coef[1:4]
@@ -219,14 +220,14 @@ def test_model_matrix_and_the_fit_with_two_knob_interactions():
         c * grid[:, i] * grid[:, j]
         for c, (i, j) in zip(coef[4:], itertools.combinations(range(3), 2), strict=True)
     )
-    np.testing.assert_allclose(cal.predict(beta, grid), want, atol=1e-12)
-    linear = cal.fit_linear(x, y)
+    np.testing.assert_allclose(model.predict(beta, grid), want, atol=1e-12)
+    linear = model.fit_linear(x, y)
     assert len(linear) == 4
-    assert not np.allclose(cal.predict(linear, grid), want, atol=1e-3)
+    assert not np.allclose(model.predict(linear, grid), want, atol=1e-3)
     # with noise: least squares, the normal equations solved independently
     y = rng.random(len(x))
     np.testing.assert_allclose(
-        cal.fit_linear(x, y, interactions=True),
+        model.fit_linear(x, y, interactions=True),
         np.linalg.solve(ref.T @ ref, ref.T @ y),
         atol=1e-12,
     )
@@ -312,14 +313,14 @@ def test_shift_intercepts_moves_only_the_intercepts_of_the_measured_rates():
     models = {k: rng.normal(size=7) for k in ("strict_A", "loose_A", "cube30")}
     x = np.array([1.0, 0.2, 0.6])
     measured = {"strict_A": 0.71, "loose_A": 0.88}
-    shifted = cal.shift_intercepts(models, x, measured)
+    shifted = model.shift_intercepts(models, x, measured)
     for k, want in measured.items():
         b = models[k]
         # reference prediction, written out: 1, x1, x2, x3, x1 x2, x1 x3, x2 x3
         old = b[0] + b[1:4] @ x + b[4] * x[0] * x[1] + b[5] * x[0] * x[2] + b[6] * x[1] * x[2]
         assert shifted[k][0] == pytest.approx(b[0] + want - old, abs=1e-12)
         np.testing.assert_array_equal(shifted[k][1:], b[1:])  # slopes and interactions kept
-        assert cal.predict(shifted[k], x)[0] == pytest.approx(want, abs=1e-12)
+        assert model.predict(shifted[k], x)[0] == pytest.approx(want, abs=1e-12)
     np.testing.assert_array_equal(shifted["cube30"], models["cube30"])  # not measured: kept
     assert shifted["strict_A"] is not models["strict_A"]  # the input is not changed
 
@@ -391,24 +392,24 @@ def test_add_knob_extends_a_model_by_a_linear_knob_without_interactions():
     rng = np.random.default_rng(3)
     x = rng.uniform(-1, 1, size=(6, 4))
     for beta in (rng.normal(size=7), rng.normal(size=4)):  # with and without the products
-        extended = cal.add_knob(beta, 3, -0.0316)
+        extended = model.add_knob(beta, 3, -0.0316)
         b = beta
         # reference, written out: the 3-knob model at the first three knobs plus the slope
         want = b[0] + x[:, :3] @ b[1:4] - 0.0316 * x[:, 3]
         if len(b) == 7:
             want += b[4] * x[:, 0] * x[:, 1] + b[5] * x[:, 0] * x[:, 2] + b[6] * x[:, 1] * x[:, 2]
-        np.testing.assert_allclose(cal.predict(extended, x), want, atol=1e-12)
+        np.testing.assert_allclose(model.predict(extended, x), want, atol=1e-12)
         assert len(extended) == (11 if len(b) == 7 else 5)
     with pytest.raises(ValueError):
-        cal.add_knob(np.zeros(6), 3, 0.1)
+        model.add_knob(np.zeros(6), 3, 0.1)
 
 
 def test_grid_within_keeps_the_coded_values_inside_the_design_box():
-    grid = cal.CHOICE_GRID
+    grid = model.CHOICE_GRID
     # reference: version 6's fixed pad (3.8 mm +- 1.5) inside version 3's box (3.5 +- 1.5 mm),
     # millimetres compared in plain Python
     want = [g for g in grid if 2.0 - 1e-6 <= 3.8 + 1.5 * g <= 5.0 + 1e-6]
-    got = cal.grid_within(grid, (0.0038, 0.0015), (0.0035, 0.0015))
+    got = model.grid_within(grid, (0.0038, 0.0015), (0.0035, 0.0015))
     np.testing.assert_allclose(got, want)
     assert got.min() == pytest.approx(-1.0) and got.max() == pytest.approx(0.8)
     np.testing.assert_allclose(cal.FIXED_PAD_GRID_V6, want)
@@ -426,13 +427,13 @@ def test_choose_searches_only_the_given_grids():
     models["strict_B"] = models["strict_A"] + np.array([tgt["gap"][0], 0.0, 0.0])
     s0 = {"cube30": np.array([0.99, 0.0, 0.0])}
     floor = {"cube30": cal.SIGMA0_MIN_RATE}
-    x, _ = cal.choose(models, s0, tgt, ["A", "B"], floor, 2)
+    x, _ = model.choose(models, s0, tgt, ["A", "B"], floor, 2)
     assert x[1] == pytest.approx(0.9)
-    short = cal.CHOICE_GRID[cal.CHOICE_GRID <= 0.4]
-    x, pred = cal.choose(models, s0, tgt, ["A", "B"], floor, 2, [cal.CHOICE_GRID, short])
+    short = model.CHOICE_GRID[model.CHOICE_GRID <= 0.4]
+    x, pred = model.choose(models, s0, tgt, ["A", "B"], floor, 2, [model.CHOICE_GRID, short])
     assert x[1] == pytest.approx(0.4) and x[1] in short
     with pytest.raises(ValueError, match="grid"):
-        cal.choose(models, s0, tgt, ["A", "B"], floor, 2, [short])
+        model.choose(models, s0, tgt, ["A", "B"], floor, 2, [short])
 
 
 def _version6_world(monkeypatch):

@@ -28,7 +28,7 @@ import math
 import numpy as np
 from numba import njit
 
-from evalsim.stats.proportion._kernels import binom_logpmf
+from evalsim.stats.proportion._kernels import binom_logpmf, binom_pmf_vector
 from evalsim.stats.two_sample._fisher_kernels import margin_weights
 
 _LEVEL_BITS = 500
@@ -949,15 +949,13 @@ def prefix_over_on_grid(margin, hyp, cands, nn, grid, thr):
     ``margin`` and ``hyp`` are the tables' margins ``k`` and hypergeometric probabilities in
     the order of the prefixes; a prefix's probability at ``pi`` is
     ``sum_t hyp[t] b(margin[t]; N, pi)`` (the tail polynomial, summed table by table). A grid
-    value is attained by the supremum, so (up to the rounding of the sums, which the caller
-    checks) no prefix from ``cands[j]`` on has a p-value supremum below ``thr``.
+    value is attained by the supremum, so (up to the rounding of the sums, which the caller's
+    margin on ``thr`` covers) no prefix from ``cands[j]`` on has a p-value supremum below
+    ``thr``.
     """
     best = cands.shape[0]
     for g in range(grid.shape[0]):
-        pi = grid[g]
-        pmf = np.empty(nn + 1, dtype=np.float64)
-        for k in range(nn + 1):
-            pmf[k] = math.exp(binom_logpmf(k, nn, pi))
+        pmf = binom_pmf_vector(nn, grid[g])
         cum = 0.0
         t = 0
         for j in range(best):

@@ -1,0 +1,141 @@
+"""The response-surface model of the SO-101 calibration rule (:mod:`evalsim.sim.calibrate_so101`,
+whose docstring holds the rule's versions and steps): design points in coded units, the
+least-squares model of each rate, its prediction, the edits versions 5 and 6 make to it, and
+the choice of the point with the smallest predicted distance. Pure functions: no simulation.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+#: Coded values tried by the choice in every knob (step 6).
+CHOICE_GRID = np.round(np.linspace(-1.0, 1.0, 21), 10)
+
+
+def design_coded(n_knobs: int) -> np.ndarray:
+    """Rule step 5: the half-fraction 2^(k-1) factorial (last column the product of the
+    others) and the centre, in coded units; one row per point, the centre first."""
+    full = np.array(list(itertools.product((-1.0, 1.0), repeat=n_knobs - 1)))
+    half = np.column_stack([full, np.prod(full, axis=1)])
+    return np.vstack([np.zeros(n_knobs), half])
+
+
+def design_full(n_knobs: int) -> np.ndarray:
+    """Rule version 4, step 3: the full 2^k factorial and the centre, in coded units; one row
+    per point, the centre first."""
+    full = np.array(list(itertools.product((-1.0, 1.0), repeat=n_knobs)))
+    return np.vstack([np.zeros(n_knobs), full])
+
+
+def model_matrix(coded: np.ndarray, interactions: bool = False) -> np.ndarray:
+    """Columns of the model at coded points (rows): a column of ones, the coded knobs and, with
+    ``interactions``, the products of every pair of knobs (in the order of
+    ``itertools.combinations``)."""
+    coded = np.atleast_2d(coded)
+    cols = [np.ones(len(coded)), *coded.T]
+    if interactions:
+        cols += [coded[:, i] * coded[:, j] for i, j in _pairs(coded.shape[1])]
+    return np.column_stack(cols)
+
+
+def _pairs(n_knobs: int) -> list[tuple[int, int]]:
+    return list(itertools.combinations(range(n_knobs), 2))
+
+
+def point_of(coded: np.ndarray, knobs: dict[str, tuple[float, float]]) -> dict[str, float]:
+    """Knob values of coded units ``coded`` (rounded to 10^-7)."""
+    return {k: round(c + x * h, 7) for (k, (c, h)), x in zip(knobs.items(), coded, strict=True)}
+
+
+def fit_linear(coded: np.ndarray, y: np.ndarray, interactions: bool = False) -> np.ndarray:
+    """Least-squares coefficients of ``y`` on :func:`model_matrix` of the coded knobs:
+    intercept and slopes (version 3's step 5), then with ``interactions`` the two-knob
+    products (version 4's step 4)."""
+    beta, *_ = np.linalg.lstsq(model_matrix(coded, interactions), y, rcond=None)
+    return beta
+
+
+def predict(beta: np.ndarray, coded: np.ndarray) -> np.ndarray:
+    """The fitted model's prediction at coded points (rows); ``beta`` has the two-knob
+    products when it is longer than the intercept and slopes."""
+    coded = np.atleast_2d(coded)
+    return model_matrix(coded, len(beta) > 1 + coded.shape[1]) @ beta
+
+
+def shift_intercepts(
+    models: dict[str, np.ndarray], coded: np.ndarray, measured: dict[str, float]
+) -> dict[str, np.ndarray]:
+    """Rule version 5, step 3: every model of ``measured`` with its intercept moved by the
+    measured value minus the model's prediction at the coded point ``coded`` (the others as
+    they are), so the shifted model predicts the measured value there."""
+    out = {}
+    for k, beta in models.items():
+        beta = np.array(beta, dtype=float)
+        if k in measured:
+            beta[0] += measured[k] - float(predict(beta, coded)[0])
+        out[k] = beta
+    return out
+
+
+def add_knob(beta: np.ndarray, n_knobs: int, slope: float) -> np.ndarray:
+    """Rule version 6, step 2: the coefficients of a model in ``n_knobs`` coded knobs (with the
+    two-knob products when ``beta`` is longer than the intercept and slopes) extended by one
+    more knob, last, that enters linearly with ``slope`` and no interaction (its products with
+    the others are 0), in :func:`model_matrix`'s order for ``n_knobs + 1`` knobs."""
+    beta = np.asarray(beta, dtype=float)
+    interactions = len(beta) > 1 + n_knobs
+    if len(beta) != 1 + n_knobs + (len(_pairs(n_knobs)) if interactions else 0):
+        raise ValueError("beta does not match n_knobs")
+    out = [*beta[: 1 + n_knobs], float(slope)]
+    if interactions:
+        old = dict(zip(_pairs(n_knobs), beta[1 + n_knobs :], strict=True))
+        out += [old.get(pair, 0.0) for pair in _pairs(n_knobs + 1)]
+    return np.array(out)
+
+
+def grid_within(
+    grid: np.ndarray, knob: tuple[float, float], design_knob: tuple[float, float]
+) -> np.ndarray:
+    """Rule version 6, step 4: the coded values of ``grid`` (coding ``knob``: centre,
+    half-range) whose knob values lie within the box of ``design_knob`` (centre +- half-range;
+    to 10^-9), so a slope fitted on that design is not extrapolated."""
+    (c, h), (c0, h0) = knob, design_knob
+    value = c + np.asarray(grid) * h
+    return np.asarray(grid)[(value >= c0 - h0 - 1e-9) & (value <= c0 + h0 + 1e-9)]
+
+
+def choose(
+    models: dict[str, np.ndarray],
+    sigma0_models: dict[str, np.ndarray],
+    tgt: dict[str, tuple[float, float]],
+    policies: list[str],
+    sigma0_required: dict[str, float],
+    n_knobs: int,
+    grids: list[np.ndarray] | None = None,
+) -> tuple[np.ndarray, dict[str, float]]:
+    """Rule step 6: the grid point with the smallest predicted D whose predicted sigma = 0
+    rates meet ``sigma0_required``; ties to the point nearest the centre. ``grids``: the coded
+    values of every knob (default :data:`CHOICE_GRID` in each). Returns (coded point,
+    predictions); raises ValueError when no grid point is predicted feasible."""
+    grids = [CHOICE_GRID] * n_knobs if grids is None else grids
+    if len(grids) != n_knobs:
+        raise ValueError("need one grid per knob")
+    grid = np.array(list(itertools.product(*grids)))
+    pred = {k: predict(b, grid) for k, b in models.items()}
+    pred["gap"] = pred[f"strict_{policies[1]}"] - pred[f"strict_{policies[0]}"]
+    d = sum(((pred[k] - v) / tol) ** 2 for k, (v, tol) in tgt.items())
+    ok = np.ones(len(grid), dtype=bool)
+    s0 = {t: predict(b, grid) for t, b in sigma0_models.items()}
+    for t, need in sigma0_required.items():
+        ok &= s0[t] >= need
+    if not ok.any():
+        raise ValueError("no design point is admissible (predicted sigma = 0 below the floor)")
+    radius = np.sum(grid**2, axis=1)
+    order = np.lexsort((radius, np.where(ok, d, np.inf)))
+    i = int(order[0])
+    out = {k: float(v[i]) for k, v in pred.items()}
+    out.update({f"sigma0_{t}": float(v[i]) for t, v in s0.items()})
+    out["distance"] = float(d[i])
+    return grid[i], out
