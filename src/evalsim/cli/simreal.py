@@ -25,6 +25,10 @@ from evalsim.cli._common import (
 )
 from evalsim.stats.names import SIMREAL_METHODS
 
+#: The largest n ``joint_exact`` builds tables for (:data:`evalsim.stats.simreal.joint.MAX_N`;
+#: ``tests/test_simreal_joint.py`` checks they agree).
+JOINT_MAX_N = 400
+
 #: ``--method`` choices: the registry of :mod:`evalsim.stats.names` plus the methods
 #: :data:`evalsim.stats.simreal.METHODS` appends to it (``tests/test_simreal_cli.py`` checks
 #: that the two agree).
@@ -40,6 +44,7 @@ _LABELS = {
     "ppi_plus": "PPI++ (tuned lambda)",
     "stratified_exact": "stratified exact (sim + real)",
     "discordant_exact": "discordant exact (sim + real)",
+    "joint_exact": "joint exact (sim + real)",
 }
 
 if TYPE_CHECKING:
@@ -190,6 +195,11 @@ def cmd_simreal(args) -> Report:
         f"real-only Clopper-Pearson: [{cp.lower:.4f}, {cp.upper:.4f}]."
     )
     rep.line(f"Verdict: {verdict}.")
+    if "joint_exact" in results and data.n > JOINT_MAX_N:
+        rep.line(
+            f"note: joint_exact builds its exact tables for n <= {JOINT_MAX_N}; at n = "
+            f"{data.n} its row is discordant_exact's interval."
+        )
     if chosen.validity == "asymptotic":
         rep.line(
             "note: this method's coverage is asymptotic and falls short at small n; "

@@ -104,6 +104,7 @@ SIMREAL_METHODS = (
     "ppi_plus",
     "stratified_exact",
     "discordant_exact",
+    "joint_exact",
 )
 
 #: Default share of alpha spent on the real-only Clopper-Pearson interval (simreal).

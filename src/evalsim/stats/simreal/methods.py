@@ -110,6 +110,7 @@ from evalsim.stats._validate import (
 )
 from evalsim.stats.proportion.intervals import clopper_pearson_interval, wilson_interval
 from evalsim.stats.simreal import _kernels as _K
+from evalsim.stats.simreal import joint as _joint
 
 __all__ = [
     "COMBINE_GRID",
@@ -140,10 +141,11 @@ VALIDITY = {
     "ppi_plus": "asymptotic",
     "stratified_exact": "finite-sample",
     "discordant_exact": "finite-sample",
+    "joint_exact": "finite-sample",
 }
 #: The finite-sample sim + real method to use by default (the command's verdict uses it):
 #: the narrowest at high correlation on issue 27's grid (``benchmarks/bench_simreal.py``).
-RECOMMENDED = "discordant_exact"
+RECOMMENDED = "joint_exact"
 #: Default share of alpha on the real-only (Blaker) interval for ``discordant_exact``. On
 #: issue 27's grid at 95% (``benchmarks/bench_simreal.py``), 0.7 against 0.6: at
 #: correlation 0 at most 1.044x against 1.077x real-only Clopper-Pearson's expected width,
@@ -615,7 +617,8 @@ def simreal_interval(
         raise ValueError(f"data must be a SimRealData (see simreal_data), got {type(data)!r}")
     c = check_confidence(confidence)
     if real_share is None:
-        real_share = DISCORDANT_REAL_SHARE if method == "discordant_exact" else DEFAULT_REAL_SHARE
+        discordant = method in ("discordant_exact", "joint_exact")
+        real_share = DISCORDANT_REAL_SHARE if discordant else DEFAULT_REAL_SHARE
     share = check_open_interval(real_share, "real_share")
     alpha = 1.0 - c
     cp = _real_interval("clopper_pearson", data.k_real, data.n, c)
@@ -631,7 +634,13 @@ def simreal_interval(
             data.n11, data.n10, data.n01, data.n00, data.k_sim, data.n_sim, z, method == "ppi_plus"
         )
         est = (lo + hi) / 2.0
-    elif method == "discordant_exact":
+    elif method == "joint_exact" and data.n <= _joint.MAX_N:
+        lo, hi = _joint.bounds(
+            data.k_real, data.n01, data.n10, data.n, data.k_sim, data.n_sim, alpha
+        )
+        lam = 1.0
+        est = min(max(data.k_sim / data.n_sim + (data.n10 - data.n01) / data.n, 0.0), 1.0)
+    elif method in ("discordant_exact", "joint_exact"):  # joint_exact above MAX_N: see joint
         lo, hi = _discordant(data, alpha, share)
         lam = 1.0
         est = min(max(data.k_sim / data.n_sim + (data.n10 - data.n01) / data.n, 0.0), 1.0)
@@ -873,9 +882,18 @@ def operating_characteristics(
         z,
         _PRUNE,
     )
+    coverage = {m: float(cov[i]) for i, m in enumerate(METHODS[: len(cov)])}
+    width = {m: float(wid[i]) for i, m in enumerate(METHODS[: len(wid)])}
+    # joint_exact: its own exact enumeration (joint.py), over the same simulated window
+    j_cov, j_wid, j_tot = _joint.operating_characteristics(
+        pr, p11, p10, p01, p00, n, big_n, pmf_s[ks_lo : ks_hi + 1], ks_lo, alpha
+    )
+    coverage["joint_exact"], width["joint_exact"] = float(j_cov), float(j_wid)
+    mass_s = float(pmf_s[ks_lo : ks_hi + 1].sum())
+    skipped = max(float(skipped), mass_s - float(j_tot))
     return SimRealOC(
-        coverage={m: float(cov[i]) for i, m in enumerate(METHODS)},
-        width={m: float(wid[i]) for i, m in enumerate(METHODS)},
+        coverage=coverage,
+        width=width,
         skipped_mass=float(skipped + tail_s),
         p_real=pr,
         p_sim=ps,

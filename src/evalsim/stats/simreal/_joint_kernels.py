@@ -1,0 +1,180 @@
+"""Numba kernels of ``joint_exact`` (:mod:`evalsim.stats.simreal.joint`): the exact lower
+bound of every (Y, n01) cell by inversion of a one-sided test over a grid of rates, and the
+exact coverage and expected width over the pair table.
+
+A cell is (y, m): y real successes and m pairs with the real trial failed and its twin
+succeeded, of n pairs. Under p_R = p0 the cell is trinomial with probabilities
+(p0, d, 1 - p0 - d); d is the least favourable P(real 0, twin 1) (the caller's argument).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba as nb
+import numpy as np
+
+
+@nb.njit(cache=True)
+def log_factorials(n):
+    """log(k!) for k = 0..n."""
+    out = np.zeros(n + 1)
+    for k in range(1, n + 1):
+        out[k] = out[k - 1] + math.log(k)
+    return out
+
+
+@nb.njit(cache=True)
+def _log_or_floor(p):
+    return math.log(p) if p > 0.0 else -1e300
+
+
+@nb.njit(cache=True)
+def _trinomial_log_pmf(n, y, m, lp0, ld, lq, lf):
+    r = n - y - m
+    v = lf[n] - lf[y] - lf[m] - lf[r]
+    if y > 0:
+        v += y * lp0
+    if m > 0:
+        v += m * ld
+    if r > 0:
+        v += r * lq
+    return v
+
+
+@nb.njit(cache=True)
+def lower_bound_table(n, sim_lower, stat, level, grid):
+    """Lower confidence bound of p_R for every cell by inverting, at each rate of ``grid``,
+    the test that rejects p_R = p0 when P_{p0, d}(T >= T(cell)) <= level, where
+    d = max(0, sim_lower - p0) and T = ``stat``.
+
+    Parameters
+    ----------
+    n : int
+        Pairs.
+    sim_lower : float
+        The lower bound on the simulated rate p_S (the least favourable p_S).
+    stat : float64[n + 1, n + 1]
+        T(y, m) for y + m <= n; non-decreasing in y and non-increasing in m (the caller's
+        duty: then the tail is largest at the smallest d and non-decreasing in p0).
+    level : float
+        The test's level.
+    grid : float64[G]
+        Increasing rates from 0 to 1.
+
+    Returns
+    -------
+    float64[n + 1, n + 1]
+        L[y, m]: the largest grid rate at which the cell is rejected, scanning down from
+        the top of the grid (0 where it is rejected nowhere); -1 outside y + m <= n.
+    """
+    ncell = (n + 1) * (n + 2) // 2
+    vals = np.empty(ncell)
+    ys = np.empty(ncell, dtype=np.int64)
+    ms = np.empty(ncell, dtype=np.int64)
+    c = 0
+    for y in range(n + 1):
+        for m in range(n - y + 1):
+            vals[c] = stat[y, m]
+            ys[c] = y
+            ms[c] = m
+            c += 1
+    order = np.argsort(-vals, kind="mergesort")
+    # group ends: cells of equal T form one group (their tail is the same)
+    group_end = np.empty(ncell, dtype=np.int64)
+    i = 0
+    while i < ncell:
+        j = i
+        while j < ncell and vals[order[j]] == vals[order[i]]:
+            j += 1
+        for t in range(i, j):
+            group_end[t] = j
+        i = j
+    lf = log_factorials(n)
+    out = np.full((n + 1, n + 1), -1.0)
+    assigned = 0  # sorted positions < assigned already have their bound
+    for gi in range(grid.size - 1, -1, -1):
+        p0 = grid[gi]
+        d = sim_lower - p0
+        if d < 0.0:
+            d = 0.0
+        if d > 1.0 - p0:
+            d = 1.0 - p0
+        q = 1.0 - p0 - d
+        if q < 0.0:
+            q = 0.0
+        lp0, ld, lq = _log_or_floor(p0), _log_or_floor(d), _log_or_floor(q)
+        cum = 0.0
+        pos = 0
+        while pos < ncell:
+            end = group_end[pos]
+            s = 0.0
+            for t in range(pos, end):
+                k = order[t]
+                v = _trinomial_log_pmf(n, ys[k], ms[k], lp0, ld, lq, lf)
+                if v > -745.0:
+                    s += math.exp(v)
+            if cum + s > level:
+                break
+            cum += s
+            pos = end
+        # positions [assigned, pos) are rejected here for the first time (scanning down)
+        for t in range(assigned, pos):
+            k = order[t]
+            out[ys[k], ms[k]] = p0
+        if pos > assigned:
+            assigned = pos
+        if assigned == ncell:
+            break
+    for t in range(assigned, ncell):
+        k = order[t]
+        out[ys[k], ms[k]] = 0.0
+    return out
+
+
+@nb.njit(cache=True)
+def coverage_width(n, p_real, p11, p10, p01, p00, lower, upper_fail, cp_lo, cp_hi):
+    """Exact coverage and expected width over the pair table for one pair of tables.
+
+    ``lower[y, n01]`` is the lower bound from the successes; ``upper_fail[n - y, n10]`` the
+    lower bound on the failure rate, so the upper bound is 1 - upper_fail[n - y, n10]. Where
+    the lower bound exceeds the upper the interval is the real-only ``[cp_lo[y],
+    cp_hi[y]]``. Returns (coverage, width, total probability enumerated).
+    """
+    lf = log_factorials(n)
+    l11, l10, l01, l00 = (
+        _log_or_floor(p11),
+        _log_or_floor(p10),
+        _log_or_floor(p01),
+        _log_or_floor(p00),
+    )
+    cov = 0.0
+    wid = 0.0
+    tot = 0.0
+    for a in range(n + 1):  # n10
+        for b in range(n - a + 1):  # n01
+            for e in range(n - a - b + 1):  # n11
+                r = n - a - b - e
+                v = lf[n] - lf[a] - lf[b] - lf[e] - lf[r]
+                if a > 0:
+                    v += a * l10
+                if b > 0:
+                    v += b * l01
+                if e > 0:
+                    v += e * l11
+                if r > 0:
+                    v += r * l00
+                if v < -745.0:
+                    continue
+                pr = math.exp(v)
+                y = e + a
+                lo = lower[y, b]
+                hi = 1.0 - upper_fail[n - y, a]
+                if lo > hi:
+                    lo = cp_lo[y]
+                    hi = cp_hi[y]
+                tot += pr
+                wid += pr * (hi - lo)
+                if lo <= p_real <= hi:
+                    cov += pr
+    return cov, wid, tot

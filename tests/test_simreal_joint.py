@@ -1,0 +1,225 @@
+"""``joint_exact``: its bound tables against a plain-Python inversion, the two facts its
+validity rests on (the least favourable discordant rate, a p-value monotone in p0), exact
+coverage on adversarial laws, the enumeration against a brute-force sum over every outcome,
+Monte Carlo, and the issue's gain and adaptivity at pinned laws."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from evalsim.cli import simreal as cli_simreal
+from evalsim.stats.simreal import _joint_kernels as K
+from evalsim.stats.simreal import joint
+from evalsim.stats.simreal import methods as sr
+
+M = "joint_exact"
+
+
+def trinomial(n: int, y: int, m: int, p0: float, d: float) -> float:
+    r = n - y - m
+    return math.comb(n, y) * math.comb(n - y, m) * p0**y * d**m * (1.0 - p0 - d) ** r
+
+
+def cells(n: int):
+    return [(y, m) for y in range(n + 1) for m in range(n - y + 1)]
+
+
+def tail(n: int, stat, y: int, m: int, p0: float, d: float) -> float:
+    """P(T >= T(y, m)) under the trinomial (p0, d, 1 - p0 - d), summed cell by cell."""
+    return sum(trinomial(n, a, b, p0, d) for a, b in cells(n) if stat[a][b] >= stat[y][m])
+
+
+def ref_lower(n: int, sim_bound: float, stat, level: float, grid) -> dict:
+    """The largest grid rate at which each cell is rejected (0 if none), from the
+    definition: reject p0 when the tail at d = max(0, s - p0) is at most the level."""
+    out = {}
+    for y, m in cells(n):
+        best = 0.0
+        for p0 in grid:
+            d = min(max(sim_bound - p0, 0.0), 1.0 - p0)
+            if tail(n, stat, y, m, p0, d) <= level:
+                best = max(best, p0)
+        out[(y, m)] = best
+    return out
+
+
+def ref_table(n: int, sim_bound: float, alpha: float, grid) -> dict:
+    """The method's table written from its docstring: the linear order's bound, the
+    Clopper-Pearson lower bound at alpha/2 (SciPy's beta quantile), their maximum inverted."""
+    level = alpha / 2 * (1 - joint.SIM_SHARE)
+    lin = [[y - joint.DISCORDANT_WEIGHT * m for m in range(n + 1)] for y in range(n + 1)]
+    lin_b = ref_lower(n, sim_bound, lin, level, grid)
+    cp = [stats.beta.ppf(alpha / 2, y, n - y + 1) if y > 0 else 0.0 for y in range(n + 1)]
+    stat = [[0.0] * (n + 1) for _ in range(n + 1)]
+    for y, m in cells(n):
+        stat[y][m] = max(cp[y], lin_b[(y, m)])
+    return ref_lower(n, sim_bound, stat, level, grid)
+
+
+@pytest.fixture
+def coarse_grid(monkeypatch):
+    grid = np.linspace(0.0, 1.0, 101)
+    monkeypatch.setattr(joint, "RATE_GRID", grid)
+    joint._table.cache_clear()
+    yield grid
+    joint._table.cache_clear()
+
+
+@pytest.mark.parametrize(
+    ("n", "sim_bound", "alpha"), [(5, 0.62, 0.05), (7, 0.9, 0.1), (4, 0.0, 0.05)]
+)
+def test_table_matches_plain_inversion(coarse_grid, n, sim_bound, alpha):
+    got = joint.lower_table(n, sim_bound, alpha)
+    want = ref_table(n, sim_bound, alpha, coarse_grid)
+    for (y, m), v in want.items():
+        assert got[y, m] == pytest.approx(v, abs=1e-12), (y, m)
+    # the bounds are not trivial: some cell is bounded above 0.3, and more discordant pairs
+    # never raise a bound at the same real successes
+    assert max(want.values()) > 0.3
+    for y in range(n + 1):
+        col = [got[y, m] for m in range(n - y + 1)]
+        assert all(a >= b for a, b in itertools.pairwise(col))
+
+
+def _method_stat(n: int, sim_bound: float, alpha: float):
+    level = alpha / 2 * (1 - joint.SIM_SHARE)
+    lin = K.lower_bound_table(n, sim_bound, joint.linear_order(n), level, joint.RATE_GRID)
+    cp = stats.beta.ppf(alpha / 2, np.arange(n + 1), n - np.arange(n + 1) + 1)
+    cp[0] = 0.0
+    return np.maximum(cp[:, None], lin)
+
+
+@pytest.mark.parametrize("sim_bound", [0.55, 0.85])
+def test_tail_is_largest_at_the_smallest_discordant_rate_and_rises_with_p0(sim_bound):
+    """What validity rests on, checked on the statistic itself (n = 8): at every cell the
+    tail at d = s - p0 is at least the tail at any larger P(real 0, twin 1), and the
+    p-value at d(p0) does not fall as p0 rises."""
+    n = 8
+    stat = _method_stat(n, sim_bound, 0.05)
+    for y, m in [(8, 0), (7, 0), (6, 1), (5, 0), (4, 2)]:
+        prev = -1.0
+        for p0 in np.linspace(0.05, 0.95, 19):
+            d = min(max(sim_bound - p0, 0.0), 1.0 - p0)
+            t_least = tail(n, stat, y, m, p0, d)
+            for extra in np.linspace(0.0, 1.0 - p0 - d, 6)[1:]:
+                assert tail(n, stat, y, m, p0, d + extra) <= t_least + 1e-12
+            assert t_least >= prev - 1e-12
+            prev = t_least
+
+
+LAWS = [
+    (0.5, 0.5, 0.0),
+    (0.9, 0.9, 0.9),
+    (0.95, 0.75, 0.0),
+    (0.7, 0.8, 0.5),
+    (0.8, 0.6, -0.4),
+    (0.3, 0.5, 0.6),
+    (0.97, 0.97, 1.0),
+    (0.6, 0.9, 0.25),
+]
+
+
+@pytest.mark.parametrize(("n", "n_sim"), [(5, 40), (12, 12), (30, 500)])
+def test_exact_coverage_holds_on_adversarial_laws(n, n_sim):
+    for p_r, p_s, rho in LAWS:
+        oc = sr.operating_characteristics(p_r, p_s, rho, n, n_sim)
+        assert oc.coverage[M] >= 0.95 - 1e-9, (p_r, p_s, rho)
+        assert oc.skipped_mass < 1e-9
+
+
+@pytest.mark.parametrize(
+    ("p_r", "p_s", "rho", "n", "n_sim"), [(0.8, 0.7, 0.5, 4, 9), (0.6, 0.6, 0.0, 5, 6)]
+)
+def test_oc_matches_brute_force_enumeration(p_r, p_s, rho, n, n_sim):
+    """Every pair table and simulated count, its probability from SciPy's multinomial and
+    binomial, its interval from simreal_interval: the sums equal the enumeration's."""
+    law = sr.joint_law(p_r, p_s, rho)
+    cov = wid = 0.0
+    for k_sim in range(n_sim + 1):
+        w_s = stats.binom.pmf(k_sim, n_sim, p_s)
+        for t in itertools.product(range(n + 1), repeat=4):
+            if sum(t) != n:
+                continue
+            pr = stats.multinomial.pmf(list(t), n, list(law)) * w_s
+            n11, n10, n01, n00 = t
+            real = [1] * (n11 + n10) + [0] * (n01 + n00)
+            twin = [1] * n11 + [0] * n10 + [1] * n01 + [0] * n00
+            r = sr.simreal_interval(sr.simreal_data(real, twin, k_sim, n_sim), M)
+            cov += pr * (r.lower <= p_r <= r.upper)
+            wid += pr * (r.upper - r.lower)
+    oc = sr.operating_characteristics(p_r, p_s, rho, n, n_sim)
+    assert oc.coverage[M] == pytest.approx(cov, abs=1e-12)
+    assert oc.width[M] == pytest.approx(wid, abs=1e-12)
+
+
+def test_oc_agrees_with_monte_carlo():
+    p_r, p_s, rho, n, n_sim, reps = 0.85, 0.8, 0.7, 25, 400, 3000
+    law = sr.joint_law(p_r, p_s, rho)
+    rng = np.random.default_rng(27)
+    tables = rng.multinomial(n, law, size=reps)
+    ks = rng.binomial(n_sim, p_s, size=reps)
+    hits, widths = [], []
+    for (n11, n10, n01, n00), k in zip(tables, ks, strict=True):
+        real = [1] * (n11 + n10) + [0] * (n01 + n00)
+        twin = [1] * n11 + [0] * n10 + [1] * n01 + [0] * n00
+        r = sr.simreal_interval(sr.simreal_data(real, twin, int(k), n_sim), M)
+        hits.append(r.lower <= p_r <= r.upper)
+        widths.append(r.upper - r.lower)
+    oc = sr.operating_characteristics(p_r, p_s, rho, n, n_sim)
+    c = oc.coverage[M]
+    assert abs(np.mean(hits) - c) <= 4 * math.sqrt(c * (1 - c) / reps)
+    assert abs(np.mean(widths) - oc.width[M]) <= 4 * np.std(widths) / math.sqrt(reps)
+
+
+def _cp_width(p: float, n: int) -> float:
+    k = np.arange(n + 1)
+    lo = np.where(k > 0, stats.beta.ppf(0.025, k, n - k + 1), 0.0)
+    hi = np.where(k < n, stats.beta.isf(0.025, k + 1, n - k), 1.0)
+    return float(np.sum(stats.binom.pmf(k, n, p) * (hi - lo)))
+
+
+@pytest.mark.parametrize(
+    ("p", "rho", "n", "n_sim", "limit"),
+    [
+        (0.95, 0.9, 50, 10_000, 0.85),  # gain where discordant_exact's family cannot
+        (0.9, 0.9, 50, 2_000, 0.85),
+        (0.9, 0.0, 50, 2_000, 1.10),  # adaptivity
+        (0.5, 0.0, 20, 500, 1.10),
+    ],
+)
+def test_gain_at_high_correlation_and_adaptivity_at_zero(p, rho, n, n_sim, limit):
+    oc = sr.operating_characteristics(p, p, rho, n, n_sim)
+    assert oc.width["clopper_pearson"] == pytest.approx(_cp_width(p, n), rel=1e-9)
+    assert oc.width[M] <= limit * _cp_width(p, n)
+    assert oc.coverage[M] >= 0.95
+
+
+def test_above_max_n_it_is_discordant_exact():
+    n = joint.MAX_N + 10
+    real = [1] * (n - 40) + [0] * 40
+    twin = [1] * (n - 45) + [0] * 5 + [0] * 38 + [1] * 2
+    d = sr.simreal_data(real, twin, 8000, 10_000)
+    a, b = sr.simreal_interval(d, M), sr.simreal_interval(d, "discordant_exact")
+    assert (a.lower, a.upper) == (b.lower, b.upper)
+    with pytest.raises(ValueError, match="joint_exact certifies n in"):
+        joint.lower_table(n, 0.5, 0.05)
+
+
+def test_registry():
+    assert sr.RECOMMENDED == M and sr.VALIDITY[M] == "finite-sample" and M in sr.METHODS
+    assert cli_simreal.JOINT_MAX_N == joint.MAX_N
+
+
+def test_sim_bound_is_the_one_sided_clopper_pearson_bound_rounded_down():
+    g = joint.gamma(0.05)
+    assert g == pytest.approx(0.025 * joint.SIM_SHARE)
+    for k, big_n in [(1800, 2000), (9500, 10_000), (0, 500), (500, 500)]:
+        cp = stats.beta.ppf(g, k, big_n - k + 1) if k > 0 else 0.0
+        s = joint.sim_lower(k, big_n, g)
+        assert s <= cp + 1e-12 and cp - s < joint.SIM_STEP
+        assert abs(s / joint.SIM_STEP - round(s / joint.SIM_STEP)) < 1e-9
