@@ -94,3 +94,5 @@ def test_bounds_are_below_the_exact_widths_of_valid_intervals():
     # family's bound, so that bound does not cover it
     assert method < det["ratio"][share]
     assert 0.0 < pratt["ratio"] <= min(1.0, method)
+    # every exact interval is above Pratt's bound, joint_exact (outside the family) too
+    assert pratt["ratio"] <= oc.width["joint_exact"] / cp_w

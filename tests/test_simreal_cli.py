@@ -141,3 +141,21 @@ def test_bad_input_one_line_exit_2(capsys, tmp_path):
     assert "no such file" in bad(capsys, "simreal", d / "missing.csv", sp)
     assert "policy 'zz' is not in the real log" in bad(capsys, "simreal", rp, sp, "--policy", "zz")
     assert "--real-share" in bad(capsys, "simreal", rp, sp, "--real-share", "1.5")
+
+
+def test_joint_exact_beyond_its_tables_says_so(capsys, tmp_path):
+    """Above joint_exact's largest n the command names the interval it prints instead; at
+    the limit it does not."""
+    rng = np.random.default_rng(11)
+    for n, noted in ((401, True), (400, False)):
+        real = (rng.random(n) < 0.85).astype(int)
+        twin = np.where(rng.random(n) < 0.97, real, 1 - real)
+        further = (rng.random(4000) < 0.85).astype(int)
+        rp, sp = write_logs(tmp_path, real, twin, further)
+        rc, out, err = run(capsys, "simreal", rp, sp, "--method", "joint_exact")
+        assert rc == 0, err
+        note = f"note: joint_exact builds its exact tables for n <= 400; at n = {n} its row"
+        assert (note in out) is noted
+        d = sr.simreal_data(real, twin, int(further.sum()), further.size)
+        r = sr.simreal_interval(d, "joint_exact")
+        assert f"[{r.lower:.4f}, {r.upper:.4f}]" in out

@@ -176,7 +176,7 @@ def test_exact_coverage_holds_on_adversarial_laws(share):
                 p_sim = min(max(p_real + bias, 0.01), 0.99)
                 for rho in _laws(p_real, p_sim):
                     oc = sr.operating_characteristics(
-                        p_real, p_sim, rho, n, n_sim, real_share=share
+                        p_real, p_sim, rho, n, n_sim, real_share=share, joint=False
                     )
                     assert oc.discordant_share == share
                     worst = min(worst, oc.coverage[M])
@@ -184,7 +184,7 @@ def test_exact_coverage_holds_on_adversarial_laws(share):
     for p_sim, p10 in ((0.1, 0.45), (0.2, 0.6)):
         p_real = p_sim + p10
         rho = _laws(p_real, p_sim)[1]
-        oc = sr.operating_characteristics(p_real, p_sim, rho, 40, 80, real_share=share)
+        oc = sr.operating_characteristics(p_real, p_sim, rho, 40, 80, real_share=share, joint=False)
         worst = min(worst, oc.coverage[M])
     assert worst >= 0.95 - 1e-9
     assert worst < 0.995  # the enumeration measures something
@@ -202,7 +202,9 @@ def test_exact_coverage_holds_on_adversarial_laws(share):
 )
 def test_oc_matches_brute_force_enumeration(p_real, p_sim, rho, n, n_sim):
     for share in (None, 0.2):
-        oc = sr.operating_characteristics(p_real, p_sim, rho, n, n_sim, real_share=share)
+        oc = sr.operating_characteristics(
+            p_real, p_sim, rho, n, n_sim, real_share=share, joint=False
+        )
 
         def interval(n11, n10, n01, n00, ks, share=share):
             d = sr.SimRealData(n11, n10, n01, n00, ks, n_sim)
@@ -233,8 +235,8 @@ def test_oc_agrees_with_monte_carlo():
 
 
 def test_width_gains_at_high_correlation_and_adapts_at_zero():
-    oc9 = sr.operating_characteristics(0.8, 0.8, 0.9, 100, 10000)
-    oc0 = sr.operating_characteristics(0.8, 0.8, 0.0, 50, 2000)
+    oc9 = sr.operating_characteristics(0.8, 0.8, 0.9, 100, 10000, joint=False)
+    oc0 = sr.operating_characteristics(0.8, 0.8, 0.0, 50, 2000, joint=False)
     cp9, cp0 = oc9.width["clopper_pearson"], oc0.width["clopper_pearson"]
     assert oc9.width[M] / cp9 < 0.9
     assert oc9.width[M] < oc9.width["stratified_exact"]

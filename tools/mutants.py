@@ -83,6 +83,10 @@ GROUPS: dict[str, dict] = {
         "modules": ["evalsim/stats/two_sample/paired.py"],
         "tests": ["tests/test_paired.py", "tests/test_paired_values.py"],
     },
+    "simreal-joint": {
+        "modules": ["evalsim/stats/simreal/joint.py"],
+        "tests": ["tests/test_simreal_joint.py"],
+    },
     "calibrate": {
         "modules": ["evalsim/sim/calibrate.py"],
         # the rule on a simulated simulator, and test_sim's calibration tests without MuJoCo

@@ -43,6 +43,46 @@ def _trinomial_log_pmf(n, y, m, lp0, ld, lq, lf):
 
 
 @nb.njit(cache=True)
+def _group_mass(n, order, lo, hi, ys, ms, lp0, ld, lq, lf):
+    s = 0.0
+    for t in range(lo, hi):
+        k = order[t]
+        v = _trinomial_log_pmf(n, ys[k], ms[k], lp0, ld, lq, lf)
+        if v > -745.0:
+            s += math.exp(v)
+    return s
+
+
+@nb.njit(cache=True)
+def _rejected_prefix(n, order, group_start, group_end, ys, ms, lp0, ld, lq, lf, level):
+    """The number of leading sorted cells (whole groups) whose tail is at most ``level``:
+    the largest b with P(cells before b) <= level. It is summed from whichever end gets
+    there first: from the top until the mass exceeds ``level``, or from the bottom until the
+    mass left above is at most ``level`` (the total is 1, up to rounding)."""
+    ncell = order.size
+    top = 0  # groups [0, top) summed from the top
+    cum_top = 0.0
+    bot = ncell  # groups [bot, ncell) summed from the bottom
+    cum_bot = 0.0
+    while top < bot:
+        end = group_end[top]
+        s = _group_mass(n, order, top, end, ys, ms, lp0, ld, lq, lf)
+        if cum_top + s > level:
+            return top
+        cum_top += s
+        top = end
+        if top >= bot:
+            break
+        start = group_start[bot - 1]
+        s = _group_mass(n, order, start, bot, ys, ms, lp0, ld, lq, lf)
+        cum_bot += s
+        if 1.0 - cum_bot <= level:
+            return start
+        bot = start
+    return top
+
+
+@nb.njit(cache=True)
 def lower_bound_table(n, sim_lower, stat, level, grid):
     """Lower confidence bound of p_R for every cell by inverting, at each rate of ``grid``,
     the test that rejects p_R = p0 when P_{p0, d}(T >= T(cell)) <= level, where
@@ -80,7 +120,8 @@ def lower_bound_table(n, sim_lower, stat, level, grid):
             ms[c] = m
             c += 1
     order = np.argsort(-vals, kind="mergesort")
-    # group ends: cells of equal T form one group (their tail is the same)
+    # groups: cells of equal T (their tail is the same), [group_start, group_end)
+    group_start = np.empty(ncell, dtype=np.int64)
     group_end = np.empty(ncell, dtype=np.int64)
     i = 0
     while i < ncell:
@@ -88,6 +129,7 @@ def lower_bound_table(n, sim_lower, stat, level, grid):
         while j < ncell and vals[order[j]] == vals[order[i]]:
             j += 1
         for t in range(i, j):
+            group_start[t] = i
             group_end[t] = j
         i = j
     lf = log_factorials(n)
@@ -104,20 +146,7 @@ def lower_bound_table(n, sim_lower, stat, level, grid):
         if q < 0.0:
             q = 0.0
         lp0, ld, lq = _log_or_floor(p0), _log_or_floor(d), _log_or_floor(q)
-        cum = 0.0
-        pos = 0
-        while pos < ncell:
-            end = group_end[pos]
-            s = 0.0
-            for t in range(pos, end):
-                k = order[t]
-                v = _trinomial_log_pmf(n, ys[k], ms[k], lp0, ld, lq, lf)
-                if v > -745.0:
-                    s += math.exp(v)
-            if cum + s > level:
-                break
-            cum += s
-            pos = end
+        pos = _rejected_prefix(n, order, group_start, group_end, ys, ms, lp0, ld, lq, lf, level)
         # positions [assigned, pos) are rejected here for the first time (scanning down)
         for t in range(assigned, pos):
             k = order[t]

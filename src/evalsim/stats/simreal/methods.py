@@ -3,7 +3,7 @@
 The data: ``n`` real trials with outcomes Y_i, each with a simulated *twin* (the same initial
 condition run in simulation) with outcome Yhat_i, and ``N`` further simulated trials with
 ``k_sim`` successes, independent of the pairs and drawn from the same simulated law (rate
-p_S). Six methods (registry :data:`METHODS`, validity class in :data:`VALIDITY`):
+p_S). The methods (registry :data:`METHODS`, validity class in :data:`VALIDITY`):
 
 ``clopper_pearson``, ``wilson``
     Real trials only (:mod:`evalsim.stats.proportion.intervals`); the baselines.
@@ -34,9 +34,9 @@ p_S). Six methods (registry :data:`METHODS`, validity class in :data:`VALIDITY`)
     at the slightly higher level 1 - alpha_r).
 
 ``discordant_exact``
-    **Finite-sample**, valid at every n >= 1 and every joint law; the recommended interval
-    (:data:`RECOMMENDED`). It writes p_R = p_S + p10 - p01 with p10 = P(Y = 1, Yhat = 0) and
-    p01 = P(Y = 0, Yhat = 1), the discordant pairs, so p_S - p01 <= p_R <= p_S + p10. When
+    **Finite-sample**, valid at every n >= 1 and every joint law. It writes
+    p_R = p_S + p10 - p01 with p10 = P(Y = 1, Yhat = 0) and p01 = P(Y = 0, Yhat = 1), the
+    discordant pairs, so p_S - p01 <= p_R <= p_S + p10. When
     the twins agree with the real outcomes (high correlation) p10 and p01 are small, and
     their counts n10 ~ Binomial(n, p10), n01 ~ Binomial(n, p01) bound them tightly. The
     upper bound is the supremum of s + b over a joint confidence region for (p_S, p10) built
@@ -68,6 +68,14 @@ p_S). Six methods (registry :data:`METHODS`, validity class in :data:`VALIDITY`)
     alpha_r + 2 beta = alpha at every law. The simulated p-values use the N further trials
     only (not the twins), which keeps them independent of the pairs. Nothing is chosen
     from the data.
+
+``joint_exact``
+    **Finite-sample**, valid at every n >= 1 and every joint law; the recommended interval
+    (:data:`RECOMMENDED`). One exact test of p_R over the real successes and the
+    discordant pairs together, the least favourable discordant rate in closed form and the
+    simulated rate bounded by Berger and Boos's device (:mod:`.joint`). Above
+    :data:`evalsim.stats.simreal.joint.MAX_N` real trials it is ``discordant_exact``'s
+    interval.
 
 Every result (:class:`SimRealResult`) carries the interval, the validity class, the
 effective number of real trials n (CP width / width)^2 (CP at the same confidence), the
@@ -792,6 +800,7 @@ def operating_characteristics(
     n_sim: int,
     confidence: float = 0.95,
     real_share: float | None = None,
+    joint: bool = True,
 ) -> SimRealOC:
     """Exact coverage and expected width of every method, by enumeration of all outcomes.
 
@@ -812,6 +821,9 @@ def operating_characteristics(
     real_share : float or None
         The share of alpha on the real-only interval of both finite-sample sim + real
         methods; None (default) gives each its own default, as in :func:`simreal_interval`.
+    joint : bool
+        False leaves ``joint_exact`` out of ``coverage`` and ``width`` (its tables are most
+        of the work at large n).
 
     Raises
     ------
@@ -884,13 +896,13 @@ def operating_characteristics(
     )
     coverage = {m: float(cov[i]) for i, m in enumerate(METHODS[: len(cov)])}
     width = {m: float(wid[i]) for i, m in enumerate(METHODS[: len(wid)])}
-    # joint_exact: its own exact enumeration (joint.py), over the same simulated window
-    j_cov, j_wid, j_tot = _joint.operating_characteristics(
-        pr, p11, p10, p01, p00, n, big_n, pmf_s[ks_lo : ks_hi + 1], ks_lo, alpha
-    )
-    coverage["joint_exact"], width["joint_exact"] = float(j_cov), float(j_wid)
-    mass_s = float(pmf_s[ks_lo : ks_hi + 1].sum())
-    skipped = max(float(skipped), mass_s - float(j_tot))
+    if joint:  # joint_exact: its own exact enumeration (joint.py), same simulated window
+        j_cov, j_wid, j_tot = _joint.operating_characteristics(
+            pr, p11, p10, p01, p00, n, big_n, pmf_s[ks_lo : ks_hi + 1], ks_lo, alpha
+        )
+        coverage["joint_exact"], width["joint_exact"] = float(j_cov), float(j_wid)
+        mass_s = float(pmf_s[ks_lo : ks_hi + 1].sum())
+        skipped = max(float(skipped), mass_s - float(j_tot))
     return SimRealOC(
         coverage=coverage,
         width=width,
