@@ -30,16 +30,15 @@ def _log_or_floor(p):
 
 
 @nb.njit(cache=True)
+def _power(count, log_p):
+    """count * log(p), 0 when the count is 0 (whatever p)."""
+    return count * log_p if count > 0 else 0.0
+
+
+@nb.njit(cache=True)
 def _trinomial_log_pmf(n, y, m, lp0, ld, lq, lf):
     r = n - y - m
-    v = lf[n] - lf[y] - lf[m] - lf[r]
-    if y > 0:
-        v += y * lp0
-    if m > 0:
-        v += m * ld
-    if r > 0:
-        v += r * lq
-    return v
+    return lf[n] - lf[y] - lf[m] - lf[r] + _power(y, lp0) + _power(m, ld) + _power(r, lq)
 
 
 @nb.njit(cache=True)
@@ -185,14 +184,7 @@ def coverage_width(n, p_real, p11, p10, p01, p00, lower, upper_fail, cp_lo, cp_h
             for e in range(n - a - b + 1):  # n11
                 r = n - a - b - e
                 v = lf[n] - lf[a] - lf[b] - lf[e] - lf[r]
-                if a > 0:
-                    v += a * l10
-                if b > 0:
-                    v += b * l01
-                if e > 0:
-                    v += e * l11
-                if r > 0:
-                    v += r * l00
+                v += _power(a, l10) + _power(b, l01) + _power(e, l11) + _power(r, l00)
                 if v < -745.0:
                     continue
                 pr = math.exp(v)
