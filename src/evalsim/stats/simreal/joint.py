@@ -45,7 +45,6 @@ References
 from __future__ import annotations
 
 import functools
-import math
 
 import numpy as np
 from scipy import special
@@ -72,10 +71,15 @@ def cp_lower_bound(k, n: int, level: float) -> np.ndarray:
     return np.where(k > 0, lo, 0.0)
 
 
+def _step_index(s: np.ndarray) -> np.ndarray:
+    """The largest i with i * SIM_STEP <= s (never above s, whatever the division rounds)."""
+    i = np.floor(np.asarray(s, dtype=np.float64) / SIM_STEP).astype(np.int64)
+    return np.where(i * SIM_STEP > s, i - 1, i)
+
+
 def sim_lower(k_sim: int, n_sim: int, gamma: float) -> float:
     """The simulated rate's one-sided lower bound at ``gamma``, rounded down to SIM_STEP."""
-    s = float(cp_lower_bound(k_sim, n_sim, gamma))
-    return math.floor(s / SIM_STEP + 1e-9) * SIM_STEP
+    return int(_step_index(cp_lower_bound(k_sim, n_sim, gamma))) * SIM_STEP
 
 
 def linear_order(n: int, weight: float | None = None) -> np.ndarray:
@@ -103,7 +107,7 @@ def lower_table(n: int, sim_bound: float, alpha: float) -> np.ndarray:
     ``sim_bound`` (a multiple of SIM_STEP) at two-sided level alpha."""
     if not 1 <= n <= MAX_N:
         raise ValueError(f"joint_exact certifies n in [1, {MAX_N}], got n={n}")
-    return _table(int(n), int(round(sim_bound / SIM_STEP)), float(alpha))
+    return _table(int(n), round(sim_bound / SIM_STEP), float(alpha))
 
 
 def gamma(alpha: float) -> float:
@@ -129,8 +133,8 @@ def operating_characteristics(p_real, p11, p10, p01, p00, n, n_sim, pmf_sim, ks_
     exact."""
     g = gamma(alpha)
     ks = np.arange(ks_lo, ks_lo + len(pmf_sim))
-    lo_s = np.floor(cp_lower_bound(ks, n_sim, g) / SIM_STEP + 1e-9).astype(np.int64)
-    lo_f = np.floor(cp_lower_bound(n_sim - ks, n_sim, g) / SIM_STEP + 1e-9).astype(np.int64)
+    lo_s = _step_index(cp_lower_bound(ks, n_sim, g))
+    lo_f = _step_index(cp_lower_bound(n_sim - ks, n_sim, g))
     groups: dict[tuple[int, int], float] = {}
     for a, b, w in zip(lo_s.tolist(), lo_f.tolist(), pmf_sim.tolist(), strict=True):
         groups[(a, b)] = groups.get((a, b), 0.0) + w
