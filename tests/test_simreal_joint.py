@@ -223,3 +223,51 @@ def test_sim_bound_is_the_one_sided_clopper_pearson_bound_rounded_down():
         s = joint.sim_lower(k, big_n, g)
         assert s <= cp and cp - s < joint.SIM_STEP
         assert abs(s / joint.SIM_STEP - round(s / joint.SIM_STEP)) < 1e-9
+
+
+@pytest.mark.parametrize(("n", "k_sim", "n_sim"), [(50, 200, 1000), (10, 50, 1000)])
+def test_twins_contradicting_the_simulation_give_clopper_pearson(n, k_sim, n_sim):
+    """Every real trial and every twin succeeds while the further simulated trials mostly
+    fail: the two one-sided bounds cross, and the interval is the real-only Clopper-Pearson
+    interval at alpha/2 a side (SciPy's beta quantiles)."""
+    g = joint.gamma(0.05)
+    lo = joint.lower_table(n, joint.sim_lower(k_sim, n_sim, g), 0.05)[n, 0]
+    hi = 1.0 - joint.lower_table(n, joint.sim_lower(n_sim - k_sim, n_sim, g), 0.05)[0, 0]
+    assert lo > hi  # the case is real
+    d = sr.simreal_data([1] * n, [1] * n, k_sim, n_sim)
+    r = sr.simreal_interval(d, M)
+    assert r.lower == pytest.approx(stats.beta.ppf(0.025, n, 1), rel=1e-12)
+    assert r.upper == 1.0
+    y, n01, n10 = n - 3, 0, 0  # three real failures whose twins failed too
+    d = sr.simreal_data([1] * y + [0] * 3, [1] * y + [0] * 3, k_sim, n_sim)
+    r = sr.simreal_interval(d, M)
+    a, b = joint.bounds(y, n01, n10, n, k_sim, n_sim, 0.05)
+    assert (r.lower, r.upper) == (a, b)
+    if a == pytest.approx(stats.beta.ppf(0.025, y, n - y + 1), rel=1e-12):
+        assert b == pytest.approx(stats.beta.isf(0.025, y + 1, n - y), rel=1e-12)
+
+
+def test_clopper_pearson_channel_is_scipys():
+    for n in (1, 7, 50):
+        k = np.arange(n + 1)
+        want = [stats.beta.ppf(0.0125, i, n - i + 1) if i > 0 else 0.0 for i in k]
+        assert joint.cp_lower_bound(k, n, 0.0125) == pytest.approx(want, rel=1e-12, abs=0)
+
+
+@pytest.mark.parametrize("n", [1, joint.MAX_N])
+def test_tables_at_both_ends_of_the_range(n):
+    t = joint.lower_table(n, 0.5, 0.05)
+    assert t.shape == (n + 1, n + 1)
+    # all real successes: the top cell alone, rejected while p0^n <= level; its bound is
+    # the last grid rate below level^(1/n)
+    root = (0.025 * (1 - joint.SIM_SHARE)) ** (1.0 / n)
+    assert root - 1.0 / (len(joint.RATE_GRID) - 1) < t[n, 0] <= root
+    for bad in (0, joint.MAX_N + 1):
+        with pytest.raises(ValueError, match="joint_exact certifies n in"):
+            joint.lower_table(bad, 0.5, 0.05)
+
+
+def test_linear_order_weights_the_discordant_pairs():
+    t = joint.linear_order(4)
+    assert t.shape == (5, 5)
+    assert t[3, 1] == 3 - joint.DISCORDANT_WEIGHT and t[4, 0] == 4.0 and t[0, 2] == -6.0

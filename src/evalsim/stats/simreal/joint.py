@@ -82,12 +82,11 @@ def sim_lower(k_sim: int, n_sim: int, gamma: float) -> float:
     return int(_step_index(cp_lower_bound(k_sim, n_sim, gamma))) * SIM_STEP
 
 
-def linear_order(n: int, weight: float | None = None) -> np.ndarray:
-    """T(y, m) = y - w m (w = :data:`DISCORDANT_WEIGHT` by default)."""
-    weight = DISCORDANT_WEIGHT if weight is None else weight
+def linear_order(n: int) -> np.ndarray:
+    """T(y, m) = y - w m, w = :data:`DISCORDANT_WEIGHT`."""
     y = np.arange(n + 1, dtype=np.float64)[:, None]
     m = np.arange(n + 1, dtype=np.float64)[None, :]
-    return y - weight * m
+    return y - DISCORDANT_WEIGHT * m
 
 
 @functools.lru_cache(maxsize=8192)
