@@ -271,3 +271,22 @@ def test_linear_order_weights_the_discordant_pairs():
     t = joint.linear_order(4)
     assert t.shape == (5, 5)
     assert t[3, 1] == 3 - joint.DISCORDANT_WEIGHT and t[4, 0] == 4.0 and t[0, 2] == -6.0
+
+
+def test_step_index_never_rounds_above_the_bound():
+    # 9 * 0.001 is 0.009000000000000001 in floating point, above the float 0.009
+    assert joint._step_index(np.float64(0.009)) == 8
+    assert joint._step_index(np.float64(0.0095)) == 9
+    s = np.array([0.013, 0.0131, 0.5, 0.999, 0.0])
+    i = joint._step_index(s)
+    assert np.all(i * joint.SIM_STEP <= s) and np.all(s - i * joint.SIM_STEP < 2 * joint.SIM_STEP)
+    assert i.tolist() == [12, 13, 500, 999, 0]  # 13 * 0.001 > 0.013 too
+
+
+def test_real_only_is_clopper_pearson_at_half_alpha_a_side():
+    lo, hi = joint.real_only(12, 0.1)
+    k = np.arange(13)
+    want_lo = np.where(k > 0, stats.beta.ppf(0.05, k, 13 - k), 0.0)
+    want_hi = np.where(k < 12, stats.beta.isf(0.05, k + 1, 12 - k), 1.0)
+    assert lo == pytest.approx(want_lo, rel=1e-12, abs=1e-300)
+    assert hi == pytest.approx(want_hi, rel=1e-12)
