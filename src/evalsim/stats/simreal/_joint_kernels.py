@@ -36,36 +36,32 @@ def _power(count, log_p):
 
 
 @nb.njit(cache=True)
-def _trinomial_log_pmf(n, y, m, lp0, ld, lq, lf):
-    r = n - y - m
-    return lf[n] - lf[y] - lf[m] - lf[r] + _power(y, lp0) + _power(m, ld) + _power(r, lq)
-
-
-@nb.njit(cache=True)
-def _group_mass(n, order, lo, hi, ys, ms, lp0, ld, lq, lf):
+def _group_mass(lo, hi, cy, cm, cr, coef, lp0, ld, lq):
+    """Total trinomial probability of sorted cells lo..hi-1 (counts cy, cm, cr and log
+    multinomial coefficient coef, in sorted order; a zero count times the floor -1e300 of a
+    zero probability's log is 0)."""
     s = 0.0
     for t in range(lo, hi):
-        k = order[t]
-        v = _trinomial_log_pmf(n, ys[k], ms[k], lp0, ld, lq, lf)
+        v = coef[t] + cy[t] * lp0 + cm[t] * ld + cr[t] * lq
         if v > -745.0:
             s += math.exp(v)
     return s
 
 
 @nb.njit(cache=True)
-def _rejected_prefix(n, order, group_start, group_end, ys, ms, lp0, ld, lq, lf, level):
+def _rejected_prefix(group_start, group_end, cy, cm, cr, coef, lp0, ld, lq, level):
     """The number of leading sorted cells (whole groups) whose tail is at most ``level``:
     the largest b with P(cells before b) <= level. It is summed from whichever end gets
     there first: from the top until the mass exceeds ``level``, or from the bottom until the
     mass left above is at most ``level`` (the total is 1, up to rounding)."""
-    ncell = order.size
+    ncell = coef.size
     top = 0  # groups [0, top) summed from the top
     cum_top = 0.0
     bot = ncell  # groups [bot, ncell) summed from the bottom
     cum_bot = 0.0
     while top < bot:
         end = group_end[top]
-        s = _group_mass(n, order, top, end, ys, ms, lp0, ld, lq, lf)
+        s = _group_mass(top, end, cy, cm, cr, coef, lp0, ld, lq)
         if cum_top + s > level:
             return top
         cum_top += s
@@ -73,7 +69,7 @@ def _rejected_prefix(n, order, group_start, group_end, ys, ms, lp0, ld, lq, lf, 
         if top >= bot:
             break
         start = group_start[bot - 1]
-        s = _group_mass(n, order, start, bot, ys, ms, lp0, ld, lq, lf)
+        s = _group_mass(start, bot, cy, cm, cr, coef, lp0, ld, lq)
         cum_bot += s
         if 1.0 - cum_bot <= level:
             return start
@@ -132,6 +128,14 @@ def lower_bound_table(n, sim_lower, stat, level, grid):
             group_end[t] = j
         i = j
     lf = log_factorials(n)
+    cy = np.empty(ncell)
+    cm = np.empty(ncell)
+    cr = np.empty(ncell)
+    coef = np.empty(ncell)
+    for t in range(ncell):
+        y, m = ys[order[t]], ms[order[t]]
+        cy[t], cm[t], cr[t] = y, m, n - y - m
+        coef[t] = lf[n] - lf[y] - lf[m] - lf[n - y - m]
     out = np.full((n + 1, n + 1), -1.0)
     assigned = 0  # sorted positions < assigned already have their bound
     for gi in range(grid.size - 1, -1, -1):
@@ -145,7 +149,7 @@ def lower_bound_table(n, sim_lower, stat, level, grid):
         if q < 0.0:
             q = 0.0
         lp0, ld, lq = _log_or_floor(p0), _log_or_floor(d), _log_or_floor(q)
-        pos = _rejected_prefix(n, order, group_start, group_end, ys, ms, lp0, ld, lq, lf, level)
+        pos = _rejected_prefix(group_start, group_end, cy, cm, cr, coef, lp0, ld, lq, level)
         # positions [assigned, pos) are rejected here for the first time (scanning down)
         for t in range(assigned, pos):
             k = order[t]
