@@ -35,17 +35,25 @@ def _power(count, log_p):
     return count * log_p if count > 0 else 0.0
 
 
+#: Cells whose log-probability is below this are not exponentiated; each counts as at most
+#: exp(NEGLIGIBLE_LOG) in the tail summed from the top, so a rejection stays valid.
+NEGLIGIBLE_LOG = -40.0
+
+
 @nb.njit(cache=True)
 def _group_mass(lo, hi, cy, cm, cr, coef, lp0, ld, lq):
-    """Total trinomial probability of sorted cells lo..hi-1 (counts cy, cm, cr and log
-    multinomial coefficient coef, in sorted order; a zero count times the floor -1e300 of a
-    zero probability's log is 0)."""
+    """Trinomial probability of sorted cells lo..hi-1 (counts cy, cm, cr and log multinomial
+    coefficient coef, in sorted order; a zero count times the floor -1e300 of a zero
+    probability's log is 0), and how many cells were below NEGLIGIBLE_LOG (not summed)."""
     s = 0.0
+    skipped = 0
     for t in range(lo, hi):
         v = coef[t] + cy[t] * lp0 + cm[t] * ld + cr[t] * lq
-        if v > -745.0:
+        if v > NEGLIGIBLE_LOG:
             s += math.exp(v)
-    return s
+        else:
+            skipped += 1
+    return s, skipped
 
 
 @nb.njit(cache=True)
@@ -53,23 +61,28 @@ def _rejected_prefix(group_start, group_end, cy, cm, cr, coef, lp0, ld, lq, leve
     """The number of leading sorted cells (whole groups) whose tail is at most ``level``:
     the largest b with P(cells before b) <= level. It is summed from whichever end gets
     there first: from the top until the mass exceeds ``level``, or from the bottom until the
-    mass left above is at most ``level`` (the total is 1, up to rounding)."""
+    mass left above is at most ``level`` (the total is 1, up to rounding). Negligible cells
+    count at their bound exp(NEGLIGIBLE_LOG) from the top and at 0 from the bottom, so
+    either way the prefix is never longer than the exact one (up to 1e-13 in the sums)."""
     ncell = coef.size
+    tiny = math.exp(NEGLIGIBLE_LOG)
     top = 0  # groups [0, top) summed from the top
     cum_top = 0.0
+    skipped_top = 0
     bot = ncell  # groups [bot, ncell) summed from the bottom
     cum_bot = 0.0
     while top < bot:
         end = group_end[top]
-        s = _group_mass(top, end, cy, cm, cr, coef, lp0, ld, lq)
-        if cum_top + s > level:
+        s, k = _group_mass(top, end, cy, cm, cr, coef, lp0, ld, lq)
+        if cum_top + s + (skipped_top + k) * tiny > level:
             return top
         cum_top += s
+        skipped_top += k
         top = end
         if top >= bot:
             break
         start = group_start[bot - 1]
-        s = _group_mass(start, bot, cy, cm, cr, coef, lp0, ld, lq)
+        s, k = _group_mass(start, bot, cy, cm, cr, coef, lp0, ld, lq)
         cum_bot += s
         if 1.0 - cum_bot <= level:
             return start

@@ -34,7 +34,10 @@ T, and p01's bound falls as p0 rises), so the bound of a cell is the largest rat
 bound is the same construction on the failures (1 - p_R from n - y and n10, and the
 simulated failures). Where the lower bound exceeds the upper (the data contradict the
 model) the interval is the real-only Clopper-Pearson interval. Nothing is chosen from the
-data: w, gamma's share and the grids are constants.
+data: w, gamma's share and the grids are constants. The tails are summed exactly except for
+cells of probability below exp(-40), which the kernel counts at that bound on the side that
+could reject (``_joint_kernels.NEGLIGIBLE_LOG``): a test decision can differ from the exact
+one only towards not rejecting, when the tail is within 1e-13 of the level.
 
 References
 ----------
