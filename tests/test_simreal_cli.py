@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from cli_run import run
 
+from evalsim.cli import simreal as cli_simreal
 from evalsim.stats.simreal import methods as sr
 
 
@@ -159,3 +160,31 @@ def test_joint_exact_beyond_its_tables_says_so(capsys, tmp_path):
         d = sr.simreal_data(real, twin, int(further.sum()), further.size)
         r = sr.simreal_interval(d, "joint_exact")
         assert f"[{r.lower:.4f}, {r.upper:.4f}]" in out
+
+
+def test_real_share_says_which_methods_use_it(capsys, logs):
+    """--real-share changes discordant_exact's row and not joint_exact's; with joint_exact
+    chosen the command says the share is not used, with discordant_exact it does not."""
+    real, twin, further, (rp, sp) = logs
+    d = sr.simreal_data(real, twin, int(further.sum()), further.size)
+    note = "note: --real-share applies to stratified_exact and discordant_exact only"
+    rc, out, err = run(capsys, "simreal", rp, sp, "--real-share", "0.3")
+    assert rc == 0, err
+    flat = " ".join(out.split())  # the report wraps long lines
+    assert note in flat and "joint_exact does not use it." in flat
+    rc, out2, err = run(
+        capsys, "simreal", rp, sp, "--real-share", "0.3", "--method", "discordant_exact"
+    )
+    assert rc == 0, err
+    assert note not in " ".join(out2.split())
+    shared = sr.simreal_interval(d, "discordant_exact", real_share=0.3)
+    assert f"[{shared.lower:.4f}, {shared.upper:.4f}]" in out2
+    for share in (0.3, 0.9):
+        a = sr.simreal_interval(d, "joint_exact", real_share=share)
+        assert (a.lower, a.upper) == (
+            sr.simreal_interval(d, "joint_exact").lower,
+            sr.simreal_interval(d, "joint_exact").upper,
+        )
+    assert tuple(cli_simreal.SHARED_METHODS) == tuple(
+        m for m in sr.METHODS if m in ("stratified_exact", "discordant_exact")
+    )

@@ -25,6 +25,9 @@ from evalsim.cli._common import (
 )
 from evalsim.stats.names import SIMREAL_METHODS
 
+#: The methods ``--real-share`` applies to (the rest ignore it, and the command says so).
+SHARED_METHODS = ("stratified_exact", "discordant_exact")
+
 #: The largest n ``joint_exact`` builds tables for (:data:`evalsim.stats.simreal.joint.MAX_N`;
 #: ``tests/test_simreal_joint.py`` checks they agree).
 JOINT_MAX_N = 400
@@ -195,6 +198,11 @@ def cmd_simreal(args) -> Report:
         f"real-only Clopper-Pearson: [{cp.lower:.4f}, {cp.upper:.4f}]."
     )
     rep.line(f"Verdict: {verdict}.")
+    if args.real_share is not None and method not in SHARED_METHODS:
+        rep.line(
+            f"note: --real-share applies to {' and '.join(SHARED_METHODS)} only; "
+            f"{method} does not use it."
+        )
     if "joint_exact" in results and data.n > JOINT_MAX_N:
         rep.line(
             f"note: joint_exact builds its exact tables for n <= {JOINT_MAX_N}; at n = "
@@ -232,7 +240,7 @@ def register(sub) -> None:
         "--real-share",
         type=_share,
         default=None,
-        help="the finite-sample sim + real methods: share of alpha on the real-only "
+        help="stratified_exact and discordant_exact: share of alpha on the real-only "
         "interval (default: each method's own)",
     )
     add_json_flag(p)
