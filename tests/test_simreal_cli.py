@@ -10,6 +10,7 @@ import pytest
 from cli_run import run
 
 from evalsim.cli import simreal as cli_simreal
+from evalsim.stats.simreal import joint
 from evalsim.stats.simreal import methods as sr
 
 
@@ -144,21 +145,27 @@ def test_bad_input_one_line_exit_2(capsys, tmp_path):
     assert "--real-share" in bad(capsys, "simreal", rp, sp, "--real-share", "1.5")
 
 
-def test_joint_exact_beyond_its_tables_says_so(capsys, tmp_path):
-    """Above joint_exact's largest n the command names the interval it prints instead; at
-    the limit it does not."""
+def test_joint_exact_beyond_its_tables_says_so(capsys, tmp_path, monkeypatch):
+    """Above joint_exact's largest n the command names the interval it prints instead (then
+    discordant_exact's); at the limit it does not. The limit is lowered to 30 in both places
+    that hold it, so the tables stay small (test_simreal_joint builds one at the real limit)."""
+    monkeypatch.setattr(joint, "MAX_N", 30)
+    monkeypatch.setattr(cli_simreal, "JOINT_MAX_N", 30)
     rng = np.random.default_rng(11)
-    for n, noted in ((401, True), (400, False)):
+    for n, noted in ((31, True), (30, False)):
         real = (rng.random(n) < 0.85).astype(int)
         twin = np.where(rng.random(n) < 0.97, real, 1 - real)
         further = (rng.random(4000) < 0.85).astype(int)
         rp, sp = write_logs(tmp_path, real, twin, further)
         rc, out, err = run(capsys, "simreal", rp, sp, "--method", "joint_exact")
         assert rc == 0, err
-        note = f"note: joint_exact builds its exact tables for n <= 400; at n = {n} its row"
-        assert (note in out) is noted
+        note = f"note: joint_exact builds its exact tables for n <= 30; at n = {n} its row"
+        assert (note in " ".join(out.split())) is noted
         d = sr.simreal_data(real, twin, int(further.sum()), further.size)
         r = sr.simreal_interval(d, "joint_exact")
+        if noted:
+            disc = sr.simreal_interval(d, "discordant_exact")
+            assert (r.lower, r.upper) == (disc.lower, disc.upper)
         assert f"[{r.lower:.4f}, {r.upper:.4f}]" in out
 
 
