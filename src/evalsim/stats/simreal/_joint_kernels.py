@@ -178,14 +178,10 @@ def lower_bound_table(n, sim_lower, stat, level, grid):
 
 
 @nb.njit(cache=True)
-def coverage_width(n, p_real, p11, p10, p01, p00, lower, upper_fail, cp_lo, cp_hi):
-    """Exact coverage and expected width over the pair table for one pair of tables.
-
-    ``lower[y, n01]`` is the lower bound from the successes; ``upper_fail[n - y, n10]`` the
-    lower bound on the failure rate, so the upper bound is 1 - upper_fail[n - y, n10]. Where
-    the lower bound exceeds the upper the interval is the real-only ``[cp_lo[y],
-    cp_hi[y]]``. Returns (coverage, width, total probability enumerated).
-    """
+def pair_cells(n, p11, p10, p01, p00):
+    """Every pair table (n11, n10, n01, n00) of n pairs with probability above exp(-745),
+    as arrays (y = n11 + n10, n10, n01, probability), in a fixed order. Computed once per
+    law and shared by every group of simulated counts."""
     lf = log_factorials(n)
     l11, l10, l01, l00 = (
         _log_or_floor(p11),
@@ -193,9 +189,12 @@ def coverage_width(n, p_real, p11, p10, p01, p00, lower, upper_fail, cp_lo, cp_h
         _log_or_floor(p01),
         _log_or_floor(p00),
     )
-    cov = 0.0
-    wid = 0.0
-    tot = 0.0
+    size = (n + 1) * (n + 2) * (n + 3) // 6
+    ys = np.empty(size, dtype=np.int64)
+    n10s = np.empty(size, dtype=np.int64)
+    n01s = np.empty(size, dtype=np.int64)
+    prs = np.empty(size)
+    c = 0
     for a in range(n + 1):  # n10
         for b in range(n - a + 1):  # n01
             for e in range(n - a - b + 1):  # n11
@@ -204,15 +203,33 @@ def coverage_width(n, p_real, p11, p10, p01, p00, lower, upper_fail, cp_lo, cp_h
                 v += _power(a, l10) + _power(b, l01) + _power(e, l11) + _power(r, l00)
                 if v < -745.0:
                     continue
-                pr = math.exp(v)
-                y = e + a
-                lo = lower[y, b]
-                hi = 1.0 - upper_fail[n - y, a]
-                if lo > hi:
-                    lo = cp_lo[y]
-                    hi = cp_hi[y]
-                tot += pr
-                wid += pr * (hi - lo)
-                if lo <= p_real <= hi:
-                    cov += pr
+                ys[c], n10s[c], n01s[c], prs[c] = e + a, a, b, math.exp(v)
+                c += 1
+    return ys[:c], n10s[:c], n01s[:c], prs[:c]
+
+
+@nb.njit(cache=True)
+def coverage_width(n, p_real, ys, n10s, n01s, prs, lower, upper_fail, cp_lo, cp_hi):
+    """Exact coverage and expected width over the pair table (the cells of
+    :func:`pair_cells`) for one pair of tables.
+
+    ``lower[y, n01]`` is the lower bound from the successes; ``upper_fail[n - y, n10]`` the
+    lower bound on the failure rate, so the upper bound is 1 - upper_fail[n - y, n10]. Where
+    the lower bound exceeds the upper the interval is the real-only ``[cp_lo[y],
+    cp_hi[y]]``. Returns (coverage, width, total probability enumerated).
+    """
+    cov = 0.0
+    wid = 0.0
+    tot = 0.0
+    for c in range(prs.size):
+        y, pr = ys[c], prs[c]
+        lo = lower[y, n01s[c]]
+        hi = 1.0 - upper_fail[n - y, n10s[c]]
+        if lo > hi:
+            lo = cp_lo[y]
+            hi = cp_hi[y]
+        tot += pr
+        wid += pr * (hi - lo)
+        if lo <= p_real <= hi:
+            cov += pr
     return cov, wid, tot

@@ -97,8 +97,8 @@ def _table(n: int, sim_step_index: int, alpha: float) -> np.ndarray:
     s = sim_step_index * SIM_STEP
     level = alpha / 2.0 * (1.0 - SIM_SHARE)
     lin = _J.lower_bound_table(n, s, linear_order(n), level, RATE_GRID)
-    real = cp_lower_bound(np.arange(n + 1), n, alpha / 2.0)[:, None] * np.ones((1, n + 1))
-    stat = np.maximum(real, lin)
+    real = cp_lower_bound(np.arange(n + 1), n, alpha / 2.0)
+    stat = np.maximum(real[:, None], lin)
     out = _J.lower_bound_table(n, s, stat, level, RATE_GRID)
     out.flags.writeable = False
     return out
@@ -148,15 +148,13 @@ def operating_characteristics(p_real, p11, p10, p01, p00, n, n_sim, pmf_sim, ks_
     for a, b, w in zip(lo_s.tolist(), lo_f.tolist(), pmf_sim.tolist(), strict=True):
         groups[(a, b)] = groups.get((a, b), 0.0) + w
     cp_lo, cp_hi = real_only(n, alpha)
+    cells = _J.pair_cells(n, p11, p10, p01, p00)
     cov = wid = tot = 0.0
     for (a, b), w in groups.items():
         c, wd, t = _J.coverage_width(
             n,
             p_real,
-            p11,
-            p10,
-            p01,
-            p00,
+            *cells,
             lower_table(n, a * SIM_STEP, alpha),
             lower_table(n, b * SIM_STEP, alpha),
             cp_lo,

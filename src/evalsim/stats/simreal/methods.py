@@ -642,14 +642,13 @@ def simreal_interval(
             data.n11, data.n10, data.n01, data.n00, data.k_sim, data.n_sim, z, method == "ppi_plus"
         )
         est = (lo + hi) / 2.0
-    elif method == "joint_exact" and data.n <= _joint.MAX_N:
-        lo, hi = _joint.bounds(
-            data.k_real, data.n01, data.n10, data.n, data.k_sim, data.n_sim, alpha
-        )
-        lam = 1.0
-        est = min(max(data.k_sim / data.n_sim + (data.n10 - data.n01) / data.n, 0.0), 1.0)
-    elif method in ("discordant_exact", "joint_exact"):  # joint_exact above MAX_N: see joint
-        lo, hi = _discordant(data, alpha, share)
+    elif method in ("discordant_exact", "joint_exact"):
+        if method == "joint_exact" and data.n <= _joint.MAX_N:
+            lo, hi = _joint.bounds(
+                data.k_real, data.n01, data.n10, data.n, data.k_sim, data.n_sim, alpha
+            )
+        else:  # joint_exact above MAX_N is discordant_exact's interval (see joint)
+            lo, hi = _discordant(data, alpha, share)
         lam = 1.0
         est = min(max(data.k_sim / data.n_sim + (data.n10 - data.n01) / data.n, 0.0), 1.0)
     else:
