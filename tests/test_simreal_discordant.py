@@ -10,7 +10,10 @@ import numpy as np
 import pytest
 from scipy import integrate, optimize, stats
 
+from evalsim.stats.simreal import _kernels as K
+from evalsim.stats.simreal import discordant as dis
 from evalsim.stats.simreal import methods as sr
+from evalsim.stats.simreal import real_only as ro
 
 M = "discordant_exact"
 
@@ -49,8 +52,8 @@ def ref_upper(x: int, n_sim: int, y: int, n: int, beta: float, points: int) -> f
     the method's certified threshold, tested on its own below; the exponent g from the
     design, 0.25 + 1.15 (sqrt(n / N) - 0.1) in [0.25, 0.75] rounded to 0.05)."""
     g = round(min(max(0.25 + 1.15 * (math.sqrt(n / n_sim) - 0.1), 0.25), 0.75) * 20) / 20
-    assert g == sr._combine_power(n, n_sim)
-    t = sr._combine_t(beta, n, g)
+    assert g == dis.combine_power(n, n_sim)
+    t = dis.combine_t(beta, n, g)
     u = _grid(t, points, g)
     a = [_level(x, n_sim, v) for v in u]
     best = 0.0
@@ -139,8 +142,8 @@ def test_interval_matches_plain_reference(table, sims):
 def test_certified_bound_is_above_the_searched_supremum_and_close_to_it(x, n_sim, y, n):
     beta = 0.01
     t = 1.0 - math.sqrt(1.0 - beta)
-    u, c = sr._combine_grid(t)
-    got = sr._K.discordant_upper(sr._sim_levels([x], n_sim, u), sr._pair_levels(n, c, [y]))[0, 0]
+    u, c = dis.combine_grid(t)
+    got = K.discordant_upper(dis.sim_levels([x], n_sim, u), dis.pair_levels(n, c, [y]))[0, 0]
     below = sup_from_below(x, n_sim, y, n, beta)
     assert below <= got + 1e-12
     assert got - below < 2e-3
@@ -149,7 +152,7 @@ def test_certified_bound_is_above_the_searched_supremum_and_close_to_it(x, n_sim
 def test_combination_level_is_beta():
     # P(p_b <= min(1, t / sqrt(p_s))) for independent uniforms is 2 t - t^2 = beta
     beta = 0.01
-    t = sr._combine_t0(beta)
+    t = dis.combine_t0(beta)
     assert 2 * t - t * t == pytest.approx(beta, rel=1e-12)
     rng = np.random.default_rng(5)
     u1, u2 = rng.random(400_000), rng.random(400_000)
@@ -261,7 +264,7 @@ def test_registry_and_defaults():
 
 @pytest.mark.parametrize("n,alpha", [(7, 0.05), (20, 0.035), (50, 0.015)])
 def test_blaker_table_matches_brute_force_inversion(n, alpha):
-    lo, hi = sr._blaker_table(n, alpha)
+    lo, hi = ro.blaker_table(n, alpha)
     cp_lo, cp_hi = np.array([naive.cp(k, n, alpha) for k in range(n + 1)]).T
     for k in sorted({0, 1, 2, n // 3, n // 2, n - 2, n - 1, n}):
         want = ref_blaker(k, n, alpha)
@@ -273,7 +276,7 @@ def test_blaker_table_matches_brute_force_inversion(n, alpha):
 
 @pytest.mark.parametrize("n,alpha", [(10, 0.015), (37, 0.035), (100, 0.015)])
 def test_blaker_exact_coverage_and_shorter_than_clopper_pearson(n, alpha):
-    lo, hi = sr._blaker_table(n, alpha)
+    lo, hi = ro.blaker_table(n, alpha)
     # the coverage sum_k pmf(k) [lo_k <= p <= hi_k] over a contiguous range of k is
     # quasi-concave in p between ends: its minimum is at the ends (approached from outside)
     ends = np.concatenate([lo, hi])
@@ -291,32 +294,32 @@ def test_blaker_exact_coverage_and_shorter_than_clopper_pearson(n, alpha):
 @pytest.mark.parametrize("g", [0.25, 0.5, 0.65])
 def test_continuous_level_is_the_integral_of_the_threshold(g):
     beta = 0.0075
-    t = sr._combine_t0(beta, g)
+    t = dis.combine_t0(beta, g)
     us = t ** (1 / g)  # the threshold is 1 below u*
     assert t * us**-g == pytest.approx(1.0, rel=1e-12)
     # on a log scale (u = e^-x), where the integrand t e^(-(1 - g) x) is smooth
     rest, _ = integrate.quad(lambda x: t * math.exp(-(1 - g) * x), 0.0, -math.log(us))
     area = us + rest
     assert area == pytest.approx(beta, rel=1e-9)
-    assert sr._continuous_level(t, g) == pytest.approx(beta, rel=1e-12)
+    assert dis.continuous_level(t, g) == pytest.approx(beta, rel=1e-12)
 
 
 def test_combination_power_follows_the_design():
-    assert [sr._combine_power(n, big) for n, big in ((100, 500), (50, 500), (50, 10000))] == [
+    assert [dis.combine_power(n, big) for n, big in ((100, 500), (50, 500), (50, 10000))] == [
         0.65,
         0.5,
         0.25,
     ]
-    assert sr._combine_power(400, 400) == 0.75
+    assert dis.combine_power(400, 400) == 0.75
 
 
 @pytest.mark.parametrize("n,g", [(10, 0.5), (50, 0.5), (100, 0.5), (50, 0.3), (100, 0.65)])
 def test_certified_threshold_bounds_the_level(n, g):
     beta = 0.0075
-    t0, t = sr._combine_t0(beta, g), sr._combine_t(beta, n, g)
+    t0, t = dis.combine_t0(beta, g), dis.combine_t(beta, n, g)
     assert t > 1.1 * t0  # the certificate buys something
-    assert sr._certified_level(t, n, g) <= beta
-    assert sr._certified_level(1.01 * t, n, g) > beta  # the largest such t (bisection)
+    assert dis.certified_level(t, n, g) <= beta
+    assert dis.certified_level(1.01 * t, n, g) > beta  # the largest such t (bisection)
     # the certificate is above the level computed directly at rates between its nodes
     b = np.concatenate([np.linspace(0.0005, 0.9995, 3000), [1e-6, 1 - 1e-9]])
     y = np.arange(n + 1)
@@ -324,7 +327,7 @@ def test_certified_threshold_bounds_the_level(n, g):
     with np.errstate(divide="ignore", over="ignore"):
         h = np.where(F > 0, np.minimum(1.0, (t / F) ** (1 / g)), 1.0)
     level = np.sum(stats.binom.pmf(y[None, :], n, b[:, None]) * h, axis=1)
-    assert level.max() <= sr._certified_level(t, n, g) + 1e-15
+    assert level.max() <= dis.certified_level(t, n, g) + 1e-15
     assert level.max() > 0.8 * beta
     # Monte Carlo: uniform simulated p-value, binomial pair p-value at the worst rate
     rng = np.random.default_rng(n)

@@ -46,6 +46,7 @@ import numpy as np
 from scipy import optimize, sparse, special, stats
 
 from evalsim.stats.simreal import methods as _m
+from evalsim.stats.simreal import real_only
 
 __all__ = [
     "cp_expected_width",
@@ -91,7 +92,7 @@ def _cp_upper_one_sided(k: np.ndarray, n: int, beta: float) -> np.ndarray:
 def cp_expected_width(p_real: float, n: int, confidence: float = 0.95) -> float:
     """E[width] of the real-only Clopper-Pearson interval at rate p_real, n trials."""
     k = np.arange(n + 1)
-    lo, hi = _m._cp(k, n, 1.0 - confidence)
+    lo, hi = real_only.cp_bounds(k, n, 1.0 - confidence)
     return float(np.sum(stats.binom.pmf(k, n, p_real) * (hi - lo)))
 
 
@@ -174,7 +175,7 @@ def discordant_family_ratio(
     for s in real_shares:
         alpha_r = float(s) * alpha
         beta = (alpha - alpha_r) / 2.0
-        b_lo, b_hi = (np.asarray(v) for v in _m._real_only(counts, n, alpha_r))
+        b_lo, b_hi = (np.asarray(v) for v in real_only.blaker_bounds(counts, n, alpha_r))
         if randomized:
             hi = _end_bound(by_n10, b_hi, p_sim, n, beta, upper=True)
             lo = _end_bound(by_n01, b_lo, p_sim, n, beta, upper=False)

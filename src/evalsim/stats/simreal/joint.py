@@ -50,9 +50,9 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from scipy import special
 
 from evalsim.stats.simreal import _joint_kernels as _J
+from evalsim.stats.simreal.real_only import cp_lower_bound
 
 #: Share of each side's alpha/2 spent on the simulated rate's bound (gamma).
 SIM_SHARE = 0.05
@@ -64,14 +64,6 @@ RATE_GRID = np.linspace(0.0, 1.0, 2001)
 SIM_STEP = 1e-3
 #: Largest n the tables are built for (cells grow as n^2, work as n^2 x the grid).
 MAX_N = 400
-
-
-def cp_lower_bound(k, n: int, level: float) -> np.ndarray:
-    """One-sided Clopper-Pearson lower bound of k of n at ``level`` (0 at k = 0)."""
-    k = np.asarray(k, dtype=np.float64)
-    with np.errstate(all="ignore"):
-        lo = special.betaincinv(k, n - k + 1.0, level)
-    return np.where(k > 0, lo, 0.0)
 
 
 def _step_index(s: np.ndarray) -> np.ndarray:

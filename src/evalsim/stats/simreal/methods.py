@@ -34,40 +34,9 @@ p_S). The methods (registry :data:`METHODS`, validity class in :data:`VALIDITY`)
     at the slightly higher level 1 - alpha_r).
 
 ``discordant_exact``
-    **Finite-sample**, valid at every n >= 1 and every joint law. It writes
-    p_R = p_S + p10 - p01 with p10 = P(Y = 1, Yhat = 0) and p01 = P(Y = 0, Yhat = 1), the
-    discordant pairs, so p_S - p01 <= p_R <= p_S + p10. When
-    the twins agree with the real outcomes (high correlation) p10 and p01 are small, and
-    their counts n10 ~ Binomial(n, p10), n01 ~ Binomial(n, p01) bound them tightly. The
-    upper bound is the supremum of s + b over a joint confidence region for (p_S, p10) built
-    from two independent super-uniform p-values, P_s(K_sim <= k_sim) from the N simulated
-    trials and P_b(N10 <= n10) from the pairs: (s, b) is rejected when
-    P_b(N10 <= n10) <= min(1, t / sqrt(P_s(K_sim <= k_sim))). For independent super-uniform
-    p-values this has probability at most 2 t - t^2 (the integral of the non-increasing
-    threshold; a weighted form of Fisher's combination [4]_), so t = 1 - sqrt(1 - beta)
-    makes it beta = alpha_c / 2. The pair p-value is discrete, which leaves part of beta
-    unspent; t is therefore the largest value whose *certified* level is at most beta
-    (:func:`_certified_level`: for every pair rate b, the level is at most
-    E_b[min(1, t^2 / F_b(N10)^2)] with the simulated p-value only super-uniform, bounded on
-    each cell of a grid of b by monotonicity; bisection on t, a function of (n, beta)
-    only): 1.3x the continuous t at n = 50, 1.2x at n = 100. The threshold's exponent is
-    g in t p_s^-g (1/2 above), a function of the design (n, N) only
-    (:func:`_combine_power`, 0.25 to 0.75: larger when N is small against n, where the
-    simulated rate is the less precise part); the level bounds hold for every g. Unlike a
-    Bonferroni box, the region lets the well measured p_S sit near its estimate while p10
-    takes most of beta.
-    The lower bound is the same construction on the failures, 1 - p_R <= (1 - p_S) + p01.
-    The supremum is certified, not searched: on a grid of simulated p-values (geometric
-    towards both ends) each segment is bounded by its right end plus the pair bound at its
-    left end (:data:`COMBINE_GRID`).
-    The result is intersected with the real-only interval of Blaker [5]_ (exact, inside
-    Clopper-Pearson's at the same level, a few percent shorter; Clopper-Pearson's for
-    n > :data:`MAX_OC_N`) at
-    ``alpha_r = real_share * alpha`` (default :data:`DISCORDANT_REAL_SHARE`), the real-only
-    interval if they are disjoint; by the union bound the miss probability is at most
-    alpha_r + 2 beta = alpha at every law. The simulated p-values use the N further trials
-    only (not the twins), which keeps them independent of the pairs. Nothing is chosen
-    from the data.
+    **Finite-sample**, valid at every n >= 1 and every joint law: p_R = p_S + p10 - p01
+    bounded through a joint confidence region for the simulated rate and each discordant
+    rate, intersected with Blaker's real-only interval (:mod:`.discordant`).
 
 ``joint_exact``
     **Finite-sample**, valid at every n >= 1 and every joint law; the recommended interval
@@ -90,12 +59,6 @@ References
    inference", arXiv:2311.01453, 2023.
 .. [3] C. J. Clopper, E. S. Pearson, "The use of confidence or fiducial limits illustrated in
    the case of the binomial", Biometrika 26 (4), 404-413, 1934.
-.. [4] R. A. Fisher, *Statistical Methods for Research Workers*, 4th ed., section 21.1,
-   Oliver and Boyd, 1932; combination functions of independent p-values and their level:
-   T. M. Loughin, "A systematic comparison of methods for combining p-values from
-   independent tests", Computational Statistics & Data Analysis 47 (3), 467-485, 2004.
-.. [5] H. Blaker, "Confidence curves and improved exact confidence intervals for discrete
-   distributions", Canadian Journal of Statistics 28 (4), 783-798, 2000.
 """
 
 from __future__ import annotations
@@ -118,7 +81,10 @@ from evalsim.stats._validate import (
 )
 from evalsim.stats.proportion.intervals import clopper_pearson_interval, wilson_interval
 from evalsim.stats.simreal import _kernels as _K
+from evalsim.stats.simreal import discordant as _dis
 from evalsim.stats.simreal import joint as _joint
+from evalsim.stats.simreal import real_only as _ro
+from evalsim.stats.simreal.discordant import COMBINE_GRID, DISCORDANT_REAL_SHARE
 
 __all__ = [
     "COMBINE_GRID",
@@ -154,15 +120,6 @@ VALIDITY = {
 #: The finite-sample sim + real method to use by default (the command's verdict uses it):
 #: the narrowest at high correlation on issue 27's grid (``benchmarks/bench_simreal.py``).
 RECOMMENDED = "joint_exact"
-#: Default share of alpha on the real-only (Blaker) interval for ``discordant_exact``. On
-#: issue 27's grid at 95% (``benchmarks/bench_simreal.py``), 0.7 against 0.6: at
-#: correlation 0 at most 1.044x against 1.077x real-only Clopper-Pearson's expected width,
-#: at correlation 0.9 and n >= 50 at most 0.909x against 0.917x (means 0.857/0.846 against
-#: 0.851/0.843 at n = 50/100).
-DISCORDANT_REAL_SHARE = 0.7
-#: Points per half of the simulated p-value grid of ``discordant_exact``'s certified
-#: supremum (geometric towards 0 and towards 1).
-COMBINE_GRID = 96
 #: Default share of alpha spent on the real-only Clopper-Pearson interval A.
 DEFAULT_REAL_SHARE = _names.SIMREAL_DEFAULT_REAL_SHARE
 #: Shares of the remaining alpha_c spent on each twin stratum (two strata) and on p_S.
@@ -312,273 +269,16 @@ class SimRealResult:
         return self.upper - self.lower
 
 
-def _cp(k, n, alpha: float):
-    """Clopper-Pearson bounds at level 1 - alpha, arrays; n = 0 gives [0, 1]."""
-    k = np.asarray(k, dtype=np.float64)
-    n = np.asarray(n, dtype=np.float64)
-    tail = alpha / 2.0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        lo = special.betaincinv(k, n - k + 1.0, tail)
-        hi = special.betainccinv(k + 1.0, n - k, tail)
-    lo = np.where(k == 0, 0.0, lo)
-    hi = np.where(k == n, 1.0, hi)
-    return lo, hi
-
-
 def _stratified(d: SimRealData, alpha: float, real_share: float) -> tuple[float, float]:
     alpha_r = real_share * alpha
     alpha_c = alpha - alpha_r
-    r_lo, r_hi = _cp(d.k_real, d.n, alpha_r)
-    a_lo, a_hi = _cp(d.n11, d.k_twin, alpha_c * STRATUM_SHARE)
-    b_lo, b_hi = _cp(d.n10, d.n - d.k_twin, alpha_c * STRATUM_SHARE)
-    s_lo, s_hi = _cp(d.k_sim, d.n_sim, alpha_c * SIM_SHARE)
+    r_lo, r_hi = _ro.cp_bounds(d.k_real, d.n, alpha_r)
+    a_lo, a_hi = _ro.cp_bounds(d.n11, d.k_twin, alpha_c * STRATUM_SHARE)
+    b_lo, b_hi = _ro.cp_bounds(d.n10, d.n - d.k_twin, alpha_c * STRATUM_SHARE)
+    s_lo, s_hi = _ro.cp_bounds(d.k_sim, d.n_sim, alpha_c * SIM_SHARE)
     lo, hi = _K.stratified_bounds(
         float(a_lo), float(a_hi), float(b_lo), float(b_hi), float(s_lo), float(s_hi)
     )
-    return _K.intersect_or_real(lo, hi, float(r_lo), float(r_hi))
-
-
-def _combine_power(n: int, n_sim: int) -> float:
-    """The exponent g of the combination's threshold min(1, t p_s^-g), a function of the
-    design (n, N) only: 0.25 + 1.15 (sqrt(n / N) - 0.1), clipped to [0.25, 0.75] and
-    rounded to 0.05. A larger g leans on the pairs when the simulated rate is less
-    precise than the pair bound (its sd 1 / (2 sqrt(N)) against about 1 / sqrt(n)); g = 0.5
-    is 1 / sqrt(p_s). Set from issue 27's grid (correlation 0.9, n >= 50), where each N
-    has its own best g; any g is valid."""
-    g = 0.25 + 1.15 * (math.sqrt(n / n_sim) - 0.1)
-    return round(min(max(g, 0.25), 0.75) * 20.0) / 20.0
-
-
-def _continuous_level(t: float, g: float) -> float:
-    """P(p_b <= min(1, t p_s^-g)) for independent uniforms: u* + t (1 - u*^(1 - g)) / (1 - g)
-    with u* = t^(1/g), where the threshold reaches 1 (2 t - t^2 at g = 1/2)."""
-    us = t ** (1.0 / g)
-    return us + t * (1.0 - us ** (1.0 - g)) / (1.0 - g)
-
-
-def _combine_t0(beta: float, g: float = 0.5) -> float:
-    """Threshold scale t of the combination for continuous p-values: the level
-    :func:`_continuous_level` is beta for independent uniforms, and at most beta for
-    super-uniform ones (1 - sqrt(1 - beta) at g = 1/2; bisection, the lower end, else)."""
-    if g == 0.5:
-        return 1.0 - math.sqrt(1.0 - beta)
-    lo, hi = 0.0, beta
-    for _ in range(80):
-        mid = 0.5 * (lo + hi)
-        if _continuous_level(mid, g) <= beta:
-            lo = mid
-        else:
-            hi = mid
-    return lo
-
-
-def _rate_grid(low: float, high_gap: float, k: int) -> np.ndarray:
-    """Rates in [0, 1]: 4001 uniform points, plus ``k`` geometric ones from ``low`` to 0.01
-    and ``k`` from 1 - 0.01 to 1 - ``high_gap`` (the binomial moves fastest near the ends)."""
-    return np.unique(
-        np.concatenate(
-            [
-                np.linspace(0.0, 1.0, 4001),
-                np.geomspace(low, 0.01, k),
-                1.0 - np.geomspace(high_gap, 0.01, k),
-            ]
-        )
-    )
-
-
-#: Pair rates b at which :func:`_certified_level` bounds the level (uniform, and geometric
-#: towards both ends, where the binomial CDF moves fastest).
-_LEVEL_GRID = _rate_grid(1e-12, 1e-14, 300)
-
-
-@functools.lru_cache(maxsize=64)
-def _level_tables(n: int) -> tuple[np.ndarray, np.ndarray]:
-    """pmf and CDF of Binomial(n, b) on :data:`_LEVEL_GRID` (rows) at 0..n (columns)."""
-    y = np.arange(n + 1)[None, :]
-    b = _LEVEL_GRID[:, None]
-    return stats.binom.pmf(y, n, b), np.minimum(stats.binom.cdf(y, n, b), 1.0)
-
-
-def _certified_level(t: float, n: int, g: float = 0.5) -> float:
-    """An upper bound, over every pair rate b in [0, 1] and every simulated law, on the
-    probability that the combination rejects the true (s, b):
-    P(P_b(N10 <= n10) <= min(1, t p_s^-g)) with n10 ~ Binomial(n, b) and p_s
-    super-uniform and independent of n10, which is at most
-    L(b) = E_b[min(1, (t / F_b(N10))^(1/g))], F_b the CDF at the true b. On a grid cell
-    [b_i, b_{i+1}], F_b >= F_{b_{i+1}} (the CDF falls in b), so the summand is at most
-    H(y) = min(1, (t / F_{b_{i+1}}(y))^(1/g)), non-increasing in y, whose mean falls in b:
-    L(b) <= E_{b_i}[H]. The maximum of these cell bounds is returned."""
-    pmf, cdf = _level_tables(n)
-    f = cdf[1:]
-    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        h = np.where(f > 0.0, np.minimum(1.0, (t / f) ** (1.0 / g)), 1.0)
-    return float(np.max(np.sum(pmf[:-1] * h, axis=1)))
-
-
-#: Largest n with the certified threshold; above it t is the continuous one (a valid,
-#: wider interval).
-_CERTIFY_MAX_N = 400
-
-
-@functools.lru_cache(maxsize=256)
-def _combine_t(beta: float, n: int, g: float = 0.5) -> float:
-    """Threshold scale t of ``discordant_exact``'s combination min(1, t p_s^-g) for n pairs
-    at level beta: the largest t found by bisection (40 steps between t0 and 4 t0, t0 of
-    :func:`_combine_t0`) whose :func:`_certified_level` is at most beta; t0 when none is
-    (or n > :data:`_CERTIFY_MAX_N`), valid because t0's continuous level beta bounds the
-    level of super-uniform p-values. t depends on (n, beta, g) only, never on the data."""
-    t0 = _combine_t0(beta, g)
-    if n > _CERTIFY_MAX_N or _certified_level(t0, n, g) > beta:
-        return t0
-    lo, hi = t0, 4.0 * t0
-    for _ in range(40):
-        mid = 0.5 * (lo + hi)
-        if _certified_level(mid, n, g) <= beta:
-            lo = mid
-        else:
-            hi = mid
-    return lo
-
-
-@functools.lru_cache(maxsize=32)
-def _combine_grid(t: float, g: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
-    """The simulated p-value grid u (1 down to t^(1/g), where the threshold reaches 1) and
-    the pair-p-value threshold min(1, t u^-g) at each point."""
-    j = COMBINE_GRID
-    near_one = 1.0 - np.geomspace(1e-12, 0.5, j)
-    near_zero = np.geomspace(0.5, t * t if g == 0.5 else t ** (1.0 / g), j)[1:]
-    u = np.concatenate([[1.0], near_one, near_zero])
-    return u, np.minimum(t / np.sqrt(u) if g == 0.5 else t * u**-g, 1.0)
-
-
-def _sim_levels(x, n_sim: int, u: np.ndarray) -> np.ndarray:
-    """s at which P_s(K <= x) = u_j, K ~ Binomial(N, s): rows x, columns j (0 at u = 1; 1
-    for x = N, where the p-value is 1 at every s)."""
-    x = np.asarray(x, dtype=np.float64)[:, None]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        a = special.betaincinv(x + 1.0, n_sim - x, 1.0 - u[None, :])
-    a = np.where(x >= n_sim, 1.0, a)
-    a[:, 0] = np.where(x[:, 0] >= n_sim, 1.0, 0.0)
-    return a
-
-
-def _pair_levels(n: int, c: np.ndarray, y=None) -> np.ndarray:
-    """b at which P_b(Y <= y) = c_j, Y ~ Binomial(n, b): rows y (default 0..n); 0 where
-    c = 1 (no b is accepted), 1 for y = n below c = 1."""
-    y = np.arange(n + 1) if y is None else y
-    y = np.asarray(y, dtype=np.float64)[:, None]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        b = special.betaincinv(y + 1.0, n - y, 1.0 - c[None, :])
-    b = np.where(y >= n, 1.0, b)
-    return np.where(c[None, :] >= 1.0, 0.0, b)
-
-
-@functools.lru_cache(maxsize=64)
-def _pair_table(n: int, t: float, g: float) -> np.ndarray:
-    """:func:`_pair_levels` of every count 0..n at the threshold ``(t, g)``, read only: one
-    evaluation serves every interval at the same (n, t, g) (T37 resamples thousands)."""
-    b = _pair_levels(n, _combine_grid(t, g)[1])
-    b.setflags(write=False)
-    return b
-
-
-#: Rows of _sim_levels already computed, by (N, t): the operating characteristics of a
-#: grid revisit the same simulated counts many times.
-_SIM_ROWS: dict = {}
-_SIM_ROWS_MAX = 400_000
-
-
-def _sim_levels_cached(x: np.ndarray, n_sim: int, t: float, u: np.ndarray) -> np.ndarray:
-    key = (n_sim, t, u.size, float(u[-1]))
-    rows = _SIM_ROWS.get(key)
-    if rows is None:
-        if sum(len(v) for v in _SIM_ROWS.values()) > _SIM_ROWS_MAX:
-            _SIM_ROWS.clear()
-        rows = _SIM_ROWS[key] = {}
-    missing = [int(v) for v in x if int(v) not in rows]
-    if missing:
-        for v, row in zip(missing, _sim_levels(missing, n_sim, u), strict=True):
-            rows[v] = row
-    return np.stack([rows[int(v)] for v in x])
-
-
-def _discordant_raw(k_sim: int, n_sim: int, n10: int, n01: int, n: int, beta: float):
-    """(lower, upper) of ``discordant_exact`` before the real-only intersection."""
-    g = _combine_power(n, n_sim)
-    t = _combine_t(beta, n, g)
-    u, _ = _combine_grid(t, g)
-    b = _pair_table(n, t, g)[[n10, n01]]
-    a = _sim_levels_cached(np.array([k_sim, n_sim - k_sim]), n_sim, t, u)
-    up = _K.discordant_upper(a, b)
-    return 1.0 - float(up[1, 1]), float(up[0, 0])
-
-
-def _blaker_gamma(p: np.ndarray, n: int) -> np.ndarray:
-    """Blaker's acceptability gamma[g, k] of rate p[g] at count k of Binomial(n):
-    P_p(min(F(X), S(X)) <= min(F(k), S(k))), F and S the lower and upper tail
-    probabilities; ties (relative 1e-10) count as <=, which only enlarges the set."""
-    x = np.arange(n + 1)
-    pmf = stats.binom.pmf(x[None, :], n, np.asarray(p, dtype=np.float64)[:, None])
-    m = np.minimum(np.cumsum(pmf, axis=1), np.cumsum(pmf[:, ::-1], axis=1)[:, ::-1])
-    order = np.argsort(m, axis=1, kind="stable")
-    ms = np.take_along_axis(m, order, axis=1)
-    cum = np.cumsum(np.take_along_axis(pmf, order, axis=1), axis=1)
-    rows = p.size
-    off = 4.0 * np.arange(rows)[:, None]  # m is in [0, 1]: rows do not overlap
-    idx = np.searchsorted((ms + off).ravel(), (m * (1.0 + 1e-10) + off).ravel(), side="right")
-    return cum.ravel()[idx - 1].reshape(rows, n + 1)
-
-
-#: Rate grid of the Blaker table: uniform plus geometric towards 0 and 1.
-_BLAKER_GRID = _rate_grid(1e-10, 1e-10, 400)
-
-
-@functools.lru_cache(maxsize=64)
-def _blaker_table(n: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
-    """Blaker's exact interval [5]_ at level 1 - alpha for every count 0..n: the convex hull
-    of {p : gamma(p, k) > alpha}, its ends found on :data:`_BLAKER_GRID` and refined by
-    bisection (50 steps; the returned end is the outer one). Contained in Clopper-Pearson's
-    interval at the same level. Clopper-Pearson for n > :data:`MAX_OC_N`."""
-    if n > MAX_OC_N:
-        return _cp(np.arange(n + 1), n, alpha)
-    g = _BLAKER_GRID
-    gam = _blaker_gamma(g, n)
-    lo, hi = np.zeros(n + 1), np.ones(n + 1)
-    for k in range(n + 1):
-        acc = np.nonzero(gam[:, k] > alpha)[0]
-        i, j = int(acc[0]), int(acc[-1])
-        if i > 0:
-            lo[k] = _blaker_edge(g[i - 1], g[i], k, n, alpha, accepted_above=True)[0]
-        if j < g.size - 1:
-            hi[k] = _blaker_edge(g[j], g[j + 1], k, n, alpha, accepted_above=False)[1]
-    lo.setflags(write=False)
-    hi.setflags(write=False)
-    return lo, hi
-
-
-def _blaker_edge(a: float, b: float, k: int, n: int, alpha: float, accepted_above: bool):
-    """Bisect [a, b] (50 steps) for where Blaker's gamma(., k) of Binomial(n) crosses alpha;
-    the accepted rates lie above the crossing (a lower end) or below it (an upper end).
-    Returns the final bracket (a, b)."""
-    for _ in range(50):
-        mid = 0.5 * (a + b)
-        if (_blaker_gamma(np.array([mid]), n)[0, k] > alpha) == accepted_above:
-            b = mid
-        else:
-            a = mid
-    return a, b
-
-
-def _real_only(k, n: int, alpha: float):
-    """Blaker's bounds (:func:`_blaker_table`) at count(s) k of n, level 1 - alpha."""
-    lo, hi = _blaker_table(int(n), float(alpha))
-    return lo[k], hi[k]
-
-
-def _discordant(d: SimRealData, alpha: float, real_share: float) -> tuple[float, float]:
-    alpha_r = real_share * alpha
-    r_lo, r_hi = _real_only(d.k_real, d.n, alpha_r)
-    lo, hi = _discordant_raw(d.k_sim, d.n_sim, d.n10, d.n01, d.n, (alpha - alpha_r) / 2.0)
     return _K.intersect_or_real(lo, hi, float(r_lo), float(r_hi))
 
 
@@ -648,7 +348,7 @@ def simreal_interval(
                 data.k_real, data.n01, data.n10, data.n, data.k_sim, data.n_sim, alpha
             )
         else:  # joint_exact above MAX_N is discordant_exact's interval (see joint)
-            lo, hi = _discordant(data, alpha, share)
+            lo, hi = _dis.interval(data, alpha, share)
         lam = 1.0
         est = min(max(data.k_sim / data.n_sim + (data.n10 - data.n01) / data.n, 0.0), 1.0)
     else:
@@ -783,7 +483,7 @@ def _pmf_table(n: int, p: float) -> np.ndarray:
 def _cp_table(n: int, alpha: float):
     m = np.arange(n + 1)[:, None] * np.ones((1, n + 1))
     k = np.minimum(np.arange(n + 1)[None, :] * np.ones((n + 1, 1)), m)
-    return _cp(k, m, alpha)
+    return _ro.cp_bounds(k, m, alpha)
 
 
 #: Outcome probabilities below this are skipped; the tails of the simulated binomial
@@ -855,15 +555,15 @@ def operating_characteristics(
     ks_lo, ks_hi = max(ks_lo - 1, 0), min(ks_hi + 1, big_n)
     tail_s = max(1.0 - float(pmf_s[ks_lo : ks_hi + 1].sum()), 0.0)
     kr = np.arange(n + 1)
-    cp_lo, cp_hi = _cp(kr, n, alpha)
+    cp_lo, cp_hi = _ro.cp_bounds(kr, n, alpha)
     wil = wilson_interval(kr, n, c)
     alpha_c = alpha * (1.0 - share)
-    share_lo, share_hi = _cp(kr, n, alpha * share)
+    share_lo, share_hi = _ro.cp_bounds(kr, n, alpha * share)
     ca_lo, ca_hi = _cp_table(n, alpha_c * STRATUM_SHARE)
-    s_lo, s_hi = _cp(ks, big_n, alpha_c * SIM_SHARE)
+    s_lo, s_hi = _ro.cp_bounds(ks, big_n, alpha_c * SIM_SHARE)
     z = float(-special.ndtri(alpha / 2.0))
-    dis_lo, dis_hi = _discordant_tables(n, big_n, ks_lo, ks_hi, (alpha - alpha * dshare) / 2.0)
-    dshare_lo, dshare_hi = _real_only(kr, n, alpha * dshare)
+    dis_lo, dis_hi = _dis.tables(n, big_n, ks_lo, ks_hi, (alpha - alpha * dshare) / 2.0)
+    dshare_lo, dshare_hi = _ro.blaker_bounds(kr, n, alpha * dshare)
     cov, wid, skipped = _K.operating_characteristics(
         n,
         big_n,
@@ -915,16 +615,3 @@ def operating_characteristics(
         real_share=share,
         discordant_share=dshare,
     )
-
-
-def _discordant_tables(n: int, n_sim: int, ks_lo: int, ks_hi: int, beta: float):
-    """``discordant_exact``'s raw bounds for every simulated count ks_lo..ks_hi (rows) and
-    discordant count 0..n (columns): lower by n01, upper by n10."""
-    ks = np.arange(ks_lo, ks_hi + 1)
-    g = _combine_power(n, n_sim)
-    t = _combine_t(beta, n, g)
-    u, _ = _combine_grid(t, g)
-    b = _pair_table(n, t, g)
-    hi = _K.discordant_upper(_sim_levels_cached(ks, n_sim, t, u), b)
-    lo = 1.0 - _K.discordant_upper(_sim_levels_cached(n_sim - ks, n_sim, t, u), b)
-    return lo, hi
