@@ -6,12 +6,13 @@ Keys of ``--json``:
   p_R x correlation x sim bias x n x N below, every method of ``simreal.METHODS`` each),
   after a warm-up call that loads the numba cache; ``grid_cpu_seconds`` the same in process
   CPU time; ``grid_points`` the number of feasible laws.
-- ``finite_sample_method``: the recommended finite-sample method (``simreal.RECOMMENDED``),
-  the one ``interval_ms``, ``min_coverage_finite_sample`` and ``targets`` report;
+- ``finite_sample_method``: the recommended finite-sample method, chosen per design by
+  ``simreal.recommended(n, N)``; ``min_coverage_finite_sample`` and ``targets`` report it
+  point by point, ``interval_ms`` at the design it is timed at;
   ``interval_ms_by_method``, ``min_coverage_by_method`` and ``targets_by_method`` report
   every finite-sample sim + real method (the ``*_exact`` methods of ``simreal.METHODS``).
 - ``interval_ms``: one interval at n = 50, N = 10,000 (best of ``--repeat``), milliseconds;
-  ``joint_exact``'s bound tables are built anew in each timed call (its cache is cleared).
+  the joint methods' bound tables are built anew in each timed call (their caches are cleared).
 - ``min_coverage_finite_sample``: the smallest exact coverage over the grid (target
   >= 1 - alpha - 1e-9), with ``min_coverage_clopper_pearson`` beside it.
 - ``max_coverage_shortfall_asymptotic``: per asymptotic method, max over the grid of
@@ -50,6 +51,7 @@ import numpy as np
 from _common import print_result
 
 from evalsim.stats.simreal import _bounds as sb
+from evalsim.stats.simreal import full_joint as sfj
 from evalsim.stats.simreal import joint as sj
 from evalsim.stats.simreal import methods as sr
 
@@ -75,18 +77,21 @@ def _grid(quick: bool):
         yield pr, ps, rho, n, big_n
 
 
-def _targets(rows, fs: str, alpha: float) -> dict:
-    """The issue's targets for one finite-sample method over the enumerated grid."""
-    min_cov = min(r.coverage[fs] for r in rows)
-    r0 = [r.width[fs] / r.width["clopper_pearson"] for r in rows if r.correlation == 0.0]
+def _targets(rows, pick, alpha: float) -> dict:
+    """The issue's targets over the enumerated grid for the finite-sample method
+    ``pick(row)`` (one method, or the one :func:`simreal.recommended` picks per design)."""
+    min_cov = min(r.coverage[pick(r)] for r in rows)
+    r0 = [r.width[pick(r)] / r.width["clopper_pearson"] for r in rows if r.correlation == 0.0]
     r9 = [
-        r.width[fs] / r.width["clopper_pearson"] for r in rows if r.correlation == 0.9 and r.n >= 50
+        r.width[pick(r)] / r.width["clopper_pearson"]
+        for r in rows
+        if r.correlation == 0.9 and r.n >= 50
     ]
     by: dict = {}
     failures = []
     for r in rows:
         if r.correlation == 0.9:
-            ratio = r.width[fs] / r.width["clopper_pearson"]
+            ratio = r.width[pick(r)] / r.width["clopper_pearson"]
             key = f"n={r.n},N={r.n_sim}"
             by[key] = round(max(by.get(key, 0.0), ratio), 4)
             if r.n >= 50 and ratio > 0.85:
@@ -172,6 +177,8 @@ def main() -> None:
         best = np.inf
         for _ in range(args.repeat):
             sj._table.cache_clear()  # joint_exact builds its two tables in every timed call
+            sfj._table.cache_clear()  # full_joint_exact its table and tails likewise
+            sfj._sf_table.cache_clear()
             t = time.perf_counter()
             sr.simreal_interval(data, m, CONFIDENCE)
             best = min(best, time.perf_counter() - t)
@@ -198,24 +205,30 @@ def main() -> None:
                 if vals:
                     ratio[m][str(rho)][str(n)] = round(float(np.mean(vals)), 4)
                     ratio_max[m][str(rho)][str(n)] = round(float(np.max(vals)), 4)
-    targets = {m: _targets(rows, m, alpha) for m in finite}
+    targets = {m: _targets(rows, lambda r, m=m: m, alpha) for m in finite}
     min_cov = {m: min(r.coverage[m] for r in rows) for m in finite}
-    fs = sr.RECOMMENDED
+
+    def pick(r):
+        return sr.recommended(r.n, r.n_sim)
+
     out = {
         "grid_seconds": round(grid_s, 2),
         "grid_cpu_seconds": round(grid_cpu, 2),
         "grid_points": len(rows),
-        "finite_sample_method": fs,
-        "interval_ms": timing[fs],
+        "finite_sample_method": (
+            f"recommended(n, N): full_joint_exact when N <= {sr.FULL_JOINT_RATIO} n, "
+            "else joint_exact"
+        ),
+        "interval_ms": timing[sr.recommended(50, 10_000)],
         "interval_ms_by_method": timing,
-        "min_coverage_finite_sample": min_cov[fs],
+        "min_coverage_finite_sample": min(r.coverage[pick(r)] for r in rows),
         "min_coverage_by_method": min_cov,
         "min_coverage_clopper_pearson": min(r.coverage["clopper_pearson"] for r in rows),
         "max_skipped_mass": max(r.skipped_mass for r in rows),
         "max_coverage_shortfall_asymptotic": shortfall,
         "width_ratio_vs_cp": ratio,
         "max_width_ratio_vs_cp": ratio_max,
-        "targets": targets[fs],
+        "targets": _targets(rows, pick, alpha),
         "targets_by_method": targets,
         "real_share": sr.DEFAULT_REAL_SHARE,
         "discordant_real_share": sr.DISCORDANT_REAL_SHARE,

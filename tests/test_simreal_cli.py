@@ -10,7 +10,7 @@ import pytest
 from cli_run import run
 
 from evalsim.cli import simreal as cli_simreal
-from evalsim.stats.simreal import joint
+from evalsim.stats.simreal import full_joint, joint
 from evalsim.stats.simreal import methods as sr
 
 
@@ -55,8 +55,9 @@ def test_json_values_are_the_library_values(capsys, logs):
     for m, r in want.items():
         assert got["methods"][m]["interval"] == pytest.approx([r.lower, r.upper], abs=1e-15)
     # the verdict uses the registry's recommended finite-sample method
-    assert got["method"] == sr.RECOMMENDED and got["validity"] == "finite-sample"
-    fs = want[sr.RECOMMENDED]
+    assert got["method"] == sr.recommended(40, 3000) == "joint_exact"  # N > 20 n
+    assert got["validity"] == "finite-sample"
+    fs = want[got["method"]]
     assert got["interval"] == pytest.approx([fs.lower, fs.upper], abs=1e-15)
     cp = want["clopper_pearson"]
     assert got["real_only_interval"] == pytest.approx([cp.lower, cp.upper], abs=1e-15)
@@ -78,8 +79,24 @@ def test_verdict_without_correlation_says_it_did_not_help(capsys, tmp_path):
     assert rc == 0, err
     assert "Verdict: the simulation did not help; use the real-only interval." in out
     d = sr.simreal_data(real, twin, int(further.sum()), further.size)
-    r = sr.simreal_interval(d, sr.RECOMMENDED)
+    r = sr.simreal_interval(d, sr.recommended(30, 2000))
     assert f"[{r.lower:.4f}, {r.upper:.4f}]; real-only" in out
+
+
+def test_default_method_follows_the_design(capsys, tmp_path):
+    """With N <= 20 n the command reports full_joint_exact by default (labelled as such);
+    the rule switches exactly at N = 20 n."""
+    rng = np.random.default_rng(5)
+    real = (rng.random(40) < 0.9).astype(int)
+    twin = np.where(rng.random(40) < 0.95, real, 1 - real)
+    further = (rng.random(800) < 0.9).astype(int)
+    rp, sp = write_logs(tmp_path, real, twin, further)
+    rc, out, err = run(capsys, "simreal", rp, sp)
+    assert rc == 0, err
+    d = sr.simreal_data(real, twin, int(further.sum()), further.size)
+    r = sr.simreal_interval(d, "full_joint_exact")
+    assert f"full joint exact (sim + real) (finite-sample): [{r.lower:.4f}, {r.upper:.4f}]" in out
+    assert [sr.recommended(40, big) for big in (800, 801)] == ["full_joint_exact", "joint_exact"]
 
 
 def test_method_choices_are_the_registry(capsys, logs):
@@ -167,6 +184,34 @@ def test_joint_exact_beyond_its_tables_says_so(capsys, tmp_path, monkeypatch):
             disc = sr.simreal_interval(d, "discordant_exact")
             assert (r.lower, r.upper) == (disc.lower, disc.upper)
         assert f"[{r.lower:.4f}, {r.upper:.4f}]" in out
+
+
+def test_full_joint_exact_beyond_its_tables_says_so(capsys, tmp_path, monkeypatch):
+    """Above full_joint_exact's largest n its row is joint_exact's interval and the command
+    says so; at the limit it does not (the limit lowered to 30 in both places)."""
+    monkeypatch.setattr(full_joint, "MAX_N", 30)
+    monkeypatch.setattr(cli_simreal, "FULL_JOINT_MAX_N", 30)
+    rng = np.random.default_rng(12)
+    for n, noted in ((31, True), (30, False)):
+        real = (rng.random(n) < 0.85).astype(int)
+        twin = np.where(rng.random(n) < 0.97, real, 1 - real)
+        further = (rng.random(600) < 0.85).astype(int)
+        rp, sp = write_logs(tmp_path, real, twin, further)
+        rc, out, err = run(capsys, "simreal", rp, sp, "--method", "full_joint_exact")
+        assert rc == 0, err
+        note = f"note: full_joint_exact builds its exact tables for n <= 30; at n = {n} its"
+        assert (note in " ".join(out.split())) is noted
+        d = sr.simreal_data(real, twin, int(further.sum()), further.size)
+        r = sr.simreal_interval(d, "full_joint_exact")
+        j = sr.simreal_interval(d, "joint_exact")
+        assert ((r.lower, r.upper) == (j.lower, j.upper)) is noted
+        assert f"[{r.lower:.4f}, {r.upper:.4f}]" in out
+    assert cli_simreal.FULL_JOINT_MAX_N == 30  # the real constants are compared below
+
+
+def test_table_limits_agree_with_the_library():
+    assert cli_simreal.FULL_JOINT_MAX_N == full_joint.MAX_N
+    assert cli_simreal.JOINT_MAX_N == joint.MAX_N
 
 
 def test_real_share_says_which_methods_use_it(capsys, logs):

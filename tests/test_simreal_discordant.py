@@ -248,7 +248,8 @@ def test_width_gains_at_high_correlation_and_adapts_at_zero():
 
 def test_registry_and_defaults():
     assert M in sr.METHODS and sr.VALIDITY[M] == "finite-sample"
-    assert sr.RECOMMENDED in sr.METHODS and sr.VALIDITY[sr.RECOMMENDED] == "finite-sample"
+    for n, big in ((50, 500), (50, 10_000)):
+        assert sr.VALIDITY[sr.recommended(n, big)] == "finite-sample"
     d = _data((14, 2, 3, 1), (1500, 2000))
     a = sr.simreal_interval(d, M)
     b = sr.simreal_interval(d, M, 0.95, sr.DISCORDANT_REAL_SHARE)

@@ -211,7 +211,7 @@ def test_above_max_n_it_is_discordant_exact():
 
 
 def test_registry():
-    assert sr.RECOMMENDED == M and sr.VALIDITY[M] == "finite-sample" and M in sr.METHODS
+    assert sr.recommended(50, 1001) == M and sr.VALIDITY[M] == "finite-sample" and M in sr.METHODS
     assert cli_simreal.JOINT_MAX_N == joint.MAX_N
 
 

@@ -31,6 +31,9 @@ SHARED_METHODS = ("stratified_exact", "discordant_exact")
 #: The largest n ``joint_exact`` builds tables for (:data:`evalsim.stats.simreal.joint.MAX_N`;
 #: ``tests/test_simreal_joint.py`` checks they agree).
 JOINT_MAX_N = 400
+#: The largest n ``full_joint_exact`` builds tables for
+#: (:data:`evalsim.stats.simreal.full_joint.MAX_N`; ``tests/test_simreal_cli.py`` checks it).
+FULL_JOINT_MAX_N = 200
 
 #: ``--method`` choices: the registry of :mod:`evalsim.stats.names` plus the methods
 #: :data:`evalsim.stats.simreal.METHODS` appends to it (``tests/test_simreal_cli.py`` checks
@@ -48,6 +51,7 @@ _LABELS = {
     "stratified_exact": "stratified exact (sim + real)",
     "discordant_exact": "discordant exact (sim + real)",
     "joint_exact": "joint exact (sim + real)",
+    "full_joint_exact": "full joint exact (sim + real)",
 }
 
 if TYPE_CHECKING:
@@ -125,10 +129,11 @@ def cmd_simreal(args) -> Report:
             f"{args.sim_log}: N = {further.size} simulated trials beyond the twins, fewer "
             f"than the n = {y.size} real ones; the simulation must be the larger sample"
         )
-    from evalsim.stats.simreal.methods import RECOMMENDED, simreal_data, simreal_intervals
+    from evalsim.stats.simreal.methods import recommended, simreal_data, simreal_intervals
 
-    method = RECOMMENDED if args.method is None else args.method
     data = simreal_data(y, t, int(further.sum()), int(further.size))
+    best = recommended(data.n, data.n_sim)
+    method = best if args.method is None else args.method
     results = simreal_intervals(data, args.confidence, args.real_share)
     chosen = results[method]
     cp = results["clopper_pearson"]
@@ -203,15 +208,21 @@ def cmd_simreal(args) -> Report:
             f"note: --real-share applies to {' and '.join(SHARED_METHODS)} only; "
             f"{method} does not use it."
         )
-    if "joint_exact" in results and data.n > JOINT_MAX_N:
-        rep.line(
-            f"note: joint_exact builds its exact tables for n <= {JOINT_MAX_N}; at n = "
-            f"{data.n} its row is discordant_exact's interval."
-        )
+    # each table-built method: its largest n and the method whose interval it gives above it
+    limits = {
+        "joint_exact": (JOINT_MAX_N, "discordant_exact"),
+        "full_joint_exact": (FULL_JOINT_MAX_N, "joint_exact"),
+    }
+    for name, (limit, instead) in limits.items():
+        if name in results and data.n > limit:
+            rep.line(
+                f"note: {name} builds its exact tables for n <= {limit}; at n = "
+                f"{data.n} its row is {instead}'s interval."
+            )
     if chosen.validity == "asymptotic":
         rep.line(
             "note: this method's coverage is asymptotic and falls short at small n; "
-            f"{RECOMMENDED} is valid at every n."
+            f"{best} is valid at every n."
         )
     return rep
 

@@ -105,6 +105,7 @@ SIMREAL_METHODS = (
     "stratified_exact",
     "discordant_exact",
     "joint_exact",
+    "full_joint_exact",
 )
 
 #: Default share of alpha spent on the real-only Clopper-Pearson interval (simreal).

@@ -40,10 +40,19 @@ p_S). The methods (registry :data:`METHODS`, validity class in :data:`VALIDITY`)
 
 ``joint_exact``
     **Finite-sample**, valid at every n >= 1 and every joint law; the recommended interval
-    (:data:`RECOMMENDED`). One exact test of p_R over the real successes and the
+    when N > 20 n (:func:`recommended`). One exact test of p_R over the real successes and the
     discordant pairs together, the least favourable discordant rate in closed form and the
     simulated rate bounded by Berger and Boos's device (:mod:`.joint`). Above
     :data:`evalsim.stats.simreal.joint.MAX_N` real trials it is ``discordant_exact``'s
+    interval.
+
+``full_joint_exact``
+    **Finite-sample**, valid at every n >= 1 and every joint law. One exact test of p_R
+    over the real successes, the discordant pairs and the simulated count together, the
+    simulated rate maximised out on certified cells instead of bounded first
+    (:mod:`.full_joint`): narrower than ``joint_exact`` when N is small against n, and the
+    recommended interval when N <= 20 n (:func:`recommended`). Above
+    :data:`evalsim.stats.simreal.full_joint.MAX_N` real trials it is ``joint_exact``'s
     interval.
 
 Every result (:class:`SimRealResult`) carries the interval, the validity class, the
@@ -82,16 +91,17 @@ from evalsim.stats._validate import (
 from evalsim.stats.proportion.intervals import clopper_pearson_interval, wilson_interval
 from evalsim.stats.simreal import _kernels as _K
 from evalsim.stats.simreal import discordant as _dis
+from evalsim.stats.simreal import full_joint as _full
 from evalsim.stats.simreal import joint as _joint
 from evalsim.stats.simreal import real_only as _ro
 from evalsim.stats.simreal.discordant import COMBINE_GRID, DISCORDANT_REAL_SHARE
 
 __all__ = [
     "COMBINE_GRID",
+    "FULL_JOINT_RATIO",
     "DEFAULT_REAL_SHARE",
     "DISCORDANT_REAL_SHARE",
     "METHODS",
-    "RECOMMENDED",
     "SIM_SHARE",
     "STRATUM_SHARE",
     "VALIDITY",
@@ -100,6 +110,7 @@ __all__ = [
     "SimRealResult",
     "joint_law",
     "operating_characteristics",
+    "recommended",
     "simreal_data",
     "simreal_interval",
     "simreal_intervals",
@@ -116,10 +127,11 @@ VALIDITY = {
     "stratified_exact": "finite-sample",
     "discordant_exact": "finite-sample",
     "joint_exact": "finite-sample",
+    "full_joint_exact": "finite-sample",
 }
-#: The finite-sample sim + real method to use by default (the command's verdict uses it):
-#: the narrowest at high correlation on issue 27's grid (``benchmarks/bench_simreal.py``).
-RECOMMENDED = "joint_exact"
+#: ``full_joint_exact`` is the recommended method while N <= FULL_JOINT_RATIO n, and
+#: ``joint_exact`` above (:func:`recommended`).
+FULL_JOINT_RATIO = 20
 #: Default share of alpha spent on the real-only Clopper-Pearson interval A.
 DEFAULT_REAL_SHARE = _names.SIMREAL_DEFAULT_REAL_SHARE
 #: Shares of the remaining alpha_c spent on each twin stratum (two strata) and on p_S.
@@ -127,6 +139,27 @@ STRATUM_SHARE = 0.4
 SIM_SHARE = 0.2
 #: Largest n the exact operating characteristics enumerate (O(n^3 N) work).
 MAX_OC_N = 400
+
+
+def recommended(n: int, n_sim: int) -> str:
+    """The finite-sample sim + real method to use for n real and N simulated trials (the
+    command's default and its verdict's).
+
+    ``full_joint_exact`` while N <= :data:`FULL_JOINT_RATIO` n, where the simulated rate is
+    the less precise part and maximising it out costs less than bounding it first;
+    ``joint_exact`` above, where Berger and Boos's bound of the simulated rate costs little.
+    The choice is a function of the design (n, N) only, made before any outcome is seen, so
+    the interval it picks keeps its exact coverage. On issue 27's grid
+    (``benchmarks/bench_simreal.py``) the pair meets the gain target at every point, where
+    each alone misses some (``joint_exact`` at N = 500, ``full_joint_exact`` at n = 50,
+    N = 10,000).
+
+    Examples
+    --------
+    >>> recommended(50, 500), recommended(50, 10_000)
+    ('full_joint_exact', 'joint_exact')
+    """
+    return "full_joint_exact" if n_sim <= FULL_JOINT_RATIO * n else "joint_exact"
 
 
 def _count(x, name: str, minimum: int) -> int:
@@ -325,7 +358,7 @@ def simreal_interval(
         raise ValueError(f"data must be a SimRealData (see simreal_data), got {type(data)!r}")
     c = check_confidence(confidence)
     if real_share is None:
-        discordant = method in ("discordant_exact", "joint_exact")
+        discordant = method in ("discordant_exact", "joint_exact", "full_joint_exact")
         real_share = DISCORDANT_REAL_SHARE if discordant else DEFAULT_REAL_SHARE
     share = check_open_interval(real_share, "real_share")
     alpha = 1.0 - c
@@ -342,12 +375,16 @@ def simreal_interval(
             data.n11, data.n10, data.n01, data.n00, data.k_sim, data.n_sim, z, method == "ppi_plus"
         )
         est = (lo + hi) / 2.0
-    elif method in ("discordant_exact", "joint_exact"):
-        if method == "joint_exact" and data.n <= _joint.MAX_N:
+    elif method in ("discordant_exact", "joint_exact", "full_joint_exact"):
+        if method == "full_joint_exact" and data.n <= _full.MAX_N:
+            lo, hi = _full.bounds(
+                data.k_real, data.n01, data.n10, data.n, data.k_sim, data.n_sim, alpha
+            )
+        elif method != "discordant_exact" and data.n <= _joint.MAX_N:
             lo, hi = _joint.bounds(
                 data.k_real, data.n01, data.n10, data.n, data.k_sim, data.n_sim, alpha
             )
-        else:  # joint_exact above MAX_N is discordant_exact's interval (see joint)
+        else:  # above their MAX_N the joint methods fall back (see joint, full_joint)
             lo, hi = _dis.interval(data, alpha, share)
         lam = 1.0
         est = min(max(data.k_sim / data.n_sim + (data.n10 - data.n01) / data.n, 0.0), 1.0)
@@ -521,8 +558,8 @@ def operating_characteristics(
         The share of alpha on the real-only interval of both finite-sample sim + real
         methods; None (default) gives each its own default, as in :func:`simreal_interval`.
     joint : bool
-        False leaves ``joint_exact`` out of ``coverage`` and ``width`` (its tables are most
-        of the work at large n).
+        False leaves ``joint_exact`` and ``full_joint_exact`` out of ``coverage`` and
+        ``width`` (their tables are most of the work at large n).
 
     Raises
     ------
@@ -602,6 +639,14 @@ def operating_characteristics(
         coverage["joint_exact"], width["joint_exact"] = float(j_cov), float(j_wid)
         mass_s = float(pmf_s[ks_lo : ks_hi + 1].sum())
         skipped = max(float(skipped), mass_s - float(j_tot))
+        if n <= _full.MAX_N:  # full_joint_exact: its own enumeration (full_joint.py)
+            f_cov, f_wid, f_tot = _full.operating_characteristics(
+                pr, p11, p10, p01, p00, n, big_n, pmf_s[ks_lo : ks_hi + 1], ks_lo, alpha
+            )
+            skipped = max(float(skipped), mass_s - float(f_tot))
+        else:  # above its MAX_N the method is joint_exact's interval
+            f_cov, f_wid = j_cov, j_wid
+        coverage["full_joint_exact"], width["full_joint_exact"] = float(f_cov), float(f_wid)
     return SimRealOC(
         coverage=coverage,
         width=width,
