@@ -87,6 +87,10 @@ GROUPS: dict[str, dict] = {
         "modules": ["evalsim/stats/simreal/joint.py"],
         "tests": ["tests/test_simreal_joint.py"],
     },
+    "simreal-full-joint": {
+        "modules": ["evalsim/stats/simreal/full_joint.py"],
+        "tests": ["tests/test_simreal_full_joint.py"],
+    },
     "calibrate": {
         "modules": ["evalsim/sim/calibrate.py"],
         # the rule on a simulated simulator, and test_sim's calibration tests without MuJoCo
