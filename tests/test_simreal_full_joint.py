@@ -111,12 +111,12 @@ def test_cell_corner_bounds_every_rate_inside_it(p0, w):
 def test_kernel_certificate_equals_the_finest_partition():
     """sup_tail_le (adaptive) accepts exactly when every finest cell's corner is below."""
     n, n_sim, m, finest = 6, 30, 10, 8
-    lo, sf = K.sf_table(n_sim, finest)
+    lo, sf, ready = K.sf_table(n_sim, finest)
     lf = np.cumsum(np.log(np.maximum(np.arange(n + 1), 1)))
     for p0, w in [(0.5, 12), (0.7, 20), (0.2, 0), (0.9, 28), (0.0, -5)]:
         sup = ref_sup_tail(n, m, n_sim, p0, np.array([w]), finest)[0]
         for thr in (0.9 * sup, 1.0001 * sup + 1e-15):
-            assert K.sup_tail_le(n, m, w, p0, thr, finest, lf, lo, sf) == (sup <= thr)
+            assert K.sup_tail_le(n, m, w, p0, thr, finest, lf, lo, sf, ready, n_sim) == (sup <= thr)
 
 
 def test_negative_association_bound_holds():
@@ -143,11 +143,12 @@ def test_p_value_rises_with_p0():
     premise), at every statistic value of a table."""
     n, n_sim = 8, 40
     m = fj.weight(n, n_sim)
-    lo, sf = K.sf_table(n_sim, 9)
+    lo, sf, ready = K.sf_table(n_sim, 9)
     lf = np.cumsum(np.log(np.maximum(np.arange(n + 1), 1)))
     for y_t, w_t in [(8, 40), (7, 25), (6, 10), (8, -20), (5, 41)]:
         flags = [
-            K._rejects(n, m, p0, y_t, w_t, 0.025, 9, lf, lo, sf) for p0 in np.linspace(0, 1, 81)
+            K._rejects(n, m, n_sim, p0, y_t, w_t, 0.025, 9, lf, lo, sf, ready)
+            for p0 in np.linspace(0, 1, 81)
         ]
         # rejected rates form a prefix: once accepted, never rejected again
         assert flags == sorted(flags, reverse=True)
@@ -270,8 +271,10 @@ def test_twins_contradicting_the_simulation_give_clopper_pearson():
 
 
 def test_tail_table_is_scipys_binomial_tail():
-    lo, sf = K.sf_table(300, 5)
+    lo, sf, ready = K.sf_table(300, 5)
+    assert not ready.any()  # rows are filled when first read
     for i in (0, 3, 16, 31, 32):
+        K.fill_row(300, 5, i, lo, sf, ready)
         b = i / 32
         for x in (-3, 0, 5, int(300 * b), 150, 299, 300, 301, 400):
             want = stats.binom.sf(x - 1, 300, b)
@@ -281,6 +284,15 @@ def test_tail_table_is_scipys_binomial_tail():
                 assert got == pytest.approx(want, rel=1e-9, abs=1e-15)
 
 
+def test_real_only_is_clopper_pearson_at_half_alpha_a_side():
+    lo, hi = fj.real_only(12, 0.1)
+    k = np.arange(13)
+    want_lo = np.where(k > 0, stats.beta.ppf(0.05, k, 13 - k), 0.0)
+    want_hi = np.where(k < 12, stats.beta.isf(0.05, k + 1, 12 - k), 1.0)
+    assert lo == pytest.approx(want_lo, rel=1e-12, abs=1e-300)
+    assert hi == pytest.approx(want_hi, rel=1e-12)
+
+
 def test_weight_and_tables_at_the_ends():
     assert fj.weight(50, 500) == 20 and fj.weight(50, 10) == 1 and fj.weight(3, 1000) == 667
     t = fj.lower_table(1, 5, 0.05)
@@ -288,3 +300,9 @@ def test_weight_and_tables_at_the_ends():
     # one real trial: no outcome bounds p_R above 0.975 (its success alone)
     assert t.max() <= 0.975 + 1e-12
     assert joint.MAX_N >= fj.MAX_N  # the fallback covers the whole range above
+    # one simulated trial, and the largest n, are built
+    assert fj.lower_table(3, 1, 0.05).shape == (4, 1 + fj.weight(3, 1) * 3 + 1)
+    top = fj.lower_table(fj.MAX_N, 200, 0.05)
+    assert top.shape == (fj.MAX_N + 1, 200 + fj.weight(fj.MAX_N, 200) * fj.MAX_N + 1)
+    # every real trial a success (no discordant pair): at least Clopper-Pearson's bound
+    assert top[fj.MAX_N, 200 + fj.weight(fj.MAX_N, 200) * fj.MAX_N] >= 0.025 ** (1 / 200) - 5e-4

@@ -10,7 +10,8 @@ threshold by checking corner tails on a dyadic partition of [p0, 1], refining a 
 when its corner tail is above the threshold (rates p_S < p0 are dominated by the first cell,
 p01 = 0 and k at its top).
 
-The binomial tails of k are tabled once per N on the finest dyadic grid (:func:`sf_table`);
+The binomial tails of k are tabled per N on the finest dyadic grid, each rate's row filled
+when first read (:func:`sf_table`, :func:`fill_row`);
 outside a cell's stored window a tail is read as 1 below it and as the window's last value
 above it, both upper bounds.
 """
@@ -27,6 +28,8 @@ from evalsim.stats.simreal._joint_kernels import log_factorials
 
 #: Coarsest dyadic level of the partition of [p0, 1] (2^COARSE cells of [0, 1]).
 COARSE = 6
+#: Binomial terms below exp(NEGLIGIBLE_LOG) are bounded instead of summed (corner_tail).
+NEGLIGIBLE_LOG = -60.0
 
 
 @nb.njit(cache=True)
@@ -37,7 +40,8 @@ def window_half_width(n_sim):
 
 @nb.njit(cache=True)
 def sf_table(n_sim, finest):
-    """P(K >= x), K ~ Binomial(N, i / 2^finest), on a window of x per i.
+    """Storage for P(K >= x), K ~ Binomial(N, i / 2^finest), on a window of x per i; rows are
+    filled when first read (:func:`fill_row`), since a search reads few of them.
 
     Returns
     -------
@@ -46,32 +50,39 @@ def sf_table(n_sim, finest):
     sf : float64[2^finest + 1, width]
         sf[i, x - lo[i]]; the last column holds P(K >= lo[i] + width - 1), the mass above the
         window included.
+    ready : bool[2^finest + 1]
+        Whether row i is filled.
     """
     cells = 1 << finest
     h = window_half_width(n_sim)
     width = 2 * h + 2
     lo = np.zeros(cells + 1, dtype=np.int64)
-    sf = np.zeros((cells + 1, width))
     for i in range(cells + 1):
-        b = i / cells
         # the window ends at N + 1 at the latest, where the tail is exactly 0
-        start = max(0, min(int(math.floor(n_sim * b)) - h, n_sim + 2 - width))
-        lo[i] = start
-        top = start + width - 1  # x of the last column
-        above = binom_sf_scalar(top - 1, n_sim, b) if top <= n_sim else 0.0  # P(K >= top)
-        acc = above
-        sf[i, width - 1] = acc
-        for c in range(width - 2, -1, -1):
-            x = start + c
-            if x <= n_sim:
-                acc += math.exp(binom_logpmf(x, n_sim, b))
-            sf[i, c] = min(acc, 1.0)
-    return lo, sf
+        lo[i] = max(0, min(int(math.floor(n_sim * (i / cells))) - h, n_sim + 2 - width))
+    return lo, np.zeros((cells + 1, width)), np.zeros(cells + 1, dtype=np.bool_)
+
+
+@nb.njit(cache=True)
+def fill_row(n_sim, finest, i, lo, sf, ready):
+    """Fill row i of the tail table (summed from the top of the window down)."""
+    b = i / (1 << finest)
+    width = sf.shape[1]
+    start = lo[i]
+    top = start + width - 1  # x of the last column
+    acc = binom_sf_scalar(top - 1, n_sim, b) if top <= n_sim else 0.0  # P(K >= top)
+    sf[i, width - 1] = acc
+    for c in range(width - 2, -1, -1):
+        x = start + c
+        if x <= n_sim:
+            acc += math.exp(binom_logpmf(x, n_sim, b))
+        sf[i, c] = min(acc, 1.0)
+    ready[i] = True
 
 
 @nb.njit(cache=True)
 def _sf(lo, sf, i, x):
-    """P(K >= x) at rate i / 2^finest, an upper bound outside the stored window."""
+    """P(K >= x) at rate i / 2^finest (row i filled), an upper bound outside the window."""
     c = x - lo[i]
     if c <= 0:
         return 1.0 if c < 0 else sf[i, 0]
@@ -81,25 +92,37 @@ def _sf(lo, sf, i, x):
 
 
 @nb.njit(cache=True)
-def corner_tail(n, m, w, d, b_index, lf, lo, sf):
-    """sum_j Binomial(n, d)(j) P(K >= w + m j), K at the tabled rate ``b_index``."""
+def corner_tail(n, m, w, d, b_index, lf, lo, sf, ready, n_sim, finest):
+    """sum_j Binomial(n, d)(j) P(K >= w + m j), K at the tabled rate ``b_index``.
+
+    Terms of log-probability below :data:`NEGLIGIBLE_LOG` are counted at their probability
+    without reading the tail (an upper bound, since the tail is at most 1); past the mode,
+    where the pmf falls, the first such term stands for all the rest ((n - j + 1) times its
+    probability), so the sum stays an upper bound of the exact one."""
+    if not ready[b_index]:
+        fill_row(n_sim, finest, b_index, lo, sf, ready)
     if d <= 0.0:
         return _sf(lo, sf, b_index, w)
+    if d >= 1.0:
+        return _sf(lo, sf, b_index, w + m * n)
     ld = math.log(d)
-    lq = math.log1p(-d) if d < 1.0 else -1e300
+    lq = math.log1p(-d)
+    mode = math.floor((n + 1) * d)
     s = 0.0
     for j in range(n + 1):
-        if d >= 1.0 and j < n:
-            continue
-        lp = lf[n] - lf[j] - lf[n - j] + j * ld + ((n - j) * lq if j < n else 0.0)
-        if lp < -745.0:
+        lp = lf[n] - lf[j] - lf[n - j] + j * ld + (n - j) * lq
+        if lp < NEGLIGIBLE_LOG:
+            if j > mode:
+                s += (n - j + 1) * math.exp(lp)
+                break
+            s += math.exp(lp)
             continue
         s += math.exp(lp) * _sf(lo, sf, b_index, w + m * j)
     return s
 
 
 @nb.njit(cache=True)
-def sup_tail_le(n, m, w, p0, threshold, finest, lf, lo, sf):
+def sup_tail_le(n, m, w, p0, threshold, finest, lf, lo, sf, ready, n_sim):
     """True when sup over p_S in [0, 1] of P(W >= w) under p_R = p0 is certified <= threshold.
 
     Cells of [p0, 1] on the dyadic grid, from level :data:`COARSE` down to ``finest``; a cell
@@ -125,7 +148,10 @@ def sup_tail_le(n, m, w, p0, threshold, finest, lf, lo, sf):
         if a >= (i + 1) / size and i + 1 < size:
             continue  # the cell lies below p0
         b_index = (i + 1) << (finest - level)
-        if corner_tail(n, m, w, max(a - p0, 0.0), b_index, lf, lo, sf) <= threshold:
+        if (
+            corner_tail(n, m, w, max(a - p0, 0.0), b_index, lf, lo, sf, ready, n_sim, finest)
+            <= threshold
+        ):
             continue
         if level >= finest:
             return False
@@ -137,7 +163,7 @@ def sup_tail_le(n, m, w, p0, threshold, finest, lf, lo, sf):
 
 
 @nb.njit(cache=True)
-def discordant_critical(n, m, n_sim, level, grid, finest, lo, sf):
+def discordant_critical(n, m, n_sim, level, grid, finest, lo, sf, ready):
     """For each rate p0 of ``grid`` (ascending), the smallest w whose certified tail is at
     most ``level`` (N + 1 when none); non-decreasing in p0."""
     lf = log_factorials(n)
@@ -145,10 +171,20 @@ def discordant_critical(n, m, n_sim, level, grid, finest, lo, sf):
     crit = np.empty(grid.size, dtype=np.int64)
     start = w_min
     for g in range(grid.size):
-        a, b = start, n_sim + 1  # invariant: answer in [a, b]
+        # the answer is in [start, N + 1]; gallop up from start (it moves little between
+        # neighbouring rates), then bisect
+        a, b = start, n_sim + 1
+        step = 1
+        while a < b:
+            probe = min(a + step - 1, b)
+            if sup_tail_le(n, m, probe, grid[g], level, finest, lf, lo, sf, ready, n_sim):
+                b = probe
+                break
+            a = probe + 1
+            step *= 2
         while a < b:
             mid = (a + b) // 2
-            if sup_tail_le(n, m, mid, grid[g], level, finest, lf, lo, sf):
+            if sup_tail_le(n, m, mid, grid[g], level, finest, lf, lo, sf, ready, n_sim):
                 b = mid
             else:
                 a = mid + 1
@@ -158,35 +194,40 @@ def discordant_critical(n, m, n_sim, level, grid, finest, lo, sf):
 
 
 @nb.njit(cache=True)
-def final_bounds(n, m, alpha_side, grid, finest, lo, sf, values, y_of, w_of):
+def final_bounds(n, m, n_sim, alpha_side, grid, finest, lo, sf, ready, values, y_of, w_of):
     """The lower bound for each statistic value t = values[v]: the largest rate of ``grid``
     at which 1 - (1 - P(Y >= y_t)) (1 - sup P(W >= w_t)) <= alpha_side, with
     y_t = y_of[v], w_t = w_of[v] (0 when no rate is rejected).
 
     The p-value is non-decreasing in p0, so the rejected rates form a prefix of the grid
-    (bisection)."""
+    (bisection); ``values`` ascend, y_of and w_of with them, so each bound is at least the
+    previous one, which starts the next bisection."""
     lf = log_factorials(n)
     out = np.zeros(values.size)
+    floor = -1  # values ascend and the bound with them: the last answer brackets the next
     for v in range(values.size):
-        a, b = -1, grid.size - 1  # largest rejected index in [a, b]; -1 none
+        a, b = floor, grid.size - 1  # largest rejected index in [a, b]; -1 none
         while a < b:
             mid = (a + b + 1) // 2
-            if _rejects(n, m, grid[mid], y_of[v], w_of[v], alpha_side, finest, lf, lo, sf):
+            if _rejects(
+                n, m, n_sim, grid[mid], y_of[v], w_of[v], alpha_side, finest, lf, lo, sf, ready
+            ):
                 a = mid
             else:
                 b = mid - 1
         out[v] = grid[a] if a >= 0 else 0.0
+        floor = a
     return out
 
 
 @nb.njit(cache=True)
-def _rejects(n, m, p0, y_t, w_t, alpha_side, finest, lf, lo, sf):
+def _rejects(n, m, n_sim, p0, y_t, w_t, alpha_side, finest, lf, lo, sf, ready):
     """Whether the combined test rejects p_R = p0 (see :func:`final_bounds`)."""
     p_y = binom_sf_scalar(y_t - 1, n, p0) if y_t > 0 else 1.0  # P(Y >= y_t)
     if p_y > alpha_side:
         return False
     allowed = 1.0 - (1.0 - alpha_side) / (1.0 - p_y)
-    return sup_tail_le(n, m, w_t, p0, allowed, finest, lf, lo, sf)
+    return sup_tail_le(n, m, w_t, p0, allowed, finest, lf, lo, sf, ready, n_sim)
 
 
 @nb.njit(cache=True)

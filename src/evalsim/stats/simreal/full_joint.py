@@ -64,10 +64,9 @@ MAX_N = 200
 ORDER_SHARE = 0.5
 
 
-def weight(n: int, n_sim: int, discordant_weight: float | None = None) -> int:
+def weight(n: int, n_sim: int) -> int:
     """m in W = k - m n01: the discordant weight in simulated-count units, at least 1."""
-    w = DISCORDANT_WEIGHT if discordant_weight is None else discordant_weight
-    return max(1, int(round(w * n_sim / n)))
+    return max(1, int(round(DISCORDANT_WEIGHT * n_sim / n)))
 
 
 @functools.lru_cache(maxsize=4)
@@ -82,15 +81,14 @@ def lower_table(n: int, n_sim: int, alpha: float) -> np.ndarray:
         raise ValueError(f"full_joint_exact certifies n in [1, {MAX_N}], got n={n}")
     if n_sim < 1:
         raise ValueError(f"full_joint_exact needs n_sim >= 1, got n_sim={n_sim}")
-    return _table(int(n), int(n_sim), float(alpha), FINEST, ORDER_SHARE, DISCORDANT_WEIGHT)
+    return _table(int(n), int(n_sim), float(alpha), FINEST, ORDER_SHARE, weight(n, n_sim))
 
 
 @functools.lru_cache(maxsize=64)
-def _table(n, n_sim, alpha, finest, order_share, discordant_weight):
+def _table(n, n_sim, alpha, finest, order_share, m):
     side = alpha / 2.0
-    m = weight(n, n_sim, discordant_weight)
-    lo, sf = _sf_table(n_sim, finest)
-    crit = _F.discordant_critical(n, m, n_sim, side * order_share, RATE_GRID, finest, lo, sf)
+    lo, sf, ready = _sf_table(n_sim, finest)
+    crit = _F.discordant_critical(n, m, n_sim, side * order_share, RATE_GRID, finest, lo, sf, ready)
     w = np.arange(-m * n, n_sim + 1)
     # B(w): the largest rate whose critical value is at most w (crit rises with the rate)
     idx = np.searchsorted(crit, w, side="right") - 1
@@ -99,7 +97,7 @@ def _table(n, n_sim, alpha, finest, order_share, discordant_weight):
     values = np.unique(np.concatenate([cp, b_w]))
     y_of = np.searchsorted(cp, values, side="left").astype(np.int64)  # first y, CP >= t
     w_of = (np.searchsorted(b_w, values, side="left") - m * n).astype(np.int64)
-    bound = _F.final_bounds(n, m, side, RATE_GRID, finest, lo, sf, values, y_of, w_of)
+    bound = _F.final_bounds(n, m, n_sim, side, RATE_GRID, finest, lo, sf, ready, values, y_of, w_of)
     stat = np.maximum(cp[:, None], b_w[None, :])
     out = bound[np.searchsorted(values, stat)]
     out.flags.writeable = False
