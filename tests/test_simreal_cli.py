@@ -162,51 +162,36 @@ def test_bad_input_one_line_exit_2(capsys, tmp_path):
     assert "--real-share" in bad(capsys, "simreal", rp, sp, "--real-share", "1.5")
 
 
-def test_joint_exact_beyond_its_tables_says_so(capsys, tmp_path, monkeypatch):
-    """Above joint_exact's largest n the command names the interval it prints instead (then
-    discordant_exact's); at the limit it does not. The limit is lowered to 30 in both places
-    that hold it, so the tables stay small (test_simreal_joint builds one at the real limit)."""
-    monkeypatch.setattr(joint, "MAX_N", 30)
-    monkeypatch.setattr(cli_simreal, "JOINT_MAX_N", 30)
+@pytest.mark.parametrize(
+    ("method", "module", "limit_name", "instead", "n_sim"),
+    [
+        ("joint_exact", joint, "JOINT_MAX_N", "discordant_exact", 4000),
+        ("full_joint_exact", full_joint, "FULL_JOINT_MAX_N", "joint_exact", 600),
+    ],
+)
+def test_a_joint_method_beyond_its_tables_says_so(
+    capsys, tmp_path, monkeypatch, method, module, limit_name, instead, n_sim
+):
+    """Above a joint method's largest n the command names the interval it prints instead; at
+    the limit it does not. The limit is lowered to 30 in both places that hold it, so the
+    tables stay small (the methods' own tests build them at the real limits)."""
+    monkeypatch.setattr(module, "MAX_N", 30)
+    monkeypatch.setattr(cli_simreal, limit_name, 30)
     rng = np.random.default_rng(11)
     for n, noted in ((31, True), (30, False)):
         real = (rng.random(n) < 0.85).astype(int)
         twin = np.where(rng.random(n) < 0.97, real, 1 - real)
-        further = (rng.random(4000) < 0.85).astype(int)
+        further = (rng.random(n_sim) < 0.85).astype(int)
         rp, sp = write_logs(tmp_path, real, twin, further)
-        rc, out, err = run(capsys, "simreal", rp, sp, "--method", "joint_exact")
+        rc, out, err = run(capsys, "simreal", rp, sp, "--method", method)
         assert rc == 0, err
-        note = f"note: joint_exact builds its exact tables for n <= 30; at n = {n} its row"
+        note = f"note: {method} builds its exact tables for n <= 30; at n = {n} its row"
         assert (note in " ".join(out.split())) is noted
         d = sr.simreal_data(real, twin, int(further.sum()), further.size)
-        r = sr.simreal_interval(d, "joint_exact")
-        if noted:
-            disc = sr.simreal_interval(d, "discordant_exact")
-            assert (r.lower, r.upper) == (disc.lower, disc.upper)
+        r = sr.simreal_interval(d, method)
+        other = sr.simreal_interval(d, instead)
+        assert ((r.lower, r.upper) == (other.lower, other.upper)) is noted
         assert f"[{r.lower:.4f}, {r.upper:.4f}]" in out
-
-
-def test_full_joint_exact_beyond_its_tables_says_so(capsys, tmp_path, monkeypatch):
-    """Above full_joint_exact's largest n its row is joint_exact's interval and the command
-    says so; at the limit it does not (the limit lowered to 30 in both places)."""
-    monkeypatch.setattr(full_joint, "MAX_N", 30)
-    monkeypatch.setattr(cli_simreal, "FULL_JOINT_MAX_N", 30)
-    rng = np.random.default_rng(12)
-    for n, noted in ((31, True), (30, False)):
-        real = (rng.random(n) < 0.85).astype(int)
-        twin = np.where(rng.random(n) < 0.97, real, 1 - real)
-        further = (rng.random(600) < 0.85).astype(int)
-        rp, sp = write_logs(tmp_path, real, twin, further)
-        rc, out, err = run(capsys, "simreal", rp, sp, "--method", "full_joint_exact")
-        assert rc == 0, err
-        note = f"note: full_joint_exact builds its exact tables for n <= 30; at n = {n} its"
-        assert (note in " ".join(out.split())) is noted
-        d = sr.simreal_data(real, twin, int(further.sum()), further.size)
-        r = sr.simreal_interval(d, "full_joint_exact")
-        j = sr.simreal_interval(d, "joint_exact")
-        assert ((r.lower, r.upper) == (j.lower, j.upper)) is noted
-        assert f"[{r.lower:.4f}, {r.upper:.4f}]" in out
-    assert cli_simreal.FULL_JOINT_MAX_N == 30  # the real constants are compared below
 
 
 def test_table_limits_agree_with_the_library():

@@ -1,8 +1,8 @@
 """``full_joint_exact``: its bound table against a plain SciPy inversion written from the
 docstring, the facts its validity rests on (the corner bound of a cell, negative
-association, a p-value rising with p0), exact coverage on adversarial laws, the enumeration
-against a brute-force sum over every outcome, Monte Carlo, the issue's gain and adaptivity
-at pinned laws, and its edges."""
+association, a p-value rising with p0), the issue's gain and adaptivity at pinned laws, and
+its edges. Exact coverage on adversarial laws, the enumeration against a brute-force sum
+and Monte Carlo: ``test_simreal_exact_methods``."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 import pytest
+import simreal_exact_checks as checks
 from scipy import stats
 
 from evalsim.stats.simreal import _full_joint_kernels as K
@@ -154,75 +155,6 @@ def test_p_value_rises_with_p0():
         assert flags == sorted(flags, reverse=True)
 
 
-LAWS = [
-    (0.5, 0.5, 0.0),
-    (0.9, 0.9, 0.9),
-    (0.95, 0.75, 0.0),
-    (0.7, 0.8, 0.5),
-    (0.8, 0.6, -0.4),
-    (0.3, 0.5, 0.6),
-    (0.97, 0.97, 1.0),
-    (0.6, 0.9, 0.25),
-]
-
-
-@pytest.mark.parametrize(("n", "n_sim"), [(5, 40), (12, 12), (30, 500)])
-def test_exact_coverage_holds_on_adversarial_laws(n, n_sim):
-    for p_r, p_s, rho in LAWS:
-        oc = sr.operating_characteristics(p_r, p_s, rho, n, n_sim)
-        assert oc.coverage[M] >= 0.95 - 1e-9, (p_r, p_s, rho)
-        assert oc.skipped_mass < 1e-9
-
-
-@pytest.mark.parametrize(
-    ("p_r", "p_s", "rho", "n", "n_sim"), [(0.8, 0.7, 0.5, 4, 9), (0.6, 0.6, 0.0, 5, 6)]
-)
-def test_oc_matches_brute_force_enumeration(p_r, p_s, rho, n, n_sim):
-    """Every pair table and simulated count, its probability from SciPy's multinomial and
-    binomial, its interval from simreal_interval: the sums equal the enumeration's."""
-    law = sr.joint_law(p_r, p_s, rho)
-    cov = wid = 0.0
-    for k_sim in range(n_sim + 1):
-        w_s = stats.binom.pmf(k_sim, n_sim, p_s)
-        for t in itertools.product(range(n + 1), repeat=4):
-            if sum(t) != n:
-                continue
-            pr = stats.multinomial.pmf(list(t), n, list(law)) * w_s
-            n11, n10, n01, n00 = t
-            real = [1] * (n11 + n10) + [0] * (n01 + n00)
-            twin = [1] * n11 + [0] * n10 + [1] * n01 + [0] * n00
-            r = sr.simreal_interval(sr.simreal_data(real, twin, k_sim, n_sim), M)
-            cov += pr * (r.lower <= p_r <= r.upper)
-            wid += pr * (r.upper - r.lower)
-    oc = sr.operating_characteristics(p_r, p_s, rho, n, n_sim)
-    assert oc.coverage[M] == pytest.approx(cov, abs=1e-12)
-    assert oc.width[M] == pytest.approx(wid, abs=1e-12)
-
-
-def test_oc_agrees_with_monte_carlo():
-    p_r, p_s, rho, n, n_sim, reps = 0.85, 0.8, 0.7, 25, 400, 3000
-    law = sr.joint_law(p_r, p_s, rho)
-    rng = np.random.default_rng(28)
-    tables = rng.multinomial(n, law, size=reps)
-    ks = rng.binomial(n_sim, p_s, size=reps)
-    hits, widths = [], []
-    for (n11, n10, n01, _n00), k in zip(tables, ks, strict=True):
-        lo, hi = fj.bounds(n11 + n10, n01, n10, n, int(k), n_sim, 0.05)
-        hits.append(lo <= p_r <= hi)
-        widths.append(hi - lo)
-    oc = sr.operating_characteristics(p_r, p_s, rho, n, n_sim)
-    c = oc.coverage[M]
-    assert abs(np.mean(hits) - c) <= 4 * math.sqrt(c * (1 - c) / reps)
-    assert abs(np.mean(widths) - oc.width[M]) <= 4 * np.std(widths) / math.sqrt(reps)
-
-
-def _cp_width(p: float, n: int) -> float:
-    k = np.arange(n + 1)
-    lo = np.where(k > 0, stats.beta.ppf(0.025, k, n - k + 1), 0.0)
-    hi = np.where(k < n, stats.beta.isf(0.025, k + 1, n - k), 1.0)
-    return float(np.sum(stats.binom.pmf(k, n, p) * (hi - lo)))
-
-
 @pytest.mark.parametrize(
     ("p", "rho", "n", "n_sim", "limit"),
     [
@@ -234,20 +166,14 @@ def _cp_width(p: float, n: int) -> float:
 )
 def test_gain_at_high_correlation_and_adaptivity_at_zero(p, rho, n, n_sim, limit):
     oc = sr.operating_characteristics(p, p, rho, n, n_sim)
-    assert oc.width[M] <= limit * _cp_width(p, n)
+    assert oc.width[M] <= limit * checks.cp_width(p, n)
     assert oc.coverage[M] >= 0.95
     if limit < 1:  # narrower than joint_exact here
         assert oc.width[M] < oc.width["joint_exact"]
 
 
-def test_above_max_n_it_is_joint_exact():
-    n = fj.MAX_N + 5
-    real = [1] * (n - 30) + [0] * 30
-    twin = [1] * (n - 33) + [0] * 3 + [0] * 28 + [1] * 2
-    d = sr.simreal_data(real, twin, 8500, 10_000)
-    a, b = sr.simreal_interval(d, M), sr.simreal_interval(d, "joint_exact")
-    assert (a.lower, a.upper) == (b.lower, b.upper)
-    for bad_n, bad_sim in ((n, 500), (0, 500), (10, 0)):
+def test_tables_refuse_n_and_n_sim_out_of_range():
+    for bad_n, bad_sim in ((fj.MAX_N + 1, 500), (0, 500), (10, 0)):
         with pytest.raises(ValueError, match="full_joint_exact"):
             fj.lower_table(bad_n, bad_sim, 0.05)
 
@@ -282,15 +208,6 @@ def test_tail_table_is_scipys_binomial_tail():
             assert got >= want - 1e-13  # an upper bound everywhere
             if lo[i] <= x < lo[i] + sf.shape[1]:
                 assert got == pytest.approx(want, rel=1e-9, abs=1e-15)
-
-
-def test_real_only_is_clopper_pearson_at_half_alpha_a_side():
-    lo, hi = fj.real_only(12, 0.1)
-    k = np.arange(13)
-    want_lo = np.where(k > 0, stats.beta.ppf(0.05, k, 13 - k), 0.0)
-    want_hi = np.where(k < 12, stats.beta.isf(0.05, k + 1, 12 - k), 1.0)
-    assert lo == pytest.approx(want_lo, rel=1e-12, abs=1e-300)
-    assert hi == pytest.approx(want_hi, rel=1e-12)
 
 
 def test_weight_and_tables_at_the_ends():

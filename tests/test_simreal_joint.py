@@ -1,7 +1,7 @@
 """``joint_exact``: its bound tables against a plain-Python inversion, the two facts its
-validity rests on (the least favourable discordant rate, a p-value monotone in p0), exact
-coverage on adversarial laws, the enumeration against a brute-force sum over every outcome,
-Monte Carlo, and the issue's gain and adaptivity at pinned laws."""
+validity rests on (the least favourable discordant rate, a p-value monotone in p0), and the
+issue's gain and adaptivity at pinned laws. Exact coverage on adversarial laws, the
+enumeration against a brute-force sum and Monte Carlo: ``test_simreal_exact_methods``."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 import pytest
+import simreal_exact_checks as checks
 from scipy import stats
 
 from evalsim.cli import simreal as cli_simreal
@@ -112,77 +113,6 @@ def test_tail_is_largest_at_the_smallest_discordant_rate_and_rises_with_p0(sim_b
             prev = t_least
 
 
-LAWS = [
-    (0.5, 0.5, 0.0),
-    (0.9, 0.9, 0.9),
-    (0.95, 0.75, 0.0),
-    (0.7, 0.8, 0.5),
-    (0.8, 0.6, -0.4),
-    (0.3, 0.5, 0.6),
-    (0.97, 0.97, 1.0),
-    (0.6, 0.9, 0.25),
-]
-
-
-@pytest.mark.parametrize(("n", "n_sim"), [(5, 40), (12, 12), (30, 500)])
-def test_exact_coverage_holds_on_adversarial_laws(n, n_sim):
-    for p_r, p_s, rho in LAWS:
-        oc = sr.operating_characteristics(p_r, p_s, rho, n, n_sim)
-        assert oc.coverage[M] >= 0.95 - 1e-9, (p_r, p_s, rho)
-        assert oc.skipped_mass < 1e-9
-
-
-@pytest.mark.parametrize(
-    ("p_r", "p_s", "rho", "n", "n_sim"), [(0.8, 0.7, 0.5, 4, 9), (0.6, 0.6, 0.0, 5, 6)]
-)
-def test_oc_matches_brute_force_enumeration(p_r, p_s, rho, n, n_sim):
-    """Every pair table and simulated count, its probability from SciPy's multinomial and
-    binomial, its interval from simreal_interval: the sums equal the enumeration's."""
-    law = sr.joint_law(p_r, p_s, rho)
-    cov = wid = 0.0
-    for k_sim in range(n_sim + 1):
-        w_s = stats.binom.pmf(k_sim, n_sim, p_s)
-        for t in itertools.product(range(n + 1), repeat=4):
-            if sum(t) != n:
-                continue
-            pr = stats.multinomial.pmf(list(t), n, list(law)) * w_s
-            n11, n10, n01, n00 = t
-            real = [1] * (n11 + n10) + [0] * (n01 + n00)
-            twin = [1] * n11 + [0] * n10 + [1] * n01 + [0] * n00
-            r = sr.simreal_interval(sr.simreal_data(real, twin, k_sim, n_sim), M)
-            cov += pr * (r.lower <= p_r <= r.upper)
-            wid += pr * (r.upper - r.lower)
-    oc = sr.operating_characteristics(p_r, p_s, rho, n, n_sim)
-    assert oc.coverage[M] == pytest.approx(cov, abs=1e-12)
-    assert oc.width[M] == pytest.approx(wid, abs=1e-12)
-
-
-def test_oc_agrees_with_monte_carlo():
-    p_r, p_s, rho, n, n_sim, reps = 0.85, 0.8, 0.7, 25, 400, 3000
-    law = sr.joint_law(p_r, p_s, rho)
-    rng = np.random.default_rng(27)
-    tables = rng.multinomial(n, law, size=reps)
-    ks = rng.binomial(n_sim, p_s, size=reps)
-    hits, widths = [], []
-    for (n11, n10, n01, n00), k in zip(tables, ks, strict=True):
-        real = [1] * (n11 + n10) + [0] * (n01 + n00)
-        twin = [1] * n11 + [0] * n10 + [1] * n01 + [0] * n00
-        r = sr.simreal_interval(sr.simreal_data(real, twin, int(k), n_sim), M)
-        hits.append(r.lower <= p_r <= r.upper)
-        widths.append(r.upper - r.lower)
-    oc = sr.operating_characteristics(p_r, p_s, rho, n, n_sim)
-    c = oc.coverage[M]
-    assert abs(np.mean(hits) - c) <= 4 * math.sqrt(c * (1 - c) / reps)
-    assert abs(np.mean(widths) - oc.width[M]) <= 4 * np.std(widths) / math.sqrt(reps)
-
-
-def _cp_width(p: float, n: int) -> float:
-    k = np.arange(n + 1)
-    lo = np.where(k > 0, stats.beta.ppf(0.025, k, n - k + 1), 0.0)
-    hi = np.where(k < n, stats.beta.isf(0.025, k + 1, n - k), 1.0)
-    return float(np.sum(stats.binom.pmf(k, n, p) * (hi - lo)))
-
-
 @pytest.mark.parametrize(
     ("p", "rho", "n", "n_sim", "limit"),
     [
@@ -194,20 +124,14 @@ def _cp_width(p: float, n: int) -> float:
 )
 def test_gain_at_high_correlation_and_adaptivity_at_zero(p, rho, n, n_sim, limit):
     oc = sr.operating_characteristics(p, p, rho, n, n_sim)
-    assert oc.width["clopper_pearson"] == pytest.approx(_cp_width(p, n), rel=1e-9)
-    assert oc.width[M] <= limit * _cp_width(p, n)
+    assert oc.width["clopper_pearson"] == pytest.approx(checks.cp_width(p, n), rel=1e-9)
+    assert oc.width[M] <= limit * checks.cp_width(p, n)
     assert oc.coverage[M] >= 0.95
 
 
-def test_above_max_n_it_is_discordant_exact():
-    n = joint.MAX_N + 10
-    real = [1] * (n - 40) + [0] * 40
-    twin = [1] * (n - 45) + [0] * 5 + [0] * 38 + [1] * 2
-    d = sr.simreal_data(real, twin, 8000, 10_000)
-    a, b = sr.simreal_interval(d, M), sr.simreal_interval(d, "discordant_exact")
-    assert (a.lower, a.upper) == (b.lower, b.upper)
+def test_tables_refuse_n_above_max_n():
     with pytest.raises(ValueError, match="joint_exact certifies n in"):
-        joint.lower_table(n, 0.5, 0.05)
+        joint.lower_table(joint.MAX_N + 10, 0.5, 0.05)
 
 
 def test_registry():
@@ -281,12 +205,3 @@ def test_step_index_never_rounds_above_the_bound():
     i = joint._step_index(s)
     assert np.all(i * joint.SIM_STEP <= s) and np.all(s - i * joint.SIM_STEP < 2 * joint.SIM_STEP)
     assert i.tolist() == [12, 13, 500, 999, 0]  # 13 * 0.001 > 0.013 too
-
-
-def test_real_only_is_clopper_pearson_at_half_alpha_a_side():
-    lo, hi = joint.real_only(12, 0.1)
-    k = np.arange(13)
-    want_lo = np.where(k > 0, stats.beta.ppf(0.05, k, 13 - k), 0.0)
-    want_hi = np.where(k < 12, stats.beta.isf(0.05, k + 1, 12 - k), 1.0)
-    assert lo == pytest.approx(want_lo, rel=1e-12, abs=1e-300)
-    assert hi == pytest.approx(want_hi, rel=1e-12)

@@ -85,11 +85,11 @@ GROUPS: dict[str, dict] = {
     },
     "simreal-joint": {
         "modules": ["evalsim/stats/simreal/joint.py"],
-        "tests": ["tests/test_simreal_joint.py"],
+        "tests": ["tests/test_simreal_joint.py", "tests/test_simreal_exact_methods.py"],
     },
     "simreal-full-joint": {
         "modules": ["evalsim/stats/simreal/full_joint.py"],
-        "tests": ["tests/test_simreal_full_joint.py"],
+        "tests": ["tests/test_simreal_full_joint.py", "tests/test_simreal_exact_methods.py"],
     },
     "calibrate": {
         "modules": ["evalsim/sim/calibrate.py"],

@@ -49,7 +49,7 @@ import functools
 import numpy as np
 
 from evalsim.stats.simreal import _full_joint_kernels as _F
-from evalsim.stats.simreal.real_only import cp_lower_bound
+from evalsim.stats.simreal.real_only import cp_each_count, cp_lower_bound
 
 #: w in the discordant statistic k / N - w n01 / n (W = k - m n01, m = round(w N / n)).
 DISCORDANT_WEIGHT = 2.0
@@ -104,12 +104,6 @@ def _table(n, n_sim, alpha, finest, order_share, m):
     return out
 
 
-def real_only(n: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
-    """Clopper-Pearson's (lower, upper) for every count 0..n at alpha/2 a side."""
-    k = np.arange(n + 1)
-    return cp_lower_bound(k, n, alpha / 2.0), 1.0 - cp_lower_bound(n - k, n, alpha / 2.0)
-
-
 def bounds(y: int, n01: int, n10: int, n: int, k_sim: int, n_sim: int, alpha: float):
     """(lower, upper) of ``full_joint_exact``, Clopper-Pearson's where they cross."""
     table = lower_table(n, n_sim, alpha)
@@ -117,7 +111,7 @@ def bounds(y: int, n01: int, n10: int, n: int, k_sim: int, n_sim: int, alpha: fl
     lo = float(table[y, k_sim - m * n01 + off])
     hi = 1.0 - float(table[n - y, (n_sim - k_sim) - m * n10 + off])
     if lo > hi:
-        cp_lo, cp_hi = real_only(n, alpha)
+        cp_lo, cp_hi = cp_each_count(n, alpha)
         lo, hi = float(cp_lo[y]), float(cp_hi[y])
     return lo, hi
 
@@ -126,7 +120,7 @@ def operating_characteristics(p_real, p11, p10, p01, p00, n, n_sim, pmf_sim, ks_
     """Exact (coverage, expected width, probability enumerated) of ``full_joint_exact`` at
     one joint law, over the simulated counts ``ks_lo + i`` with probabilities
     ``pmf_sim[i]``."""
-    cp_lo, cp_hi = real_only(n, alpha)
+    cp_lo, cp_hi = cp_each_count(n, alpha)
     return _F.coverage_width(
         n,
         n_sim,

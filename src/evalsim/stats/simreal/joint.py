@@ -52,7 +52,7 @@ import functools
 import numpy as np
 
 from evalsim.stats.simreal import _joint_kernels as _J
-from evalsim.stats.simreal.real_only import cp_lower_bound
+from evalsim.stats.simreal.real_only import cp_each_count, cp_lower_bound
 
 #: Share of each side's alpha/2 spent on the simulated rate's bound (gamma).
 SIM_SHARE = 0.05
@@ -109,20 +109,13 @@ def gamma(alpha: float) -> float:
     return alpha / 2.0 * SIM_SHARE
 
 
-def real_only(n: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
-    """Clopper-Pearson's (lower, upper) for every count 0..n at alpha/2 a side: the interval
-    where ``joint_exact``'s two bounds cross."""
-    k = np.arange(n + 1)
-    return cp_lower_bound(k, n, alpha / 2.0), 1.0 - cp_lower_bound(n - k, n, alpha / 2.0)
-
-
 def bounds(y: int, n01: int, n10: int, n: int, k_sim: int, n_sim: int, alpha: float):
     """(lower, upper) of ``joint_exact``, Clopper-Pearson's where they cross."""
     g = gamma(alpha)
     lo = float(lower_table(n, sim_lower(k_sim, n_sim, g), alpha)[y, n01])
     hi = 1.0 - float(lower_table(n, sim_lower(n_sim - k_sim, n_sim, g), alpha)[n - y, n10])
     if lo > hi:
-        cp_lo, cp_hi = real_only(n, alpha)
+        cp_lo, cp_hi = cp_each_count(n, alpha)
         lo, hi = float(cp_lo[y]), float(cp_hi[y])
     return lo, hi
 
@@ -139,7 +132,7 @@ def operating_characteristics(p_real, p11, p10, p01, p00, n, n_sim, pmf_sim, ks_
     groups: dict[tuple[int, int], float] = {}
     for a, b, w in zip(lo_s.tolist(), lo_f.tolist(), pmf_sim.tolist(), strict=True):
         groups[(a, b)] = groups.get((a, b), 0.0) + w
-    cp_lo, cp_hi = real_only(n, alpha)
+    cp_lo, cp_hi = cp_each_count(n, alpha)
     cells = _J.pair_cells(n, p11, p10, p01, p00)
     cov = wid = tot = 0.0
     for (a, b), w in groups.items():

@@ -1,9 +1,9 @@
 """The real trials alone: exact bounds for p_R from k of n, the parts the sim + real methods
 fall back on or intersect with.
 
-:func:`cp_bounds`, :func:`cp_lower_bound`
+:func:`cp_bounds`, :func:`cp_lower_bound`, :func:`cp_each_count`
     Clopper and Pearson's interval [1]_ (two-sided and one-sided), vectorised over counts;
-    ``clopper_pearson`` and the fallback of ``joint_exact`` where its bounds cross.
+    ``clopper_pearson`` and the fallback of the joint methods where their bounds cross.
 :func:`blaker_table`, :func:`blaker_bounds`
     Blaker's exact interval [2]_ (inside Clopper-Pearson's at the same level, a few percent
     shorter), the real-only part of ``discordant_exact``; Clopper-Pearson's above
@@ -123,3 +123,10 @@ def cp_lower_bound(k, n: int, level: float) -> np.ndarray:
     with np.errstate(all="ignore"):
         lo = special.betaincinv(k, n - k + 1.0, level)
     return np.where(k > 0, lo, 0.0)
+
+
+def cp_each_count(n: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Clopper-Pearson's (lower, upper) for every count 0..n at alpha/2 a side: the interval
+    of the joint methods where their two one-sided bounds cross."""
+    k = np.arange(n + 1)
+    return cp_lower_bound(k, n, alpha / 2.0), 1.0 - cp_lower_bound(n - k, n, alpha / 2.0)
