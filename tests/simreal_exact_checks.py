@@ -6,7 +6,6 @@ expected width computed from SciPy's beta quantiles (the reference of the gain t
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
 
@@ -29,15 +28,9 @@ LAWS = [
 ]
 
 
-@functools.cache
-def _oc(p_r, p_s, rho, n, n_sim):
-    """Every method's exact operating characteristics, computed once per law and design."""
-    return sr.operating_characteristics(p_r, p_s, rho, n, n_sim)
-
-
 def assert_coverage_on_adversarial_laws(method: str, n: int, n_sim: int) -> None:
     for p_r, p_s, rho in LAWS:
-        oc = _oc(p_r, p_s, rho, n, n_sim)
+        oc = sr.operating_characteristics(p_r, p_s, rho, n, n_sim)
         assert oc.coverage[method] >= 0.95 - 1e-9, (p_r, p_s, rho)
         assert oc.skipped_mass < 1e-9
 
@@ -62,7 +55,7 @@ def assert_oc_matches_brute_force(method: str, p_r, p_s, rho, n: int, n_sim: int
             r = sr.simreal_interval(_data(*t, k_sim, n_sim), method)
             cov += pr * (r.lower <= p_r <= r.upper)
             wid += pr * (r.upper - r.lower)
-    oc = _oc(p_r, p_s, rho, n, n_sim)
+    oc = sr.operating_characteristics(p_r, p_s, rho, n, n_sim)
     assert abs(oc.coverage[method] - cov) <= 1e-12
     assert abs(oc.width[method] - wid) <= 1e-12
 
@@ -79,7 +72,7 @@ def assert_oc_agrees_with_monte_carlo(method: str, seed: int, reps: int = 3000) 
         r = sr.simreal_interval(_data(*t, k, n_sim), method)
         hits.append(r.lower <= p_r <= r.upper)
         widths.append(r.upper - r.lower)
-    oc = _oc(p_r, p_s, rho, n, n_sim)
+    oc = sr.operating_characteristics(p_r, p_s, rho, n, n_sim)
     c = oc.coverage[method]
     assert abs(np.mean(hits) - c) <= 4 * math.sqrt(c * (1 - c) / reps)
     assert abs(np.mean(widths) - oc.width[method]) <= 4 * np.std(widths) / math.sqrt(reps)
