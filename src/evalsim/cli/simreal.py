@@ -23,7 +23,7 @@ from evalsim.cli._common import (
     _pct,
     add_json_flag,
 )
-from evalsim.stats.names import SIMREAL_METHODS
+from evalsim.stats.names import SIMREAL_FULL_JOINT_RATIO, SIMREAL_METHODS
 
 #: The methods ``--real-share`` applies to (the rest ignore it, and the command says so).
 SHARED_METHODS = ("stratified_exact", "discordant_exact")
@@ -244,8 +244,9 @@ def register(sub) -> None:
         "--method",
         choices=METHOD_CHOICES,
         default=None,
-        help="the interval to report (default: the recommended finite-sample method, "
-        "valid at every n)",
+        help="the interval to report (default: full_joint_exact when the simulated trials "
+        f"are at most {SIMREAL_FULL_JOINT_RATIO} times the real ones, else joint_exact; "
+        "both finite-sample, valid at every n)",
     )
     p.add_argument(
         "--real-share",

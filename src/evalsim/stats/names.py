@@ -15,6 +15,7 @@ from evalsim._registry import by_id
 __all__ = [
     "POWER_TESTS",
     "SIMREAL_DEFAULT_REAL_SHARE",
+    "SIMREAL_FULL_JOINT_RATIO",
     "SIMREAL_METHODS",
     "TWO_SAMPLE_TESTS",
     "TwoSampleTest",
@@ -107,6 +108,10 @@ SIMREAL_METHODS = (
     "joint_exact",
     "full_joint_exact",
 )
+
+#: ``simreal.recommended(n, N)`` picks ``full_joint_exact`` while N <= this times n, and
+#: ``joint_exact`` above (simreal; the command's help reads it too).
+SIMREAL_FULL_JOINT_RATIO = 20
 
 #: Default share of alpha spent on the real-only Clopper-Pearson interval (simreal).
 SIMREAL_DEFAULT_REAL_SHARE = 0.8

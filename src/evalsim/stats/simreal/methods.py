@@ -131,7 +131,7 @@ VALIDITY = {
 }
 #: ``full_joint_exact`` is the recommended method while N <= FULL_JOINT_RATIO n, and
 #: ``joint_exact`` above (:func:`recommended`).
-FULL_JOINT_RATIO = 20
+FULL_JOINT_RATIO = _names.SIMREAL_FULL_JOINT_RATIO
 #: Default share of alpha spent on the real-only Clopper-Pearson interval A.
 DEFAULT_REAL_SHARE = _names.SIMREAL_DEFAULT_REAL_SHARE
 #: Shares of the remaining alpha_c spent on each twin stratum (two strata) and on p_S.
