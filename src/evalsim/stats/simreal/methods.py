@@ -82,10 +82,8 @@ from scipy import special, stats
 
 from evalsim.stats import names as _names
 from evalsim.stats._validate import (
-    MAX_COUNT,
     check_confidence,
     check_open_interval,
-    check_outcomes,
     check_probability,
 )
 from evalsim.stats.proportion.intervals import clopper_pearson_interval, wilson_interval
@@ -94,6 +92,7 @@ from evalsim.stats.simreal import discordant as _dis
 from evalsim.stats.simreal import full_joint as _full
 from evalsim.stats.simreal import joint as _joint
 from evalsim.stats.simreal import real_only as _ro
+from evalsim.stats.simreal.data import SimRealData, check_count, simreal_data
 from evalsim.stats.simreal.discordant import COMBINE_GRID, DISCORDANT_REAL_SHARE
 
 __all__ = [
@@ -160,101 +159,6 @@ def recommended(n: int, n_sim: int) -> str:
     ('full_joint_exact', 'joint_exact')
     """
     return "full_joint_exact" if n_sim <= FULL_JOINT_RATIO * n else "joint_exact"
-
-
-def _count(x, name: str, minimum: int) -> int:
-    if isinstance(x, bool | np.bool_) or not isinstance(x, numbers.Integral):
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {x!r}")
-    if not minimum <= int(x) <= MAX_COUNT:
-        raise ValueError(f"{name} must be an integer in [{minimum}, {MAX_COUNT}], got {x!r}")
-    return int(x)
-
-
-@dataclass(frozen=True)
-class SimRealData:
-    """Validated pairs and simulated counts (build with :func:`simreal_data`).
-
-    Attributes
-    ----------
-    n11, n10, n01, n00 : int
-        Pairs by (real, twin) outcome: both succeed, real only, twin only, both fail.
-    k_sim, n_sim : int
-        Successes among the N further simulated trials, and N.
-    """
-
-    n11: int
-    n10: int
-    n01: int
-    n00: int
-    k_sim: int
-    n_sim: int
-
-    @property
-    def n(self) -> int:
-        """Number of real trials (pairs)."""
-        return self.n11 + self.n10 + self.n01 + self.n00
-
-    @property
-    def k_real(self) -> int:
-        """Real successes."""
-        return self.n11 + self.n10
-
-    @property
-    def k_twin(self) -> int:
-        """Twin successes."""
-        return self.n11 + self.n01
-
-    @property
-    def correlation(self) -> float:
-        """Phi coefficient of (real, twin) over the pairs; NaN when either is constant."""
-        n = self.n
-        den = self.k_real * (n - self.k_real) * self.k_twin * (n - self.k_twin)
-        if den == 0:
-            return math.nan
-        return (n * self.n11 - self.k_real * self.k_twin) / math.sqrt(den)
-
-    @property
-    def sim_bias(self) -> float:
-        """k_sim / N - k_real / n: the simulated rate minus the real rate."""
-        return self.k_sim / self.n_sim - self.k_real / self.n
-
-
-def simreal_data(real, twin, k_sim, n_sim) -> SimRealData:
-    """Validate paired outcomes and the simulated count.
-
-    Parameters
-    ----------
-    real, twin : sequence of 0/1
-        The real outcomes and their twins' simulated outcomes, aligned (same length n >= 1).
-    k_sim, n_sim : int
-        Successes among N further simulated trials; N >= n (the simulated set is the cheap,
-        large one).
-
-    Raises
-    ------
-    ValueError
-        Non-binary outcomes, different lengths, n = 0, k_sim outside [0, N], N < n.
-    """
-    y = check_outcomes(real, "real")
-    t = check_outcomes(twin, "twin")
-    if y.shape != t.shape:
-        raise ValueError(f"real and twin must have the same length, got {y.size} and {t.size}")
-    if y.size == 0:
-        raise ValueError("real must hold at least one trial, got n = 0")
-    n_sim = _count(n_sim, "n_sim", 1)
-    k_sim = _count(k_sim, "k_sim", 0)
-    if k_sim > n_sim:
-        raise ValueError(f"k_sim must be in [0, n_sim = {n_sim}], got {k_sim}")
-    if n_sim < y.size:
-        raise ValueError(f"n_sim must be >= n = {y.size} real trials, got {n_sim}")
-    return SimRealData(
-        n11=int(np.sum((y == 1) & (t == 1))),
-        n10=int(np.sum((y == 1) & (t == 0))),
-        n01=int(np.sum((y == 0) & (t == 1))),
-        n00=int(np.sum((y == 0) & (t == 0))),
-        k_sim=k_sim,
-        n_sim=n_sim,
-    )
 
 
 @dataclass(frozen=True)
@@ -567,10 +471,10 @@ def operating_characteristics(
         Infeasible law, n or N out of range, bad confidence or real_share.
     """
     p11, p10, p01, p00 = joint_law(p_real, p_sim, correlation)
-    n = _count(n, "n", 1)
+    n = check_count(n, "n", 1)
     if n > MAX_OC_N:
         raise ValueError(f"n must be in [1, {MAX_OC_N}] for the exact enumeration, got {n}")
-    big_n = _count(n_sim, "n_sim", n)
+    big_n = check_count(n_sim, "n_sim", n)
     c = check_confidence(confidence)
     share = check_open_interval(
         DEFAULT_REAL_SHARE if real_share is None else real_share, "real_share"
