@@ -22,7 +22,7 @@ estimates p_S - w p01 <= p_R (p_R = p_S + p10 - p01). Under p_R = p0:
 
 The statistic is T = max(CP(y), B(W)): CP(y) the one-sided Clopper-Pearson lower bound at
 alpha/2 (the real trials alone, what wins when the twins say nothing) and B(W) the lower
-bound of the test on W alone at alpha/2. Both are monotone, so T >= t exactly when
+bound of the test on W alone at :data:`ORDER_SHARE` x alpha/2. Both are monotone, so T >= t exactly when
 y >= y_t or W >= w_t. The counts of a multinomial are negatively associated (Joag-Dev and
 Proschan 1983 [1]_), and 1{y >= y_t} rises in y while P(W >= w_t | j) falls in j, so
 P(y >= y_t, W >= w_t) >= P(y >= y_t) P(W >= w_t) and
@@ -107,9 +107,9 @@ def _table(n, n_sim, alpha, finest, order_share, m):
 def bounds(y: int, n01: int, n10: int, n: int, k_sim: int, n_sim: int, alpha: float):
     """(lower, upper) of ``full_joint_exact``, Clopper-Pearson's where they cross."""
     table = lower_table(n, n_sim, alpha)
-    m, off = weight(n, n_sim), weight(n, n_sim) * n
-    lo = float(table[y, k_sim - m * n01 + off])
-    hi = 1.0 - float(table[n - y, (n_sim - k_sim) - m * n10 + off])
+    m = weight(n, n_sim)
+    lo = float(table[y, k_sim - m * (n01 - n)])  # column w + m n, w = k - m n01
+    hi = 1.0 - float(table[n - y, (n_sim - k_sim) - m * (n10 - n)])
     if lo > hi:
         cp_lo, cp_hi = cp_each_count(n, alpha)
         lo, hi = float(cp_lo[y]), float(cp_hi[y])
