@@ -23,9 +23,9 @@ estimates p_S - w p01 <= p_R (p_R = p_S + p10 - p01). Under p_R = p0:
 The statistic is T = max(CP(y), B(W)): CP(y) the one-sided Clopper-Pearson lower bound at
 alpha/2 (the real trials alone, what wins when the twins say nothing) and B(W) the lower
 bound of the test on W alone at :data:`ORDER_SHARE` x alpha/2. Both are monotone, so
-T >= t exactly when y >= y_t or W >= w_t. The counts of a multinomial are negatively associated (Joag-Dev and
-Proschan 1983 [1]_), and 1{y >= y_t} rises in y while P(W >= w_t | j) falls in j, so
-P(y >= y_t, W >= w_t) >= P(y >= y_t) P(W >= w_t) and
+T >= t exactly when y >= y_t or W >= w_t. The counts of a multinomial are negatively
+associated (Joag-Dev and Proschan 1983 [1]_), and 1{y >= y_t} rises in y while
+P(W >= w_t | j) falls in j, so P(y >= y_t, W >= w_t) >= P(y >= y_t) P(W >= w_t) and
 
     P(T >= t) <= 1 - (1 - P(Y >= y_t)) (1 - sup P(W >= w_t)),
 
