@@ -1,5 +1,68 @@
 """Calibration of the SO-101 scene to the lesson's Table A, by a written rule.
 
+Rule version 7 (the moving jaw's opening: a knob that moves B's pushes apart from A's; written
+and committed before it was run)
+----------------------------------------------------------------------------------------------
+Why: versions 3-6 could not put both loose rates within 1 lesson SE. Their only knob of the
+loose rates, the fixed pad's clearance, moves A's and B's together (per 0.15 mm, 0.16 and
+0.18 lesson SE), while the two sit about 2 SE apart relative to the lesson (A high, B low).
+A loose failure is a push: the aim error along the closing axis puts a pad on the cube's top.
+With the gripper opened wide (1.0 rad, 28 mm of clearance for the moving jaw) only the fixed
+jaw (about 10 mm) pushes: a one-sided threshold, under which A's pushes (sigma 9 mm) are about
+2.5 times B's (6 mm); the lesson's are 3.4 times (13.7% and 4.0%). A narrower opening lets the
+moving jaw push too: two thresholds, under which the noisier policy's pushes grow faster. An
+exploration before this rule (trials 11000-12499 of every (policy, seed), distinct poses, not
+used below) found at version 3's point: opening 1.0 rad, pushes A 11.5%, B 4.7%; 0.75 rad
+(moving clearance 14.7 mm) with the fixed pad at 2.5 mm, A 12.4%, B 3.3%; 0.7 rad and 0.5 mm,
+A 12.9%, B 2.4%. So the opening and the fixed pad together set both loose rates.
+
+The new knob is ``open_clearance_m``: the scripted pick opens the gripper until the moving
+pad's nearest point is that far beyond the cube's face at true aim
+(:func:`evalsim.sim.so101.open_angle_for_clearance`), for the task's cube: a controller
+constant like ``tcp_clearance_m``, so every task keeps the same margin (a fixed angle would
+leave the 40 mm cube 10 mm less).
+
+1. **Draws:** version 5's step 1 (``study_seed + 1``; distinct poses: every training seed its
+   own block of trial indices, :func:`distinct_pose_ranges`; both policies the same indices).
+2. **Knobs** (:data:`KNOBS_V7`; centre +- half-range): ``open_clearance_m`` 14.5 +- 3 mm,
+   ``fixed_pad_extra_m`` 2.75 +- 0.75 mm (the fixed jaw's clearance 10.1-11.6 mm), ``pad_width_m``
+   28.5 +- 2 mm (the noisier policy's drops: the gap), ``grip_hold_fraction`` 0.150 +- 0.010 (both
+   strict rates). ``pad_friction_sd`` is held at version 3's 0.385 (:data:`FIXED_V7`). The centre
+   is near the exploration's best point (0.75 rad = 14.7 mm, 2.5 mm, 29 mm, 0.148: strict A
+   73.3, loose A 87.5, strict B 87.9, loose B 96.7, on 1,500 trials per policy).
+3. **Design:** the full 2^4 factorial plus the centre, 17 points, on common random numbers:
+   :data:`DESIGN_TRIALS_PER_SEED_V7` (500) trials of every (policy, seed) from
+   :data:`DESIGN_START_V7`: seed 0 trials 13000-13499, seed 1 13500-13999, seed 2
+   14000-14499 (1,500 distinct poses per policy, 3,000 trials a point), and the sigma = 0 stream
+   (200 trials) of every task at every point; 61,200 trials.
+4. **Model:** each rate and each task's sigma = 0 rate fitted by least squares over the 17
+   points on the intercept, the four coded knobs and their six two-knob products (11
+   coefficients, 6 df left).
+5. **First choice:** on the grid -1, -0.9, ..., 1 of the four coded knobs, the smallest
+   predicted D among points whose predicted sigma = 0 rate is at least 95% on every task, ties
+   to the point nearest the centre, with the feasibility loop (the sigma = 0 stream run at the
+   chosen point; at most :data:`MAX_FEASIBILITY_TRIES` tries).
+6. **Intercept step:** the first choice on :data:`INTERCEPT_TRIALS_PER_SEED_V7` (1,000) trials
+   of every (policy, seed) from :data:`INTERCEPT_START_V7` (15000-17999; 3,000 distinct poses
+   per policy). The design's poses carry their own luck (versions 3-5), so each rate's
+   intercept is shifted by the share w = 3,000 / (3,000 + 1,500) = 2/3 of measured minus
+   predicted (the two estimates of the rate at that point weighted by their distinct poses
+   per policy; :func:`shift_intercepts` with ``weight``).
+7. **Second choice:** step 5 with the shifted models (the same grid, floor and feasibility
+   loop).
+8. **Final evaluation:** the second choice on :data:`FINAL_TRIALS_PER_SEED_V7` (1,000) trials of
+   every (policy, seed) from :data:`FINAL_START_V7`: seed 0 trials 18000-18999, seed 1
+   19000-19999, seed 2 20000-20999; 3,000 distinct poses per policy that no step of any
+   version, diagnostic or exploration used. Acceptance unchanged (version 3's step 7): each of
+   the four rates within 1 lesson SE, the gap within ``GAP_TOL``.
+9. **Adoption** (decided before the run): if version 7's point passes its acceptance, it
+   becomes the study's values (``config/config.yaml``, ``config/smoke.yaml``,
+   ``config/structured.yaml``; :data:`ADOPTED_VERSION` 7) and the study's pools are drawn once,
+   on ``study_seed``, at it. If it fails, version 3's point stays the study's values and the
+   pools drawn at it stand: nothing is redrawn. Pools are never redrawn to pass T30.
+
+Run: ``python -m evalsim.sim.calibrate_so101 --version 7 --processes 2`` (about 70,000 trials).
+
 Rule version 6 (version 5's model plus the fixed pad's clearance; written and committed before
 it was run)
 ----------------------------------------------------------------------------------------------
@@ -232,6 +295,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import itertools
 import json
 import logging
 import math
@@ -315,6 +379,24 @@ FINAL_TRIALS_PER_SEED_V6 = 1000
 V3_DESIGN_CSV = "results/calibration/so101_v3.csv"
 #: Version 5's run (its final row anchors version 6's intercepts); rerun when absent.
 V5_RUN_CSV = "results/calibration/so101_v5.csv"
+#: Version 7's knobs: name -> (centre, half-range) (the module's docstring, step 2).
+KNOBS_V7: dict[str, tuple[float, float]] = {
+    "open_clearance_m": (0.0145, 0.003),
+    "fixed_pad_extra_m": (0.00275, 0.00075),
+    "pad_width_m": (0.0285, 0.002),
+    "grip_hold_fraction": (0.150, 0.010),
+}
+#: Knobs version 7 holds at version 3's chosen value at every point.
+FIXED_V7 = {"pad_friction_sd": 0.385}
+#: Version 7's design: seed ``s`` runs trials ``DESIGN_START_V7 + s * DESIGN_TRIALS_PER_SEED_V7``
+#: onwards (13000-14499 for three seeds), after the exploration's 11000-12499.
+DESIGN_START_V7 = 13000
+DESIGN_TRIALS_PER_SEED_V7 = 500
+#: Version 7's intercept step (15000-17999) and final evaluation (18000-20999).
+INTERCEPT_START_V7 = 15000
+INTERCEPT_TRIALS_PER_SEED_V7 = 1000
+FINAL_START_V7 = 18000
+FINAL_TRIALS_PER_SEED_V7 = 1000
 #: The version whose chosen point is the study's values (versions 4, 5 and 6 failed their
 #: acceptance and, by their adoption steps, left version 3's point in place;
 #: config/README.md): the default of
@@ -522,6 +604,18 @@ RULES: dict[int, dict] = {
         "final_start": FINAL_START_V6,
         "final_trials": FINAL_TRIALS_PER_SEED_V6,
     },
+    7: {
+        "knobs": KNOBS_V7,
+        "design": design_full,
+        "interactions": True,
+        "fixed": FIXED_V7,
+        "design_start": DESIGN_START_V7,
+        "design_trials": DESIGN_TRIALS_PER_SEED_V7,
+        "intercept_start": INTERCEPT_START_V7,
+        "intercept_trials": INTERCEPT_TRIALS_PER_SEED_V7,
+        "final_start": FINAL_START_V7,
+        "final_trials": FINAL_TRIALS_PER_SEED_V7,
+    },
 }
 
 
@@ -534,12 +628,19 @@ def _design(config: dict, rule: dict, processes: int) -> tuple[np.ndarray, pd.Da
     coded = rule["design"](len(names))
     points = [{**point_of(x, knobs), **fixed} for x in coded]
     jobs = []
+    start = rule.get("design_start")  # None: trials 0 .. design_trials - 1 of every seed
+
+    def policy_jobs(point: dict) -> list[tuple]:
+        if start is None:
+            return _policy_jobs(config, point, 0, design_trials)
+        return _distinct_pose_jobs(config, point, start, design_trials)
+
     for point in points:  # every design job in one pool: the 2 cores stay busy
-        jobs += _policy_jobs(config, point, 0, design_trials) + _sigma0_jobs(config, point)
+        jobs += policy_jobs(point) + _sigma0_jobs(config, point)
     t0 = time.perf_counter()
     frames = _map(processes, jobs)
     log.info("design: %d points in %.0f s", len(points), time.perf_counter() - t0)
-    n_pol, rows = len(_policy_jobs(config, points[0], 0, 1)), []
+    n_pol, rows = len(policy_jobs(points[0])), []
     for i, (x, point) in enumerate(zip(coded, points, strict=True)):
         mine = frames[i * (n_pol + len(tasks)) : (i + 1) * (n_pol + len(tasks))]
         row = _row(config, point, mine[:n_pol])
@@ -722,6 +823,47 @@ def _run_version6(config: dict, processes: int, rule: dict) -> pd.DataFrame:
     return out
 
 
+def _run_version7(config: dict, processes: int, rule: dict) -> pd.DataFrame:
+    """Rule version 7 (the module's docstring): a design on distinct poses in four knobs with
+    the moving jaw's clearance, a first choice, an intercept step weighted by distinct poses,
+    a second choice, a final run on other distinct poses."""
+    n_seeds = int(config["simulation"]["n_seeds"])
+    blocks = [
+        (rule["design_start"], rule["design_trials"]),
+        (rule["intercept_start"], rule["intercept_trials"]),
+        (rule["final_start"], rule["final_trials"]),
+    ]
+    for (a, n), (b, _) in itertools.pairwise(blocks):
+        if b < a + n_seeds * n:
+            raise ValueError("the intercept and final trials must be fresh: each after the last")
+    coded, design = _design(config, rule, processes)
+    models, sigma0_models = _models(config, coded, design, rule["interactions"])
+    x1, point1, _, tried1 = _choose_feasible(
+        config, rule, models, sigma0_models, processes, len(design)
+    )
+    step = score_point_distinct(
+        config, point1, rule["intercept_start"], rule["intercept_trials"], processes
+    )
+    step.update({f"model_{k}": float(predict(models[k], x1)[0]) for k in RATES})
+    step.update({f"x_{k}": float(v) for k, v in zip(rule["knobs"], x1, strict=True)})
+    order = len(design) + len(tried1)
+    step.update(stage="intercept", order=order)
+    n_step = rule["intercept_trials"] * n_seeds
+    weight = n_step / (n_step + rule["design_trials"] * n_seeds)
+    shifted = shift_intercepts(models, x1, {k: step[k] for k in RATES}, weight)
+    x, point, measured, tried = _choose_feasible(
+        config, rule, shifted, sigma0_models, processes, order + 1
+    )
+    final = score_point_distinct(
+        config, point, rule["final_start"], rule["final_trials"], processes
+    )
+    final = _final_row(config, rule, final, x, measured, order + 1 + len(tried))
+    parts = [design, pd.DataFrame(tried1), pd.DataFrame([step]), pd.DataFrame(tried)]
+    out = pd.concat([*parts, pd.DataFrame([final])], ignore_index=True)
+    out["chosen"] = out["stage"] == "final"
+    return out
+
+
 def run_rule(
     config: dict, processes: int = 1, version: int = ADOPTED_VERSION, **settings
 ) -> pd.DataFrame:
@@ -742,6 +884,8 @@ def run_rule(
     rates), and the final point's row (``stage`` "final", on fresh trials; ``chosen``;
     ``accepted`` its verdict). Raises ValueError when the final trials overlap the design's."""
     rule = {**RULES[version], **settings}
+    if version == 7:
+        return _run_version7(config, processes, rule)
     if version == 6:
         n_seeds = int(config["simulation"]["n_seeds"])
         v5 = RULES[5]

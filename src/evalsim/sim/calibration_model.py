@@ -65,16 +65,23 @@ def predict(beta: np.ndarray, coded: np.ndarray) -> np.ndarray:
 
 
 def shift_intercepts(
-    models: dict[str, np.ndarray], coded: np.ndarray, measured: dict[str, float]
+    models: dict[str, np.ndarray],
+    coded: np.ndarray,
+    measured: dict[str, float],
+    weight: float = 1.0,
 ) -> dict[str, np.ndarray]:
-    """Rule version 5, step 3: every model of ``measured`` with its intercept moved by the
-    measured value minus the model's prediction at the coded point ``coded`` (the others as
-    they are), so the shifted model predicts the measured value there."""
+    """Rule version 5, step 3: every model of ``measured`` with its intercept moved by
+    ``weight`` times the measured value minus the model's prediction at the coded point
+    ``coded`` (the others as they are). With ``weight`` 1 the shifted model predicts the
+    measured value there; rule version 7, step 6, weighs the two estimates by their distinct
+    poses (``weight`` = the measurement's share)."""
+    if not 0.0 <= weight <= 1.0:
+        raise ValueError(f"weight must be in [0, 1], got {weight!r}")
     out = {}
     for k, beta in models.items():
         beta = np.array(beta, dtype=float)
         if k in measured:
-            beta[0] += measured[k] - float(predict(beta, coded)[0])
+            beta[0] += weight * (measured[k] - float(predict(beta, coded)[0]))
         out[k] = beta
     return out
 

@@ -123,6 +123,10 @@ class SO101Params:
     arm_gravcomp: float = 1.0  # gravity compensation of the arm's own bodies (0 = none)
     gripper_open_rad: float = 1.0
     gripper_closed_rad: float = -0.17
+    #: The moving jaw's clearance at true aim when open (m): the gripper opens until the moving
+    #: pad's nearest point is this far beyond the cube's face (:func:`open_angle_for_clearance`;
+    #: a controller constant, like ``tcp_clearance_m``). None: open to ``gripper_open_rad``.
+    open_clearance_m: float | None = None
     fixed_pad_extra_m: float = 0.004  # fixed pad thickened toward the moving jaw
     tcp_clearance_m: float = 0.0136  # stock fixed pad to cube face at true aim (tool point)
     grasp_above_centre_m: float = 0.006
@@ -152,7 +156,7 @@ class SO101Params:
         section = config.get("scene", {}).get("so101") or {}
         values = {k: v for k, v in section.items() if k in names}
         values.update({k: v for k, v in task.items() if k in names})
-        return cls(**{k: float(v) for k, v in values.items()})
+        return cls(**{k: None if v is None else float(v) for k, v in values.items()})
 
     @property
     def phase_s(self) -> tuple[float, ...]:
@@ -275,6 +279,48 @@ def _index(adr: np.ndarray) -> slice | np.ndarray:
     return adr
 
 
+def moving_pad_reach_m(model: mujoco.MjModel, angle_rad: float) -> float:
+    """How far the moving pad's nearest point lies from the ``grasp`` site along the closing
+    axis (the site's x, toward the moving jaw) with the gripper at ``angle_rad``, in m.
+
+    The pad and the site ride on the gripper, so the arm's pose does not matter; the model's
+    reference pose is used. Of the pad box's eight corners, the one nearest the site counts.
+    """
+    d = mujoco.MjData(model)
+    d.qpos[model.jnt_qposadr[model.joint("gripper").id]] = angle_rad
+    mujoco.mj_kinematics(model, d)
+    site, pad = model.site("grasp").id, model.geom("moving_jaw_pad").id
+    r_site = d.site_xmat[site].reshape(3, 3)
+    r_pad = d.geom_xmat[pad].reshape(3, 3)
+    signs = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])
+    corners = d.geom_xpos[pad] + (signs * model.geom_size[pad]) @ r_pad.T
+    return float(np.min((corners - d.site_xpos[site]) @ r_site[:, 0]))
+
+
+def open_angle_for_clearance(
+    model: mujoco.MjModel, half_cube_m: float, clearance_m: float
+) -> float:
+    """The gripper angle (rad) at which the moving pad's nearest point is ``clearance_m``
+    beyond a cube face ``half_cube_m`` from the grasp site (bisection: the reach rises with
+    the angle over the joint's range). Raises ValueError when no angle of the range reaches
+    it."""
+    lo, hi = (float(v) for v in model.jnt_range[model.joint("gripper").id])
+    target = half_cube_m + clearance_m
+    lo = max(lo, 0.0)  # below 0 rad the pad has passed the closing axis's centre
+    if not moving_pad_reach_m(model, lo) <= target <= moving_pad_reach_m(model, hi):
+        raise ValueError(
+            f"scene.so101.open_clearance_m = {clearance_m!r} is out of the gripper's reach "
+            f"(angles {lo:.2f}-{hi:.2f} rad)"
+        )
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        if moving_pad_reach_m(model, mid) < target:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
 class SO101Scene(PickScene):
     """SO-101 arm, table and cube; one instance runs many trials (see the module docstring).
 
@@ -300,6 +346,11 @@ class SO101Scene(PickScene):
         self.arm_act = np.array([m.actuator(n).id for n in ARM_JOINTS])
         self.grip_act = m.actuator("gripper").id
         self.site = m.site("grasp").id
+        self.open_rad = (
+            p.gripper_open_rad
+            if p.open_clearance_m is None
+            else open_angle_for_clearance(m, p.cube_size_m / 2.0, p.open_clearance_m)
+        )
         self.pan_xy = np.array(m.body("shoulder").pos[:2])  # pan axis in the base frame
         self.phase_ticks = tuple(max(1, round(s * p.control_hz)) for s in p.phase_s)
         self._init_ticks(p.control_hz, p.timestep_s, sum(self.phase_ticks))
@@ -403,7 +454,7 @@ class SO101Scene(PickScene):
         rot = self._target_rot(aim_x, aim_y, psi, tilt)
         q_above, _ = self.ik(np.array([aim_x, aim_y, z + p.above_m]), rot, q_grasp)
         q_lift, _ = self.ik(np.array([aim_x, aim_y, z + p.lift_m]), rot, q_grasp)
-        g_open, g_shut = p.gripper_open_rad, p.gripper_closed_rad
+        g_open, g_shut = self.open_rad, p.gripper_closed_rad
         legs = (
             (self.q_home, q_above, g_open, g_open),  # move
             (q_above, q_above, g_open, g_open),  # settle
@@ -435,9 +486,9 @@ class SO101Scene(PickScene):
         mujoco.mj_resetData(m, d)
         self.place_cube(x_m, y_m, yaw_rad)
         d.qpos[self.arm_qadr] = self.q_home
-        d.qpos[self.grip_qadr] = self.params.gripper_open_rad
+        d.qpos[self.grip_qadr] = self.open_rad
         d.ctrl[self.arm_act] = self.q_home
-        d.ctrl[self.grip_act] = self.params.gripper_open_rad
+        d.ctrl[self.grip_act] = self.open_rad
         m.actuator_forcerange[self.grip_act] = (
             -self.grip_torque_close_nm,
             self.grip_torque_close_nm,
