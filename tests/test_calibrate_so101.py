@@ -498,3 +498,85 @@ def test_version_6_final_trials_before_version_5s_end_stop_the_rule():
     assert not CALLS
     v5, v6 = cal.RULES[5], cal.RULES[6]
     assert v6["final_start"] == v5["final_start"] + 3 * v5["final_trials"]  # 8000 for 3 seeds
+
+
+def _version7_settings(monkeypatch) -> dict:
+    """Version 7 in the fake world: its three knobs, the design on the easy early trials
+    (each seed its own block of 200 from 0), the intercept step and the final after them."""
+    monkeypatch.setattr(cal, "_run", fake_run_easy_early)
+    return {
+        "knobs": KNOBS,
+        "fixed": {"pad_friction_sd": 0.385},
+        "design_start": 0,
+        "design_trials": 200,
+        "intercept_start": EASY_UNTIL,
+        "intercept_trials": 400,
+        "final_start": EASY_UNTIL + 1000,
+        "final_trials": 500,
+    }
+
+
+def test_version_7_designs_on_distinct_poses_and_weighs_the_intercept_step(monkeypatch):
+    settings = _version7_settings(monkeypatch)
+    res = cal.run_rule(CONFIG, version=7, **settings)
+    stages = list(res["stage"])
+    assert stages == ["design"] * 9 + ["predicted", "intercept", "predicted", "final"]
+    jobs = [c for c in CALLS if c[2] is not None]
+    # the design: the full 2^3 factorial and the centre, seed s its own block of 200 from 0
+    want_design = {(p, s, 200 * s, 200 * (s + 1)) for p in "AB" for s in (0, 1)}
+    assert {c[2:] for c in jobs[: 9 * 4]} == want_design
+    coded = res[res["stage"] == "design"][[f"x_{k}" for k in KNOBS]].to_numpy()
+    assert {tuple(r) for r in coded} == {(0.0,) * 3} | set(itertools.product((-1.0, 1.0), repeat=3))
+    want_step = {(p, s, 2000 + 400 * s, 2400 + 400 * s) for p in "AB" for s in (0, 1)}
+    want_final = {(p, s, 3000 + 500 * s, 3500 + 500 * s) for p in "AB" for s in (0, 1)}
+    assert {c[2:] for c in jobs[9 * 4 : 9 * 4 + 4]} == want_step
+    assert {c[2:] for c in jobs[9 * 4 + 4 :]} == want_final
+    # sigma = 0 streams: every task at every design point and at both choices
+    assert sum(c[2] is None for c in CALLS) == len(CONFIG["tasks"]) * (9 + 2)
+    # reference: the design rows refitted here (intercept, knobs, products), the first
+    # choice's prediction, and the shift by 2/3 of measured minus predicted (400 vs 200 poses)
+    design = res[res["stage"] == "design"]
+    x = coded
+    mm = np.column_stack(
+        [np.ones(len(x)), x, x[:, 0] * x[:, 1], x[:, 0] * x[:, 2], x[:, 1] * x[:, 2]]
+    )
+    step = res[res["stage"] == "intercept"].iloc[0]
+    x1 = step[[f"x_{k}" for k in KNOBS]].to_numpy(dtype=float)
+    row1 = np.concatenate([[1.0], x1, [x1[0] * x1[1], x1[0] * x1[2], x1[1] * x1[2]]])
+    second = res[res["stage"] == "predicted"].iloc[1]
+    x2 = second[[f"x_{k}" for k in KNOBS]].to_numpy(dtype=float)
+    row2 = np.concatenate([[1.0], x2, [x2[0] * x2[1], x2[0] * x2[2], x2[1] * x2[2]]])
+    for k in cal.RATES:
+        beta = np.linalg.lstsq(mm, design[k].to_numpy(), rcond=None)[0]
+        assert step[f"model_{k}"] == pytest.approx(row1 @ beta, abs=1e-9)
+        shifted = row2 @ beta + (2.0 / 3.0) * (step[k] - row1 @ beta)
+        assert second[k] == pytest.approx(shifted, abs=1e-9)
+    # the easy design trials leave the model EASY too high; the step measures it
+    for k in ("strict_A", "strict_B"):
+        assert step[f"model_{k}"] - step[k] == pytest.approx(EASY, abs=3e-3)
+    f = res[res["chosen"]].iloc[0]
+    assert f["stage"] == "final" and f["n_per_policy"] == 2 * 500
+    assert f["accepted"] == cal.accepted(f.to_dict(), cal.targets(CONFIG))
+
+
+def test_version_7_trial_blocks_must_follow_each_other():
+    for bad in ({"intercept_start": 13999}, {"final_start": 16999}):  # two seeds here
+        with pytest.raises(ValueError, match="fresh"):
+            cal.run_rule(CONFIG, version=7, **bad)
+    assert not CALLS
+    v7 = cal.RULES[7]
+    # the published blocks for three seeds: after the exploration (11000-12499), each after
+    # the last
+    assert v7["design_start"] == 13000 and v7["design_start"] + 3 * v7["design_trials"] == 14500
+    assert v7["intercept_start"] == 15000 and v7["final_start"] == 18000
+    assert v7["intercept_start"] + 3 * v7["intercept_trials"] == v7["final_start"]
+
+
+def test_shift_intercepts_with_a_weight_moves_that_share():
+    beta = np.array([0.5, 0.1, -0.2, 0.05])
+    x = np.array([0.3, -0.4, 1.0])
+    old = 0.5 + 0.1 * 0.3 - 0.2 * -0.4 + 0.05 * 1.0  # written out
+    shifted = model.shift_intercepts({"strict_A": beta}, x, {"strict_A": 0.9}, 0.25)
+    assert model.predict(shifted["strict_A"], x)[0] == pytest.approx(old + 0.25 * (0.9 - old))
+    with pytest.raises(ValueError, match="weight"):
+        model.shift_intercepts({"strict_A": beta}, x, {"strict_A": 0.9}, 1.5)

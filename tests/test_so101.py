@@ -414,3 +414,50 @@ def test_scene_registry_is_the_schema_enum_and_builds_each_scene(config):
         assert type(sc) is info.scene and isinstance(sc, PickScene)
     with pytest.raises(ValueError, match="known scenes: gripper_table, so101"):
         scene_info("ur5")
+
+
+@pytest.mark.parametrize("size_m", [0.025, 0.030, 0.040])
+def test_open_clearance_opens_the_moving_jaw_that_far_beyond_the_cube(size_m):
+    """The gripper opens until the moving pad's nearest point along the closing axis is
+    ``open_clearance_m`` beyond the cube's face, for any cube. Measured by MuJoCo's own
+    geometry distance, not by the solver's formula: the cube, placed at the grasp site (true
+    aim), is stretched to a wall (its faces across the closing axis kept, 40 cm tall and
+    wide), so the distance from a pad to it is that pad's clearance along the axis. The
+    fixed pad's clearance is ``tcp_clearance_m`` - ``fixed_pad_extra_m``."""
+    p = SO101Params(cube_size_m=size_m, open_clearance_m=0.0145, fixed_pad_extra_m=0.00275)
+    sc = SO101Scene(p)
+    m, d = sc.model, mujoco.MjData(sc.model)
+    d.qpos[sc.arm_qadr] = sc.q_home
+    d.qpos[sc.grip_qadr] = sc.open_rad
+    mujoco.mj_kinematics(m, d)
+    rot = d.site_xmat[sc.site].reshape(3, 3)
+    centre = d.site_xpos[sc.site] - rot[:, 2] * p.grasp_above_centre_m
+    quat = np.zeros(4)
+    mujoco.mju_mat2Quat(quat, d.site_xmat[sc.site])
+    a = sc.cube_qadr
+    d.qpos[a : a + 3], d.qpos[a + 3 : a + 7] = centre, quat
+    mujoco.mj_kinematics(m, d)
+    cube = m.geom("cube").id
+    m.geom_size[cube, 1:] = 0.2  # the wall: the cube's faces across the axis kept
+    m.geom_rbound[cube] = float(np.linalg.norm(m.geom_size[cube]))
+    fromto = np.zeros(6)
+    gap = {
+        pad: mujoco.mj_geomDistance(m, d, m.geom(pad).id, cube, 0.1, fromto)
+        for pad in ("moving_jaw_pad", "fixed_jaw_pad")
+    }
+    assert gap["moving_jaw_pad"] == pytest.approx(0.0145, abs=2e-5)
+    assert gap["fixed_jaw_pad"] == pytest.approx(0.0136 - 0.00275, abs=2e-5)
+    # a bigger cube needs a wider opening for the same clearance
+    assert 0.5 < sc.open_rad < 1.0
+    # absent, the gripper opens to gripper_open_rad, as before the key existed
+    assert SO101Scene(SO101Params(cube_size_m=size_m)).open_rad == 1.0
+    with pytest.raises(ValueError, match="open_clearance_m"):
+        SO101Scene(SO101Params(cube_size_m=size_m, open_clearance_m=0.2))
+
+
+def test_open_angle_rises_with_the_cube_for_one_clearance():
+    angles = [
+        SO101Scene(SO101Params(cube_size_m=s, open_clearance_m=0.0145)).open_rad
+        for s in (0.025, 0.030, 0.040)
+    ]
+    assert angles[0] < angles[1] < angles[2]
