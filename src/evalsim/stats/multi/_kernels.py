@@ -147,32 +147,47 @@ def _tilted_max(log_density, log_psi):
 
 
 @njit(cache=True)
+def _tilted_weights(log_density, log_psi):
+    """The law of ``S - lo`` at odds ratio ``exp(log_psi)``, unnormalised, and its total.
+
+    Returns
+    -------
+    weights : float64[len(log_density)]
+        ``exp(log_density[j] + j log_psi - max)``: the tilted density scaled to a largest
+        weight of one.
+    total : float
+        Their sum, in index order.
+    """
+    best = _tilted_max(log_density, log_psi)
+    weights = np.empty(log_density.shape[0], dtype=np.float64)
+    total = 0.0
+    for j in range(log_density.shape[0]):
+        weights[j] = math.exp(log_density[j] + j * log_psi - best)
+        total += weights[j]
+    return weights, total
+
+
+@njit(cache=True)
 def tail_probability(log_density, j_obs, log_psi, upper):
     """``P(S >= s_obs)`` (``upper``) or ``P(S <= s_obs)`` at odds ratio ``exp(log_psi)``.
 
     ``j_obs = s_obs - lo``. The tilt ``psi**s`` is applied as ``psi**(s - lo)``, the same law.
     """
-    best = _tilted_max(log_density, log_psi)
-    total = 0.0
+    weights, total = _tilted_weights(log_density, log_psi)
     tail = 0.0
-    for j in range(log_density.shape[0]):
-        v = math.exp(log_density[j] + j * log_psi - best)
-        total += v
+    for j in range(weights.shape[0]):
         if (upper and j >= j_obs) or ((not upper) and j <= j_obs):
-            tail += v
+            tail += weights[j]
     return tail / total
 
 
 @njit(cache=True)
 def mean_statistic(log_density, log_psi):
     """``E[S - lo]`` at odds ratio ``exp(log_psi)``."""
-    best = _tilted_max(log_density, log_psi)
-    total = 0.0
+    weights, total = _tilted_weights(log_density, log_psi)
     first = 0.0
-    for j in range(log_density.shape[0]):
-        v = math.exp(log_density[j] + j * log_psi - best)
-        total += v
-        first += j * v
+    for j in range(weights.shape[0]):
+        first += j * weights[j]
     return first / total
 
 
@@ -261,6 +276,44 @@ def _end_replicate(micro, macro, sums, counts, means, n_tasks):
 
 
 @njit(cache=True)
+def _resample_sum(values, lo, size, rng):
+    """Sum of ``size`` draws with replacement from ``values[lo:lo + size]`` (one
+    ``rng.random()`` each, index ``int(u * size)``)."""
+    s = 0.0
+    for _ in range(size):
+        s += values[lo + int(rng.random() * size)]
+    return s
+
+
+@njit(cache=True)
+def _stratified(cells, starts, from_counts, n_tasks, n_policies, n_reps, resample_tasks, rng):
+    """The task-then-episode bootstrap of :func:`stratified_bootstrap` and
+    :func:`stratified_bootstrap_counts`.
+
+    Cell ``c`` holds ``starts[c + 1] - starts[c]`` episodes. Each replicate draws the tasks
+    (:func:`_start_replicate`), then each drawn cell's successes: with ``from_counts``,
+    ``Binomial(size, cells[c] / size)`` from the cell's success count ``cells[c]``; else
+    the sum of ``size`` episodes redrawn from ``cells[starts[c]:starts[c + 1]]``.
+    """
+    micro, macro, drawn, sums, counts, means = _replicate_buffers(n_tasks, n_policies, n_reps)
+    for r in range(n_reps):
+        _start_replicate(drawn, sums, counts, means, resample_tasks, rng)
+        for i in range(n_tasks):
+            task = drawn[i]
+            for p in range(n_policies):
+                c = task * n_policies + p
+                lo = starts[c]
+                size = starts[c + 1] - lo
+                if from_counts:
+                    s = float(rng.binomial(size, cells[c] / size))
+                else:
+                    s = _resample_sum(cells, lo, size, rng)
+                _add_cell(sums, counts, means, p, s, size)
+        _end_replicate(micro[r], macro[r], sums, counts, means, n_tasks)
+    return micro, macro
+
+
+@njit(cache=True)
 def stratified_bootstrap(values, starts, n_tasks, n_policies, n_reps, resample_tasks, rng):
     """Task-then-episode bootstrap replicates of micro and macro means, per policy.
 
@@ -283,21 +336,7 @@ def stratified_bootstrap(values, starts, n_tasks, n_policies, n_reps, resample_t
     micro, macro : float64[n_reps, n_policies]
         Episode-weighted and task-weighted means of each replicate.
     """
-    micro, macro, drawn, sums, counts, means = _replicate_buffers(n_tasks, n_policies, n_reps)
-    for r in range(n_reps):
-        _start_replicate(drawn, sums, counts, means, resample_tasks, rng)
-        for i in range(n_tasks):
-            task = drawn[i]
-            for p in range(n_policies):
-                c = task * n_policies + p
-                lo = starts[c]
-                size = starts[c + 1] - lo
-                s = 0.0
-                for _ in range(size):
-                    s += values[lo + int(rng.random() * size)]
-                _add_cell(sums, counts, means, p, s, size)
-        _end_replicate(micro[r], macro[r], sums, counts, means, n_tasks)
-    return micro, macro
+    return _stratified(values, starts, False, n_tasks, n_policies, n_reps, resample_tasks, rng)
 
 
 @njit(cache=True)
@@ -313,10 +352,7 @@ def episode_bootstrap(values, starts, n_reps, rng):
         for g in range(n_groups):
             lo = starts[g]
             size = starts[g + 1] - lo
-            s = 0.0
-            for _ in range(size):
-                s += values[lo + int(rng.random() * size)]
-            out[r, g] = s / size
+            out[r, g] = _resample_sum(values, lo, size, rng) / size
     return out
 
 
@@ -333,6 +369,15 @@ def _trimmed_mean_sorted(x, n):
 
 
 @njit(cache=True)
+def _resample_column(scores, t, out, rng):
+    """Task ``t``'s runs redrawn with replacement: ``out[i]`` (as many as the runs) is
+    ``scores[int(u * n_runs), t]``, one ``rng.random()`` each."""
+    n_runs = scores.shape[0]
+    for i in range(n_runs):
+        out[i] = scores[int(rng.random() * n_runs), t]
+
+
+@njit(cache=True)
 def iqm_bootstrap(scores, n_reps, rng):
     """Stratified bootstrap of the interquartile mean of a runs x tasks score matrix.
 
@@ -345,11 +390,8 @@ def iqm_bootstrap(scores, n_reps, rng):
     buf = np.empty(n, dtype=np.float64)
     out = np.empty(n_reps, dtype=np.float64)
     for r in range(n_reps):
-        m = 0
         for t in range(n_tasks):
-            for _ in range(n_runs):
-                buf[m] = scores[int(rng.random() * n_runs), t]
-                m += 1
+            _resample_column(scores, t, buf[t * n_runs : (t + 1) * n_runs], rng)
         out[r] = _trimmed_mean_sorted(buf, n)
     return out
 
@@ -392,10 +434,8 @@ def improvement_bootstrap(scores_x, scores_y, n_reps, rng):
     for r in range(n_reps):
         total = 0.0
         for t in range(n_tasks):
-            for i in range(nx):
-                bx[i] = scores_x[int(rng.random() * nx), t]
-            for i in range(ny):
-                by[i] = scores_y[int(rng.random() * ny), t]
+            _resample_column(scores_x, t, bx, rng)
+            _resample_column(scores_y, t, by, rng)
             total += _u_fraction(bx, by)
         out[r] = total / n_tasks
     return out
@@ -411,18 +451,10 @@ def stratified_bootstrap_counts(k, n, n_tasks, n_policies, n_reps, resample_task
     int64[n_tasks * n_policies], cell by cell as ``starts`` orders them. Returns micro and
     macro, float64[n_reps, n_policies].
     """
-    micro, macro, drawn, sums, counts, means = _replicate_buffers(n_tasks, n_policies, n_reps)
-    for r in range(n_reps):
-        _start_replicate(drawn, sums, counts, means, resample_tasks, rng)
-        for i in range(n_tasks):
-            task = drawn[i]
-            for p in range(n_policies):
-                c = task * n_policies + p
-                size = n[c]
-                s = float(rng.binomial(size, k[c] / size))
-                _add_cell(sums, counts, means, p, s, size)
-        _end_replicate(micro[r], macro[r], sums, counts, means, n_tasks)
-    return micro, macro
+    starts = np.zeros(n.shape[0] + 1, dtype=np.int64)
+    for c in range(n.shape[0]):
+        starts[c + 1] = starts[c] + n[c]
+    return _stratified(k, starts, True, n_tasks, n_policies, n_reps, resample_tasks, rng)
 
 
 @njit(cache=True)
