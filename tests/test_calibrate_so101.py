@@ -580,3 +580,61 @@ def test_shift_intercepts_with_a_weight_moves_that_share():
     assert model.predict(shifted["strict_A"], x)[0] == pytest.approx(old + 0.25 * (0.9 - old))
     with pytest.raises(ValueError, match="weight"):
         model.shift_intercepts({"strict_A": beta}, x, {"strict_A": 0.9}, 1.5)
+
+
+def test_version_8_shifts_version_7s_model_by_its_fresh_runs(monkeypatch, tmp_path):
+    settings = _version7_settings(monkeypatch)
+    monkeypatch.setitem(cal.RULES, 7, {**cal.RULES[7], **settings})
+    run7 = cal.run_rule(CONFIG, version=7)
+    path = tmp_path / "v7.csv"
+    run7.to_csv(path, index=False)
+    CALLS.clear()
+    res = cal.run_rule(CONFIG, version=8, v7_run_csv=str(path), final_start=5000, final_trials=600)
+    assert list(res["stage"]) == ["anchor", "predicted", "final"]
+    jobs = [c for c in CALLS if c[2] is not None]
+    # nothing of version 7 rerun; the final: seed s its own block of 600 from 5000
+    assert {c[2:] for c in jobs} == {
+        (p, s, 5000 + 600 * s, 5600 + 600 * s) for p in "AB" for s in (0, 1)
+    }
+    # reference: the design refitted here, the two fresh runs' mean residual, weight
+    # (800 + 1000) / (800 + 1000 + 400) (fresh against design poses per policy, two seeds)
+    design = run7[run7["stage"] == "design"]
+    x = design[[f"x_{k}" for k in KNOBS]].to_numpy()
+
+    def rows(x):
+        x = np.atleast_2d(x)
+        return np.column_stack(
+            [np.ones(len(x)), x, x[:, 0] * x[:, 1], x[:, 0] * x[:, 2], x[:, 1] * x[:, 2]]
+        )
+
+    fresh = run7[run7["stage"].isin(["intercept", "final"])]
+    xf = fresh[[f"x_{k}" for k in KNOBS]].to_numpy(dtype=float)
+    anchor, chosen = res.iloc[0], res.iloc[1]
+    w = 1800 / 2200
+    assert anchor["weight"] == pytest.approx(w)
+    xc = chosen[[f"x_{k}" for k in KNOBS]].to_numpy(dtype=float)
+    for k in cal.RATES:
+        beta = np.linalg.lstsq(rows(x), design[k].to_numpy(), rcond=None)[0]
+        resid = np.mean(fresh[k].to_numpy() - rows(xf) @ beta)
+        assert anchor[f"shift_{k}"] == pytest.approx(w * resid, abs=1e-9)
+        assert chosen[k] == pytest.approx((rows(xc) @ beta)[0] + w * resid, abs=1e-9)
+    f = res[res["chosen"]].iloc[0]
+    assert f["n_per_policy"] == 2 * 600
+    assert f["accepted"] == cal.accepted(f.to_dict(), cal.targets(CONFIG))
+
+
+def test_version_8_final_trials_before_version_7s_end_stop_the_rule():
+    with pytest.raises(ValueError, match="fresh"):
+        cal.run_rule(CONFIG, version=8, final_start=cal.FINAL_START_V7 + 1000)
+    assert not CALLS
+    v7, v8 = cal.RULES[7], cal.RULES[8]
+    assert v8["final_start"] == v7["final_start"] + 3 * v7["final_trials"]  # 21000, 3 seeds
+
+
+def test_mean_residual_is_the_mean_of_measured_minus_predicted():
+    beta = np.array([0.5, 0.1, -0.2])
+    x = np.array([[0.2, 0.4], [-1.0, 0.5]])
+    want = ((0.6 - (0.5 + 0.02 - 0.08)) + (0.3 - (0.5 - 0.1 - 0.1))) / 2  # written out
+    assert model.mean_residual(beta, x, [0.6, 0.3]) == pytest.approx(want, abs=1e-12)
+    with pytest.raises(ValueError):
+        model.mean_residual(beta, x, [0.6])

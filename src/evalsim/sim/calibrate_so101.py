@@ -1,8 +1,56 @@
 """Calibration of the SO-101 scene to the lesson's Table A, by a written rule.
 
+Rule version 8 (version 7's model, its intercepts re-estimated on every fresh draw version 7
+ran; written and committed before it was run)
+----------------------------------------------------------------------------------------------
+Why: version 7's point missed one row on its fresh draws, A's loose rate (0.8847, +1.08
+lesson SE; 4.5 trials of 3,000 past the 1 SE line); the other rates were within 0.5 SE and
+the gap within 0.002. Its two fresh runs, at nearly the same point (the model moves A's loose
+rate by 0.0005 between them), measured A's loose rate at 0.8793 and 0.8847: the second is
+within the first's sampling error (difference SE about 0.008). The model, shifted by 2/3 of
+the first run's residual, predicted 0.8694 there: its design's 1,500 poses per policy ran low
+on A's loose rate. Version 8 re-estimates the intercepts on both fresh runs (6,000 distinct
+poses per policy) and judges its choice on a larger fresh run. Version 7's design, knobs,
+box, sigma = 0 floor and acceptance are unchanged. Versions 3-7 each missed one to three rows;
+a pass after eight versions is partly luck, so config/README.md also reports the adopted
+point's rates pooled over every fresh run near it.
+
+1. **Draws:** version 7's step 1.
+2. **Model:** version 7's (intercept, four coded knobs, six two-knob products), refitted from
+   version 7's design rows (``results/calibration/so101_v7.csv``, :data:`V7_RUN_CSV`; a rerun
+   of version 7 when absent: deterministic draws). Its sigma = 0 fits are kept as they are.
+3. **Intercepts:** version 7's two fresh runs (its intercept step on trials 15000-17999 and
+   its final run on 18000-20999, 3,000 distinct poses per policy each) are measurements at
+   their coded points. Each of the four rates' intercept is shifted by the weight
+   w = 6,000 / (6,000 + 1,500) = 0.8 (fresh against design poses per policy, version 7's step
+   6's rule) times the mean of the two runs' residuals (measured minus the unshifted model at
+   the run's point; :func:`evalsim.sim.calibration_model.mean_residual`).
+4. **Choice:** version 7's step 5 with the shifted models (grid -1, -0.9, ..., 1 of the four
+   coded knobs, the smallest predicted D among points with predicted sigma = 0 at least 95% on
+   every task, the feasibility loop).
+5. **Final evaluation:** the chosen point on :data:`FINAL_TRIALS_PER_SEED_V8` (2,000) trials of
+   every (policy, seed) from :data:`FINAL_START_V8`: seed 0 trials 21000-22999, seed 1
+   23000-24999, seed 2 25000-26999; 6,000 distinct poses per policy that no version,
+   diagnostic or exploration used. Acceptance unchanged: each of the four rates within 1 lesson
+   SE, the gap within ``GAP_TOL``.
+6. **Adoption** (decided before the run): if version 8's point passes its acceptance, it
+   becomes the study's values (``config/config.yaml``, ``config/smoke.yaml``;
+   :data:`ADOPTED_VERSION` 8) and the study's pools are drawn once, on ``study_seed``, at it.
+   If it fails, version 3's point stays the study's values and the pools drawn at it stand.
+   Pools are never redrawn to pass T30. No version 9 follows a failure of this one in this
+   round: the issue's owner decides.
+
+Run: ``python -m evalsim.sim.calibrate_so101 --version 8 --processes 2`` (12,000 trials and
+the sigma = 0 checks when version 7's run is present).
+
 Rule version 7 (the moving jaw's opening: a knob that moves B's pushes apart from A's; written
 and committed before it was run)
 ----------------------------------------------------------------------------------------------
+config/README.md records its run: its point (open clearance 16.9 mm, fixed pad 3.275 mm, pads
+30.5 mm, hold 0.156) failed the acceptance on one row (A's loose rate 0.8847, +1.08 SE; the
+other rates within 0.5 SE, the gap within 0.002), and by step 9 version 3's point stayed the
+study's values.
+
 Why: versions 3-6 could not put both loose rates within 1 lesson SE. Their only knob of the
 loose rates, the fixed pad's clearance, moves A's and B's together (per 0.15 mm, 0.16 and
 0.18 lesson SE), while the two sit about 2 SE apart relative to the lesson (A high, B low).
@@ -316,6 +364,7 @@ from evalsim.sim.calibration_model import (
     design_full,
     fit_linear,
     grid_within,
+    mean_residual,
     point_of,
     predict,
     shift_intercepts,
@@ -397,6 +446,13 @@ INTERCEPT_START_V7 = 15000
 INTERCEPT_TRIALS_PER_SEED_V7 = 1000
 FINAL_START_V7 = 18000
 FINAL_TRIALS_PER_SEED_V7 = 1000
+#: Version 7's run (its design rows and its two fresh runs give version 8's model); rerun when
+#: absent.
+V7_RUN_CSV = "results/calibration/so101_v7.csv"
+#: Version 8's final trials: seed ``s`` from ``FINAL_START_V8 + s * FINAL_TRIALS_PER_SEED_V8``
+#: (21000-26999 for three seeds), after every trial version 7 used.
+FINAL_START_V8 = 21000
+FINAL_TRIALS_PER_SEED_V8 = 2000
 #: The version whose chosen point is the study's values (versions 4, 5 and 6 failed their
 #: acceptance and, by their adoption steps, left version 3's point in place;
 #: config/README.md): the default of
@@ -615,6 +671,11 @@ RULES: dict[int, dict] = {
         "intercept_trials": INTERCEPT_TRIALS_PER_SEED_V7,
         "final_start": FINAL_START_V7,
         "final_trials": FINAL_TRIALS_PER_SEED_V7,
+    },
+    8: {
+        "v7_run_csv": V7_RUN_CSV,
+        "final_start": FINAL_START_V8,
+        "final_trials": FINAL_TRIALS_PER_SEED_V8,
     },
 }
 
@@ -864,6 +925,46 @@ def _run_version7(config: dict, processes: int, rule: dict) -> pd.DataFrame:
     return out
 
 
+def _run_version8(config: dict, processes: int, rule: dict) -> pd.DataFrame:
+    """Rule version 8 (the module's docstring): version 7's model, its intercepts shifted by
+    0.8 of the mean residual of version 7's two fresh runs, the choice, a final run on 6,000
+    other distinct poses per policy."""
+    rule7 = RULES[7]
+    path = rule["v7_run_csv"]
+    if path is not None and Path(path).exists():
+        run7 = pd.read_csv(path)
+        log.info("version 7's run: %s", path)
+    else:
+        run7 = _run_version7(config, processes, rule7)
+    names = list(rule7["knobs"])
+    design = run7[run7["stage"] == "design"].sort_values("order").reset_index(drop=True)
+    coded = design[[f"x_{k}" for k in names]].to_numpy(dtype=float)
+    models, sigma0_models = _models(config, coded, design, rule7["interactions"])
+    fresh = run7[run7["stage"].isin(["intercept", "final"])].sort_values("order")
+    xs = fresh[[f"x_{k}" for k in names]].to_numpy(dtype=float)
+    n_seeds = int(config["simulation"]["n_seeds"])
+    n_fresh = int(fresh["n_per_policy"].sum())
+    weight = n_fresh / (n_fresh + rule7["design_trials"] * n_seeds)
+    shifted = {}
+    for k, beta in models.items():
+        beta = np.array(beta, dtype=float)
+        beta[0] += weight * mean_residual(beta, xs, fresh[k].to_numpy(dtype=float))
+        shifted[k] = beta
+    anchor = {f"model_{k}": float(predict(models[k], xs[-1])[0]) for k in RATES}
+    anchor.update({f"shift_{k}": float(shifted[k][0] - models[k][0]) for k in RATES})
+    anchor.update(stage="anchor", order=0, weight=weight, n_fresh_per_policy=n_fresh)
+    x, point, measured, tried = _choose_feasible(
+        config, rule7, shifted, sigma0_models, processes, 1
+    )
+    final = score_point_distinct(
+        config, point, rule["final_start"], rule["final_trials"], processes
+    )
+    final = _final_row(config, rule7, final, x, measured, 1 + len(tried))
+    out = pd.DataFrame([anchor, *tried, final])
+    out["chosen"] = out["stage"] == "final"
+    return out
+
+
 def run_rule(
     config: dict, processes: int = 1, version: int = ADOPTED_VERSION, **settings
 ) -> pd.DataFrame:
@@ -884,6 +985,12 @@ def run_rule(
     rates), and the final point's row (``stage`` "final", on fresh trials; ``chosen``;
     ``accepted`` its verdict). Raises ValueError when the final trials overlap the design's."""
     rule = {**RULES[version], **settings}
+    if version == 8:
+        n_seeds = int(config["simulation"]["n_seeds"])
+        v7 = RULES[7]
+        if rule["final_start"] < v7["final_start"] + n_seeds * v7["final_trials"]:
+            raise ValueError("the final trials must be fresh: after version 7's final trials")
+        return _run_version8(config, processes, rule)
     if version == 7:
         return _run_version7(config, processes, rule)
     if version == 6:

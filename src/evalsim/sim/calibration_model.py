@@ -86,6 +86,16 @@ def shift_intercepts(
     return out
 
 
+def mean_residual(beta: np.ndarray, coded: np.ndarray, measured: np.ndarray) -> float:
+    """Rule version 8, step 3: the mean over runs of measured minus the model's prediction at
+    each run's coded point (rows of ``coded``, one per entry of ``measured``)."""
+    coded = np.atleast_2d(coded)
+    measured = np.asarray(measured, dtype=float)
+    if len(measured) != len(coded) or not len(coded):
+        raise ValueError("need one measured value per coded point, at least one")
+    return float(np.mean(measured - predict(beta, coded)))
+
+
 def add_knob(beta: np.ndarray, n_knobs: int, slope: float) -> np.ndarray:
     """Rule version 6, step 2: the coefficients of a model in ``n_knobs`` coded knobs (with the
     two-knob products when ``beta`` is longer than the intercept and slopes) extended by one
