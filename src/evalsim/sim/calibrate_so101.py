@@ -453,11 +453,11 @@ V7_RUN_CSV = "results/calibration/so101_v7.csv"
 #: (21000-26999 for three seeds), after every trial version 7 used.
 FINAL_START_V8 = 21000
 FINAL_TRIALS_PER_SEED_V8 = 2000
-#: The version whose chosen point is the study's values (versions 4, 5 and 6 failed their
-#: acceptance and, by their adoption steps, left version 3's point in place;
-#: config/README.md): the default of
-#: :func:`run_rule` and of the command line, so the workflow's calibration target reruns it.
-ADOPTED_VERSION = 3
+#: The version whose chosen point is the study's values (versions 4-7 failed their acceptance
+#: and left version 3's point in place; version 8 passed and replaced it; config/README.md):
+#: the default of :func:`run_rule` and of the command line, so the workflow's calibration
+#: target reruns it.
+ADOPTED_VERSION = 8
 
 
 def calibration_config(config: dict, overrides: dict) -> dict:
