@@ -625,7 +625,7 @@ def test_version_8_shifts_version_7s_model_by_its_fresh_runs(monkeypatch, tmp_pa
 
 def test_version_8_final_trials_before_version_7s_end_stop_the_rule():
     with pytest.raises(ValueError, match="fresh"):
-        cal.run_rule(CONFIG, version=8, final_start=cal.FINAL_START_V7 + 1000)
+        cal.run_rule(CONFIG, version=8, final_start=cal.RULES[7]["final_start"] + 1000)
     assert not CALLS
     v7, v8 = cal.RULES[7], cal.RULES[8]
     assert v8["final_start"] == v7["final_start"] + 3 * v7["final_trials"]  # 21000, 3 seeds

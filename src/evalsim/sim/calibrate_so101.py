@@ -17,7 +17,7 @@ point's rates pooled over every fresh run near it.
 
 1. **Draws:** version 7's step 1.
 2. **Model:** version 7's (intercept, four coded knobs, six two-knob products), refitted from
-   version 7's design rows (``results/calibration/so101_v7.csv``, :data:`V7_RUN_CSV`; a rerun
+   version 7's design rows (``results/calibration/so101_v7.csv``, ``RULES[8]``; a rerun
    of version 7 when absent: deterministic draws). Its sigma = 0 fits are kept as they are.
 3. **Intercepts:** version 7's two fresh runs (its intercept step on trials 15000-17999 and
    its final run on 18000-20999, 3,000 distinct poses per policy each) are measurements at
@@ -28,9 +28,9 @@ point's rates pooled over every fresh run near it.
 4. **Choice:** version 7's step 5 with the shifted models (grid -1, -0.9, ..., 1 of the four
    coded knobs, the smallest predicted D among points with predicted sigma = 0 at least 95% on
    every task, the feasibility loop).
-5. **Final evaluation:** the chosen point on :data:`FINAL_TRIALS_PER_SEED_V8` (2,000) trials of
-   every (policy, seed) from :data:`FINAL_START_V8`: seed 0 trials 21000-22999, seed 1
-   23000-24999, seed 2 25000-26999; 6,000 distinct poses per policy that no version,
+5. **Final evaluation:** the chosen point on 2,000 trials of every (policy, seed) from 21000:
+   seed 0 trials 21000-22999, seed 1 23000-24999, seed 2 25000-26999; 6,000 distinct poses
+   per policy that no version,
    diagnostic or exploration used. Acceptance unchanged: each of the four rates within 1 lesson
    SE, the gap within ``GAP_TOL``.
 6. **Adoption** (decided before the run): if version 8's point passes its acceptance, it
@@ -72,17 +72,16 @@ leave the 40 mm cube 10 mm less).
 
 1. **Draws:** version 5's step 1 (``study_seed + 1``; distinct poses: every training seed its
    own block of trial indices, :func:`distinct_pose_ranges`; both policies the same indices).
-2. **Knobs** (:data:`KNOBS_V7`; centre +- half-range): ``open_clearance_m`` 14.5 +- 3 mm,
+2. **Knobs** (``RULES[7]``; centre +- half-range): ``open_clearance_m`` 14.5 +- 3 mm,
    ``fixed_pad_extra_m`` 2.75 +- 0.75 mm (the fixed jaw's clearance 10.1-11.6 mm), ``pad_width_m``
    28.5 +- 2 mm (the noisier policy's drops: the gap), ``grip_hold_fraction`` 0.150 +- 0.010 (both
-   strict rates). ``pad_friction_sd`` is held at version 3's 0.385 (:data:`FIXED_V7`). The centre
+   strict rates). ``pad_friction_sd`` is held at version 3's 0.385 (``RULES[7]``). The centre
    is near the exploration's best point (0.75 rad = 14.7 mm, 2.5 mm, 29 mm, 0.148: strict A
    73.3, loose A 87.5, strict B 87.9, loose B 96.7, on 1,500 trials per policy).
 3. **Design:** the full 2^4 factorial plus the centre, 17 points, on common random numbers:
-   :data:`DESIGN_TRIALS_PER_SEED_V7` (500) trials of every (policy, seed) from
-   :data:`DESIGN_START_V7`: seed 0 trials 13000-13499, seed 1 13500-13999, seed 2
-   14000-14499 (1,500 distinct poses per policy, 3,000 trials a point), and the sigma = 0 stream
-   (200 trials) of every task at every point; 61,200 trials.
+   500 trials of every (policy, seed) from 13000: seed 0 trials 13000-13499, seed 1
+   13500-13999, seed 2 14000-14499 (1,500 distinct poses per policy, 3,000 trials a point),
+   and the sigma = 0 stream (200 trials) of every task at every point; 61,200 trials.
 4. **Model:** each rate and each task's sigma = 0 rate fitted by least squares over the 17
    points on the intercept, the four coded knobs and their six two-knob products (11
    coefficients, 6 df left).
@@ -90,19 +89,18 @@ leave the 40 mm cube 10 mm less).
    predicted D among points whose predicted sigma = 0 rate is at least 95% on every task, ties
    to the point nearest the centre, with the feasibility loop (the sigma = 0 stream run at the
    chosen point; at most :data:`MAX_FEASIBILITY_TRIES` tries).
-6. **Intercept step:** the first choice on :data:`INTERCEPT_TRIALS_PER_SEED_V7` (1,000) trials
-   of every (policy, seed) from :data:`INTERCEPT_START_V7` (15000-17999; 3,000 distinct poses
-   per policy). The design's poses carry their own luck (versions 3-5), so each rate's
-   intercept is shifted by the share w = 3,000 / (3,000 + 1,500) = 2/3 of measured minus
-   predicted (the two estimates of the rate at that point weighted by their distinct poses
-   per policy; :func:`shift_intercepts` with ``weight``).
+6. **Intercept step:** the first choice on 1,000 trials of every (policy, seed) from 15000
+   (15000-17999; 3,000 distinct poses per policy). The design's poses carry their own luck
+   (versions 3-5), so each rate's intercept is shifted by the share w = 3,000 / (3,000 +
+   1,500) = 2/3 of measured minus predicted (the two estimates of the rate at that point
+   weighted by their distinct poses per policy; :func:`shift_intercepts` with ``weight``).
 7. **Second choice:** step 5 with the shifted models (the same grid, floor and feasibility
    loop).
-8. **Final evaluation:** the second choice on :data:`FINAL_TRIALS_PER_SEED_V7` (1,000) trials of
-   every (policy, seed) from :data:`FINAL_START_V7`: seed 0 trials 18000-18999, seed 1
-   19000-19999, seed 2 20000-20999; 3,000 distinct poses per policy that no step of any
-   version, diagnostic or exploration used. Acceptance unchanged (version 3's step 7): each of
-   the four rates within 1 lesson SE, the gap within ``GAP_TOL``.
+8. **Final evaluation:** the second choice on 1,000 trials of every (policy, seed) from 18000:
+   seed 0 trials 18000-18999, seed 1 19000-19999, seed 2 20000-20999; 3,000 distinct poses per
+   policy that no step of any version, diagnostic or exploration used. Acceptance unchanged
+   (version 3's step 7): each of the four rates within 1 lesson SE, the gap within
+   ``GAP_TOL``.
 9. **Adoption** (decided before the run): if version 7's point passes its acceptance, it
    becomes the study's values (``config/config.yaml``, ``config/smoke.yaml``,
    ``config/structured.yaml``; :data:`ADOPTED_VERSION` 7) and the study's pools are drawn once,
@@ -428,31 +426,6 @@ FINAL_TRIALS_PER_SEED_V6 = 1000
 V3_DESIGN_CSV = "results/calibration/so101_v3.csv"
 #: Version 5's run (its final row anchors version 6's intercepts); rerun when absent.
 V5_RUN_CSV = "results/calibration/so101_v5.csv"
-#: Version 7's knobs: name -> (centre, half-range) (the module's docstring, step 2).
-KNOBS_V7: dict[str, tuple[float, float]] = {
-    "open_clearance_m": (0.0145, 0.003),
-    "fixed_pad_extra_m": (0.00275, 0.00075),
-    "pad_width_m": (0.0285, 0.002),
-    "grip_hold_fraction": (0.150, 0.010),
-}
-#: Knobs version 7 holds at version 3's chosen value at every point.
-FIXED_V7 = {"pad_friction_sd": 0.385}
-#: Version 7's design: seed ``s`` runs trials ``DESIGN_START_V7 + s * DESIGN_TRIALS_PER_SEED_V7``
-#: onwards (13000-14499 for three seeds), after the exploration's 11000-12499.
-DESIGN_START_V7 = 13000
-DESIGN_TRIALS_PER_SEED_V7 = 500
-#: Version 7's intercept step (15000-17999) and final evaluation (18000-20999).
-INTERCEPT_START_V7 = 15000
-INTERCEPT_TRIALS_PER_SEED_V7 = 1000
-FINAL_START_V7 = 18000
-FINAL_TRIALS_PER_SEED_V7 = 1000
-#: Version 7's run (its design rows and its two fresh runs give version 8's model); rerun when
-#: absent.
-V7_RUN_CSV = "results/calibration/so101_v7.csv"
-#: Version 8's final trials: seed ``s`` from ``FINAL_START_V8 + s * FINAL_TRIALS_PER_SEED_V8``
-#: (21000-26999 for three seeds), after every trial version 7 used.
-FINAL_START_V8 = 21000
-FINAL_TRIALS_PER_SEED_V8 = 2000
 #: The version whose chosen point is the study's values (versions 4-7 failed their acceptance
 #: and left version 3's point in place; version 8 passed and replaced it; config/README.md):
 #: the default of :func:`run_rule` and of the command line, so the workflow's calibration
@@ -660,22 +633,27 @@ RULES: dict[int, dict] = {
         "final_start": FINAL_START_V6,
         "final_trials": FINAL_TRIALS_PER_SEED_V6,
     },
-    7: {
-        "knobs": KNOBS_V7,
+    7: {  # the module's docstring, version 7's steps 2, 3, 6 and 8
+        "knobs": {
+            "open_clearance_m": (0.0145, 0.003),
+            "fixed_pad_extra_m": (0.00275, 0.00075),
+            "pad_width_m": (0.0285, 0.002),
+            "grip_hold_fraction": (0.150, 0.010),
+        },
         "design": design_full,
         "interactions": True,
-        "fixed": FIXED_V7,
-        "design_start": DESIGN_START_V7,
-        "design_trials": DESIGN_TRIALS_PER_SEED_V7,
-        "intercept_start": INTERCEPT_START_V7,
-        "intercept_trials": INTERCEPT_TRIALS_PER_SEED_V7,
-        "final_start": FINAL_START_V7,
-        "final_trials": FINAL_TRIALS_PER_SEED_V7,
+        "fixed": {"pad_friction_sd": 0.385},  # version 3's value
+        "design_start": 13000,  # seed s from 13000 + 500 s: after the exploration's trials
+        "design_trials": 500,
+        "intercept_start": 15000,  # 15000-17999
+        "intercept_trials": 1000,
+        "final_start": 18000,  # 18000-20999
+        "final_trials": 1000,
     },
-    8: {
-        "v7_run_csv": V7_RUN_CSV,
-        "final_start": FINAL_START_V8,
-        "final_trials": FINAL_TRIALS_PER_SEED_V8,
+    8: {  # the module's docstring, version 8's steps 2 and 5
+        "v7_run_csv": "results/calibration/so101_v7.csv",  # rerun when absent
+        "final_start": 21000,  # seed s from 21000 + 2000 s: after version 7's trials
+        "final_trials": 2000,
     },
 }
 
@@ -845,6 +823,30 @@ def _version5_final(config: dict, processes: int, rule: dict) -> dict:
     return run[run["stage"] == "final"].iloc[0].to_dict()
 
 
+def _anchored_choice(
+    config: dict,
+    processes: int,
+    rule: dict,
+    choice_rule: dict,
+    shifted: dict[str, np.ndarray],
+    sigma0_models: dict[str, np.ndarray],
+    anchor: dict,
+) -> pd.DataFrame:
+    """Versions 6 and 8's last steps: the choice on the shifted models (``choice_rule``'s
+    knobs, fixed knobs and grids), then the final run on ``rule``'s fresh distinct poses; one
+    row for the anchor, one per choice tried, the final row."""
+    x, point, measured, tried = _choose_feasible(
+        config, choice_rule, shifted, sigma0_models, processes, 1
+    )
+    final = score_point_distinct(
+        config, point, rule["final_start"], rule["final_trials"], processes
+    )
+    final = _final_row(config, choice_rule, final, x, measured, 1 + len(tried))
+    out = pd.DataFrame([anchor, *tried, final])
+    out["chosen"] = out["stage"] == "final"
+    return out
+
+
 def _run_version6(config: dict, processes: int, rule: dict) -> pd.DataFrame:
     """Rule version 6 (the module's docstring): version 4's model plus the fixed pad's slope
     from version 3's design, intercepts shifted to version 5's final run at its point, the
@@ -872,16 +874,7 @@ def _run_version6(config: dict, processes: int, rule: dict) -> pd.DataFrame:
     shifted = shift_intercepts(models, x5, {k: float(v5[k]) for k in RATES})
     grids = [CHOICE_GRID] * n4 + [grid_within(CHOICE_GRID, knobs[new], rule3["knobs"][new])]
     rule6 = {"knobs": knobs, "fixed": {}, "grids": grids}
-    x, point, measured, tried = _choose_feasible(
-        config, rule6, shifted, sigma0_models, processes, 1
-    )
-    final = score_point_distinct(
-        config, point, rule["final_start"], rule["final_trials"], processes
-    )
-    final = _final_row(config, rule6, final, x, measured, 1 + len(tried))
-    out = pd.DataFrame([anchor, *tried, final])
-    out["chosen"] = out["stage"] == "final"
-    return out
+    return _anchored_choice(config, processes, rule, rule6, shifted, sigma0_models, anchor)
 
 
 def _run_version7(config: dict, processes: int, rule: dict) -> pd.DataFrame:
@@ -953,16 +946,7 @@ def _run_version8(config: dict, processes: int, rule: dict) -> pd.DataFrame:
     anchor = {f"model_{k}": float(predict(models[k], xs[-1])[0]) for k in RATES}
     anchor.update({f"shift_{k}": float(shifted[k][0] - models[k][0]) for k in RATES})
     anchor.update(stage="anchor", order=0, weight=weight, n_fresh_per_policy=n_fresh)
-    x, point, measured, tried = _choose_feasible(
-        config, rule7, shifted, sigma0_models, processes, 1
-    )
-    final = score_point_distinct(
-        config, point, rule["final_start"], rule["final_trials"], processes
-    )
-    final = _final_row(config, rule7, final, x, measured, 1 + len(tried))
-    out = pd.DataFrame([anchor, *tried, final])
-    out["chosen"] = out["stage"] == "final"
-    return out
+    return _anchored_choice(config, processes, rule, rule7, shifted, sigma0_models, anchor)
 
 
 def run_rule(
@@ -985,20 +969,16 @@ def run_rule(
     rates), and the final point's row (``stage`` "final", on fresh trials; ``chosen``;
     ``accepted`` its verdict). Raises ValueError when the final trials overlap the design's."""
     rule = {**RULES[version], **settings}
-    if version == 8:
+    if version in (6, 8):  # each after the version it builds on: 5's and 7's final trials
         n_seeds = int(config["simulation"]["n_seeds"])
-        v7 = RULES[7]
-        if rule["final_start"] < v7["final_start"] + n_seeds * v7["final_trials"]:
-            raise ValueError("the final trials must be fresh: after version 7's final trials")
-        return _run_version8(config, processes, rule)
+        before = RULES[version - 1]
+        if rule["final_start"] < before["final_start"] + n_seeds * before["final_trials"]:
+            raise ValueError(
+                f"the final trials must be fresh: after version {version - 1}'s final trials"
+            )
+        return (_run_version6 if version == 6 else _run_version8)(config, processes, rule)
     if version == 7:
         return _run_version7(config, processes, rule)
-    if version == 6:
-        n_seeds = int(config["simulation"]["n_seeds"])
-        v5 = RULES[5]
-        if rule["final_start"] < v5["final_start"] + n_seeds * v5["final_trials"]:
-            raise ValueError("the final trials must be fresh: after version 5's final trials")
-        return _run_version6(config, processes, rule)
     if version == 5:
         ends = [
             (rule["intercept_start"], rule["intercept_trials"]),
