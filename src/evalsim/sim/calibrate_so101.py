@@ -3,6 +3,11 @@
 Rule version 8 (version 7's model, its intercepts re-estimated on every fresh draw version 7
 ran; written and committed before it was run)
 ----------------------------------------------------------------------------------------------
+config/README.md records its run: its point (open clearance 16.0 mm, fixed pad 3.275 mm,
+pads 30.5 mm, hold 0.156) passed the acceptance on its 6,000 fresh poses per policy (misses
+-0.05, +0.49, +0.58, +0.03 lesson SE; gap 0.152, +0.012), and by step 6 it is the study's
+values (:data:`ADOPTED_VERSION` 8).
+
 Why: version 7's point missed one row on its fresh draws, A's loose rate (0.8847, +1.08
 lesson SE; 4.5 trials of 3,000 past the 1 SE line); the other rates were within 0.5 SE and
 the gap within 0.002. Its two fresh runs, at nearly the same point (the model moves A's loose
