@@ -638,3 +638,57 @@ def test_mean_residual_is_the_mean_of_measured_minus_predicted():
     assert model.mean_residual(beta, x, [0.6, 0.3]) == pytest.approx(want, abs=1e-12)
     with pytest.raises(ValueError):
         model.mean_residual(beta, x, [0.6])
+
+
+def test_choose_reports_gap_and_distance_meets_every_floor_and_ties_to_the_centre():
+    tgt = cal.targets(CONFIG)
+    # every rate flat at the lesson's: D = 0 everywhere, so the tie goes to the centre
+    flat = {k: np.array([tgt[k][0], 0.0, 0.0]) for k in cal.RATES}
+    s0 = {"cube30": np.array([0.99, 0.0, 0.0])}
+    x, pred = model.choose(flat, s0, tgt, ["A", "B"], {"cube30": 0.95}, 2)
+    np.testing.assert_array_equal(x, [0.0, 0.0])
+    # rates that move: D's minimum at coded (-0.6, -0.8); two tasks' floors, one per knob,
+    # each excluding that minimum, so only both together pin the choice
+    models = {
+        k: np.array([tgt[k][0] + 0.01 * (1 + i) * 0.6 + 0.015 * 0.8, 0.01 * (1 + i), 0.015])
+        for i, k in enumerate(cal.RATES)
+    }
+    s0 = {"cube30": np.array([0.95, 0.04, 0.0]), "cube40": np.array([0.95, 0.0, 0.04])}
+    floors = {"cube30": 0.95, "cube40": 0.95}  # each needs its knob >= 0
+    x, pred = model.choose(models, s0, tgt, ["A", "B"], floors, 2)
+    assert x[0] >= 0.0 and x[1] >= 0.0
+    # reference, written out: the best admissible point of the grid by brute force
+    best = None
+    for a in model.CHOICE_GRID:
+        for b in model.CHOICE_GRID:
+            if a < -1e-12 or b < -1e-12:
+                continue
+            r = {k: m[0] + m[1] * a + m[2] * b for k, m in models.items()}
+            r["gap"] = r["strict_B"] - r["strict_A"]
+            d = sum(((r[k] - v) / t) ** 2 for k, (v, t) in tgt.items())
+            if best is None or d < best[0] - 1e-12:
+                best = (d, a, b, r)
+    np.testing.assert_allclose(x, best[1:3], atol=1e-12)
+    assert pred["distance"] == pytest.approx(best[0], rel=1e-12)
+    assert pred["gap"] == pytest.approx(best[3]["strict_B"] - best[3]["strict_A"], abs=1e-12)
+    assert pred["sigma0_cube40"] == pytest.approx(0.95 + 0.04 * x[1], abs=1e-12)
+
+
+def test_model_helpers_name_their_errors_and_weight_zero_keeps_the_model():
+    beta = np.array([0.5, 0.1, -0.2])
+    kept = model.shift_intercepts({"strict_A": beta}, np.array([0.3, 0.1]), {"strict_A": 0.9}, 0.0)
+    np.testing.assert_array_equal(kept["strict_A"], beta)
+    with pytest.raises(ValueError, match="one measured value per coded point"):
+        model.mean_residual(beta, np.zeros((2, 2)), [0.1])
+    with pytest.raises(ValueError, match="n_knobs"):
+        model.add_knob(np.zeros(6), 3, 0.1)
+
+
+def test_grid_within_keeps_both_edges_of_the_box_and_cuts_below_it():
+    grid = model.CHOICE_GRID
+    # knob 3.5 +- 1.5 mm inside a box 3.5 +- 1.2 mm (2.3-4.7 mm): coded -0.8 .. +0.8, both
+    # edges on the grid and kept; reference in plain Python millimetres
+    got = model.grid_within(grid, (0.0035, 0.0015), (0.0035, 0.0012))
+    want = [g for g in grid if 2.3 - 1e-6 <= 3.5 + 1.5 * g <= 4.7 + 1e-6]
+    np.testing.assert_allclose(got, want)
+    assert got.min() == pytest.approx(-0.8) and got.max() == pytest.approx(0.8)

@@ -91,6 +91,11 @@ GROUPS: dict[str, dict] = {
         "modules": ["evalsim/stats/simreal/full_joint.py"],
         "tests": ["tests/test_simreal_full_joint.py", "tests/test_simreal_exact_methods.py"],
     },
+    "calibrate-so101": {
+        # the SO-101 rule's response-surface model, on the rule's simulated simulator
+        "modules": ["evalsim/sim/calibration_model.py"],
+        "tests": ["tests/test_calibrate_so101.py"],
+    },
     "calibrate": {
         "modules": ["evalsim/sim/calibrate.py"],
         # the rule on a simulated simulator, and test_sim's calibration tests without MuJoCo
