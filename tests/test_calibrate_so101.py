@@ -1,14 +1,16 @@
-"""The SO-101 calibration rule (versions 3 to 6) on a simulated simulator.
+"""The SO-101 calibration rule (versions 3 to 8) on a simulated simulator.
 
-``evalsim.sim.calibrate_so101._run`` (one MuJoCo job) is replaced by a function of the knobs
-with known rates, linear in the knobs, so the rule's steps run in milliseconds: the distance
+``evalsim.sim.calibration_scoring.run_job`` (one MuJoCo job) is replaced by a function of the
+knobs with known rates, linear in the knobs, so the rule's steps run in milliseconds: the distance
 and acceptance are the written formulas, the design is a resolution-IV half fraction plus the
 centre on common trials, the linear model recovers the known rates and the choice their
 optimum on the grid, the sigma = 0 floor excludes points, and the final point runs on trials
 the design never used, with study_seed + 1; version 5's intercept step and final run give
 every seed its own block of trials (distinct poses); version 6 adds version 3's fixed-pad
-slope to version 4's model and anchors it on version 5's final run. The real run (MuJoCo)
-is recorded in config/README.md.
+slope to version 4's model and anchors it on version 5's final run; version 7 designs on
+distinct poses and weighs its intercept step by distinct poses; version 8 shifts version 7's
+model by the mean residual of its fresh runs. The real runs (MuJoCo) are recorded in
+config/README.md.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import pytest
 
 from evalsim.sim import calibrate_so101 as cal
 from evalsim.sim import calibration_model as model
+from evalsim.sim import calibration_scoring as scoring
 from evalsim.sim import rollout
 
 DOC = {"A": {"strict": 221, "loose": 259, "n": 300}, "B": {"strict": 263, "loose": 288, "n": 300}}
@@ -91,25 +94,25 @@ def fake_run(args) -> pd.DataFrame:
 @pytest.fixture(autouse=True)
 def _simulated(monkeypatch):
     CALLS.clear()
-    monkeypatch.setattr(cal, "_run", fake_run)
+    monkeypatch.setattr(scoring, "run_job", fake_run)
 
 
 def test_targets_are_the_lessons_rates_with_their_se_and_the_gap():
-    tgt = cal.targets(CONFIG)
+    tgt = scoring.targets(CONFIG)
     assert tgt["strict_A"] == pytest.approx(
         (221 / 300, math.sqrt(0.73667 * 0.26333 / 300)), rel=1e-4
     )
     assert tgt["loose_B"][0] == pytest.approx(0.96)
     assert tgt["gap"] == pytest.approx(((263 - 221) / 300, 0.015))
     row = {k: v for k, (v, _) in tgt.items()}
-    assert cal.distance(row, tgt) == 0.0 and cal.accepted(row, tgt)
+    assert scoring.distance(row, tgt) == 0.0 and scoring.accepted(row, tgt)
     # one SE off on one loose rate: distance 1, still accepted; a little more: rejected
     se = tgt["loose_A"][1]
     row1 = {**row, "loose_A": row["loose_A"] + se}
-    assert cal.distance(row1, tgt) == pytest.approx(1.0)
-    assert cal.accepted(row1, tgt)
-    assert not cal.accepted({**row, "loose_A": row["loose_A"] + 1.01 * se}, tgt)
-    assert not cal.accepted({**row, "gap": row["gap"] + 0.016}, tgt)
+    assert scoring.distance(row1, tgt) == pytest.approx(1.0)
+    assert scoring.accepted(row1, tgt)
+    assert not scoring.accepted({**row, "loose_A": row["loose_A"] + 1.01 * se}, tgt)
+    assert not scoring.accepted({**row, "gap": row["gap"] + 0.016}, tgt)
 
 
 def test_design_is_a_resolution_iv_half_fraction_and_the_centre():
@@ -155,11 +158,11 @@ def test_rule_fits_the_design_chooses_the_optimum_and_evaluates_fresh_trials():
     np.testing.assert_allclose(_coded(f.to_dict()), OPT, atol=1e-9)
     assert _sigma0(f.to_dict()) >= cal.SIGMA0_MIN_RATE
     predicted = res[res["stage"] == "predicted"].iloc[-1]
-    for k in cal.RATES:  # the model recovers the known (linear) rates
+    for k in scoring.RATES:  # the model recovers the known (linear) rates
         pol, crit = k.split("_")[1], k.split("_")[0]
         want = _rates(f.to_dict())[pol][0 if crit == "strict" else 1]
         assert predicted[k] == pytest.approx(want, abs=2e-3)
-    assert bool(f["accepted"]) == cal.accepted(f.to_dict(), cal.targets(CONFIG))
+    assert bool(f["accepted"]) == scoring.accepted(f.to_dict(), scoring.targets(CONFIG))
     assert f["accepted"]
 
 
@@ -180,7 +183,7 @@ def test_no_admissible_point_stops_the_rule(monkeypatch):
             return pd.DataFrame({"seed": 0, "trial": np.arange(start, stop), "success": False})
         return fake_run(args)
 
-    monkeypatch.setattr(cal, "_run", all_fail)
+    monkeypatch.setattr(scoring, "run_job", all_fail)
     with pytest.raises(ValueError, match="admissible"):
         cal.run_rule(CONFIG, version=3, knobs=KNOBS, design_trials=20, final_trials=20)
 
@@ -286,14 +289,14 @@ def test_command_line_passes_the_version_and_knobs(monkeypatch, capsys):
 
 def test_distinct_pose_ranges_give_every_seed_its_own_block():
     start, n, n_seeds = 2000, 7, 3
-    ranges = cal.distinct_pose_ranges(start, n, n_seeds)
+    ranges = scoring.distinct_pose_ranges(start, n, n_seeds)
     # reference: the indices start .. start + 3 n - 1 cut into consecutive slices of n
     every = list(range(start, start + n * n_seeds))
     assert [list(r) for r in ranges] == [every[s * n : (s + 1) * n] for s in range(n_seeds)]
     # the rule's blocks: intercept step 2000-4999, final 5000-7999 for three seeds
     v5 = cal.RULES[5]
-    step = cal.distinct_pose_ranges(v5["intercept_start"], v5["intercept_trials"], 3)
-    final = cal.distinct_pose_ranges(v5["final_start"], v5["final_trials"], 3)
+    step = scoring.distinct_pose_ranges(v5["intercept_start"], v5["intercept_trials"], 3)
+    final = scoring.distinct_pose_ranges(v5["final_start"], v5["final_trials"], 3)
     assert [(r.start, r.stop) for r in step] == [(2000, 3000), (3000, 4000), (4000, 5000)]
     assert [(r.start, r.stop) for r in final] == [(5000, 6000), (6000, 7000), (7000, 8000)]
     # distinct trial indices are distinct poses (the pose stream is keyed by task and index)
@@ -305,7 +308,7 @@ def test_distinct_pose_ranges_give_every_seed_its_own_block():
     used = np.vstack([poses[list(r)] for r in ranges])
     assert len(np.unique(used, axis=0)) == n * n_seeds
     with pytest.raises(ValueError):
-        cal.distinct_pose_ranges(0, 0, 3)
+        scoring.distinct_pose_ranges(0, 0, 3)
 
 
 def test_shift_intercepts_moves_only_the_intercepts_of_the_measured_rates():
@@ -345,7 +348,7 @@ def fake_run_easy_early(args) -> pd.DataFrame:
 
 
 def test_version_5_shifts_version_4s_intercepts_on_distinct_poses(monkeypatch, tmp_path):
-    monkeypatch.setattr(cal, "_run", fake_run_easy_early)
+    monkeypatch.setattr(scoring, "run_job", fake_run_easy_early)
     rule4 = {**cal.RULES[4], "knobs": KNOBS, "fixed": {"pad_friction_sd": 0.385}}
     monkeypatch.setitem(cal.RULES, 4, {**rule4, "design_trials": EASY_UNTIL})
     settings = {"intercept_start": 2000, "intercept_trials": 1000, "final_start": 4000}
@@ -419,10 +422,10 @@ def test_grid_within_keeps_the_coded_values_inside_the_design_box():
 def test_choose_searches_only_the_given_grids():
     # D's minimum (the lesson's rates, D = 0) at coded (0.5, 0.9); the second knob's grid
     # stops at 0.4
-    tgt = cal.targets(CONFIG)
+    tgt = scoring.targets(CONFIG)
     models = {
         k: np.array([tgt[k][0] - 0.01 * 0.5 - 0.02 * (1 + i) * 0.9, 0.01, 0.02 * (1 + i)])
-        for i, k in enumerate(cal.RATES)
+        for i, k in enumerate(scoring.RATES)
     }
     models["strict_B"] = models["strict_A"] + np.array([tgt["gap"][0], 0.0, 0.0])
     s0 = {"cube30": np.array([0.99, 0.0, 0.0])}
@@ -440,7 +443,7 @@ def _version6_world(monkeypatch):
     """Versions 3-5 in the fake world: version 3's design over the three knobs, version 4's
     over hold and pads with the fixed pad held at its centre (coded 0; the optimum has 0.6),
     both on the easy early trials; version 5 on later distinct poses."""
-    monkeypatch.setattr(cal, "_run", fake_run_easy_early)
+    monkeypatch.setattr(scoring, "run_job", fake_run_easy_early)
     monkeypatch.setitem(cal.RULES, 3, {**cal.RULES[3], "knobs": KNOBS, "design_trials": 2000})
     two = {k: KNOBS[k] for k in ("grip_hold_fraction", "pad_width_m")}
     rule4 = {**cal.RULES[4], "knobs": two, "fixed": {"fixed_pad_extra_m": 0.0035}}
@@ -503,7 +506,7 @@ def test_version_6_final_trials_before_version_5s_end_stop_the_rule():
 def _version7_settings(monkeypatch) -> dict:
     """Version 7 in the fake world: its three knobs, the design on the easy early trials
     (each seed its own block of 200 from 0), the intercept step and the final after them."""
-    monkeypatch.setattr(cal, "_run", fake_run_easy_early)
+    monkeypatch.setattr(scoring, "run_job", fake_run_easy_early)
     return {
         "knobs": KNOBS,
         "fixed": {"pad_friction_sd": 0.385},
@@ -546,7 +549,7 @@ def test_version_7_designs_on_distinct_poses_and_weighs_the_intercept_step(monke
     second = res[res["stage"] == "predicted"].iloc[1]
     x2 = second[[f"x_{k}" for k in KNOBS]].to_numpy(dtype=float)
     row2 = np.concatenate([[1.0], x2, [x2[0] * x2[1], x2[0] * x2[2], x2[1] * x2[2]]])
-    for k in cal.RATES:
+    for k in scoring.RATES:
         beta = np.linalg.lstsq(mm, design[k].to_numpy(), rcond=None)[0]
         assert step[f"model_{k}"] == pytest.approx(row1 @ beta, abs=1e-9)
         shifted = row2 @ beta + (2.0 / 3.0) * (step[k] - row1 @ beta)
@@ -556,7 +559,7 @@ def test_version_7_designs_on_distinct_poses_and_weighs_the_intercept_step(monke
         assert step[f"model_{k}"] - step[k] == pytest.approx(EASY, abs=3e-3)
     f = res[res["chosen"]].iloc[0]
     assert f["stage"] == "final" and f["n_per_policy"] == 2 * 500
-    assert f["accepted"] == cal.accepted(f.to_dict(), cal.targets(CONFIG))
+    assert f["accepted"] == scoring.accepted(f.to_dict(), scoring.targets(CONFIG))
 
 
 def test_version_7_trial_blocks_must_follow_each_other():
@@ -613,14 +616,14 @@ def test_version_8_shifts_version_7s_model_by_its_fresh_runs(monkeypatch, tmp_pa
     w = 1800 / 2200
     assert anchor["weight"] == pytest.approx(w)
     xc = chosen[[f"x_{k}" for k in KNOBS]].to_numpy(dtype=float)
-    for k in cal.RATES:
+    for k in scoring.RATES:
         beta = np.linalg.lstsq(rows(x), design[k].to_numpy(), rcond=None)[0]
         resid = np.mean(fresh[k].to_numpy() - rows(xf) @ beta)
         assert anchor[f"shift_{k}"] == pytest.approx(w * resid, abs=1e-9)
         assert chosen[k] == pytest.approx((rows(xc) @ beta)[0] + w * resid, abs=1e-9)
     f = res[res["chosen"]].iloc[0]
     assert f["n_per_policy"] == 2 * 600
-    assert f["accepted"] == cal.accepted(f.to_dict(), cal.targets(CONFIG))
+    assert f["accepted"] == scoring.accepted(f.to_dict(), scoring.targets(CONFIG))
 
 
 def test_version_8_final_trials_before_version_7s_end_stop_the_rule():
@@ -641,9 +644,9 @@ def test_mean_residual_is_the_mean_of_measured_minus_predicted():
 
 
 def test_choose_reports_gap_and_distance_meets_every_floor_and_ties_to_the_centre():
-    tgt = cal.targets(CONFIG)
+    tgt = scoring.targets(CONFIG)
     # every rate flat at the lesson's: D = 0 everywhere, so the tie goes to the centre
-    flat = {k: np.array([tgt[k][0], 0.0, 0.0]) for k in cal.RATES}
+    flat = {k: np.array([tgt[k][0], 0.0, 0.0]) for k in scoring.RATES}
     s0 = {"cube30": np.array([0.99, 0.0, 0.0])}
     x, pred = model.choose(flat, s0, tgt, ["A", "B"], {"cube30": 0.95}, 2)
     np.testing.assert_array_equal(x, [0.0, 0.0])
@@ -651,7 +654,7 @@ def test_choose_reports_gap_and_distance_meets_every_floor_and_ties_to_the_centr
     # each excluding that minimum, so only both together pin the choice
     models = {
         k: np.array([tgt[k][0] + 0.01 * (1 + i) * 0.6 + 0.015 * 0.8, 0.01 * (1 + i), 0.015])
-        for i, k in enumerate(cal.RATES)
+        for i, k in enumerate(scoring.RATES)
     }
     s0 = {"cube30": np.array([0.95, 0.04, 0.0]), "cube40": np.array([0.95, 0.0, 0.04])}
     floors = {"cube30": 0.95, "cube40": 0.95}  # each needs its knob >= 0

@@ -6,13 +6,13 @@ import pandas as pd
 from points import V3  # tools/calibration/points.py (the script's folder is on sys.path)
 
 from evalsim.config import load_config
-from evalsim.sim import calibrate_so101 as cal
+from evalsim.sim import calibration_scoring as scoring
 
 logging.basicConfig(level=logging.INFO, format="%(message)s")
 config = load_config("config/config.yaml")
 point = V3
-row = cal.score_point(config, point, 500, 1000, processes=2)
-row["accepted"] = cal.accepted(row, cal.targets(config))
+row = scoring.score_point(config, point, 500, 1000, processes=2)
+row["accepted"] = scoring.accepted(row, scoring.targets(config))
 pd.DataFrame([row]).to_csv(
     "results/calibration/so101_v3_final_rerun.csv", index=False, float_format="%.6g"
 )

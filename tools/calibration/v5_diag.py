@@ -8,19 +8,19 @@ import pandas as pd
 from points import V3, V5  # tools/calibration/points.py (the script's folder is on sys.path)
 
 from evalsim.config import load_config
-from evalsim.sim import calibrate_so101 as cal
+from evalsim.sim import calibration_scoring as scoring
 
 logging.basicConfig(level=logging.WARNING, format="%(message)s")
 config = load_config("config/config.yaml")
 frames = []
 for name, point, start in (("v3", V3, 2000), ("v3", V3, 5000), ("v5", V5, 5000)):
-    jobs = cal._distinct_pose_jobs(config, point, start, 1000)
-    f = pd.concat(cal._map(2, jobs), ignore_index=True)
+    jobs = scoring.distinct_pose_jobs(config, point, start, 1000)
+    f = pd.concat(scoring.run_jobs(2, jobs), ignore_index=True)
     f["point"], f["block_start"] = name, start
     frames.append(f)
-    row = cal.rates_of(f, ["A", "B"])
-    row["distance"] = cal.distance(row, cal.targets(config))
-    row["accepted"] = cal.accepted(row, cal.targets(config))
+    row = scoring.rates_of(f, ["A", "B"])
+    row["distance"] = scoring.distance(row, scoring.targets(config))
+    row["accepted"] = scoring.accepted(row, scoring.targets(config))
     print(name, start, {k: round(v, 4) for k, v in row.items()}, flush=True)
 allf = pd.concat(frames, ignore_index=True)
 allf.to_parquet("results/calibration/so101_v5_diag_trials.parquet")

@@ -9,6 +9,7 @@ import pandas as pd
 
 from evalsim.config import load_config
 from evalsim.sim import calibrate_so101 as cal
+from evalsim.sim import calibration_scoring as scoring
 
 config = load_config("config/config.yaml")
 c4, d4 = cal._version_design(config, 1, cal.V4_DESIGN_CSV, 4)
@@ -20,11 +21,11 @@ s0 = {k: cal.add_knob(b, 3, s03[k][4]) for k, b in s0.items()}
 run = pd.read_csv(cal.V5_RUN_CSV)
 v5 = run[run.stage == "final"].iloc[0]
 x5 = np.array([(v5[k] - c) / h for k, (c, h) in cal.KNOBS_V6.items()])
-m = cal.shift_intercepts(m, x5, {k: v5[k] for k in cal.RATES})
+m = cal.shift_intercepts(m, x5, {k: v5[k] for k in scoring.RATES})
 grid = np.array(list(itertools.product(*([cal.CHOICE_GRID] * 3 + [cal.FIXED_PAD_GRID_V6]))))
 pred = {k: cal.predict(b, grid) for k, b in m.items()}
 pred["gap"] = pred["strict_B"] - pred["strict_A"]
-tgt = cal.targets(config)
+tgt = scoring.targets(config)
 z = {k: (pred[k] - v) / t for k, (v, t) in tgt.items()}
 ok = np.all([cal.predict(b, grid) >= 0.95 for b in s0.values()], axis=0)
 worst = np.max(np.abs(np.column_stack(list(z.values()))), axis=1)

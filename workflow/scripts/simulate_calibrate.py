@@ -10,7 +10,11 @@ from evalsim.sim import calibrate, calibrate_so101
 
 sys.stderr = open(snakemake.log[0], "w")  # noqa: F821
 logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-for name in ("evalsim.sim.calibrate", "evalsim.sim.calibrate_so101"):
+for name in (
+    "evalsim.sim.calibrate",
+    "evalsim.sim.calibrate_so101",
+    "evalsim.sim.calibration_scoring",
+):
     logging.getLogger(name).setLevel(logging.INFO)  # progress
 
 p = snakemake.params  # noqa: F821

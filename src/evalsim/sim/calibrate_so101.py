@@ -114,245 +114,24 @@ leave the 40 mm cube 10 mm less).
 
 Run: ``python -m evalsim.sim.calibrate_so101 --version 7 --processes 2`` (about 70,000 trials).
 
-Rule version 6 (version 5's model plus the fixed pad's clearance; written and committed before
-it was run)
-----------------------------------------------------------------------------------------------
-Why: version 5's shifted model predicted every rate of its final run to within 0.7 points, and
-its point failed on one row, A's loose rate (0.888, +1.24 lesson SE), which its knobs do not
-move: version 4 held the fixed pad's clearance ``fixed_pad_extra_m`` at 3.8 mm. Version 6
-gives the choice that knob back, with the slopes version 3's design estimated for it. (By
-version 3's slopes the clearance moves A's loose rate 1.6 times as fast as B's, and B's loose
-rate was -0.74 SE on version 5's final draws: the model may find no point with both loose
-rates within 1 SE; the rule reports what it finds.)
-config/README.md records its run: its point (0.381, 0.158, 26.6 mm, 3.95 mm) failed the
-acceptance on one row (B's loose rate -1.06 SE; the other rates within 0.5 SE, the gap within
-0.007), and by step 6 version 3's point stayed the study's values.
-
-1. **Draws:** version 5's step 1 (``study_seed + 1``; distinct poses: every training seed its
-   own block of trial indices, :func:`distinct_pose_ranges`; both policies the same indices).
-2. **Model:** version 5's models of the four rates (version 4's fit: intercept, the three
-   coded knobs of :data:`KNOBS_V4` and their two-knob products) and version 4's sigma = 0 fits,
-   each extended by a fourth coded knob, ``fixed_pad_extra_m`` coded about 3.8 mm with version
-   3's half-range 1.5 mm (:data:`KNOBS_V6`), entering linearly with no interaction
-   (:func:`add_knob`). Its slope, for each rate and each task's sigma = 0 rate, is version 3's
-   fitted slope of that knob (step 5 of version 3: the half fraction, linear fit, per 1.5 mm),
-   computed by :func:`fit_linear` from version 3's design rows
-   (``results/calibration/so101_v3.csv``, :data:`V3_DESIGN_CSV`; a rerun of version 3's design
-   when the file is absent: deterministic draws). Its main effect is free of two-knob
-   interactions (resolution IV).
-3. **Intercepts:** version 5's final run (its point, coded (-1.0, +1.0, -0.1) and fixed pad
-   3.8 mm, i.e. coded 0 in the fourth knob, on trials 5000-7999, distinct poses) is a
-   measurement on 3,000 distinct poses per policy: each of the four rates' intercept is shifted
-   so the model reproduces that run's rates at version 5's point (:func:`shift_intercepts`).
-   The run's rates are read from version 5's run (``results/calibration/so101_v5.csv``, its
-   ``final`` row, :data:`V5_RUN_CSV`), or, when that file is absent, that point is rerun on the
-   same trials (deterministic). The sigma = 0 fits are not shifted (version 5's check at its
-   point matched them to 0.001).
-4. **Choice:** version 4's box in the three knobs (grid -1, -0.9, ..., 1) and the fixed pad
-   on the grid -1, -0.9, ..., +0.8 of its coding (2.3-5.0 mm: within 3.8 +- 1.5 mm and not past
-   version 3's design, whose top was 5.0 mm, so its slope is not extrapolated:
-   :data:`FIXED_PAD_GRID_V6`); the smallest predicted D among points whose predicted sigma = 0
-   rate is at least 95% on every task, ties to the point nearest the centre, and the
-   feasibility loop (the sigma = 0 stream run at the chosen point; at most
-   :data:`MAX_FEASIBILITY_TRIES` tries).
-5. **Final evaluation:** the chosen point on :data:`FINAL_TRIALS_PER_SEED_V6` (1,000) trials of
-   every (policy, seed) from :data:`FINAL_START_V6`: seed 0 trials 8000-8999, seed 1
-   9000-9999, seed 2 10000-10999; 3,000 distinct poses per policy that no version or diagnostic
-   used (all used trials < 8000). Acceptance unchanged (version 3's step 7): each of the four
-   rates within 1 lesson SE, the gap within ``GAP_TOL``.
-6. **Adoption** (decided before the run): if version 6's point passes its acceptance, it
-   becomes the study's values (``config/config.yaml``, ``config/smoke.yaml``;
-   :data:`ADOPTED_VERSION` 6) and the study's pools are drawn once, on ``study_seed``, at it.
-   If it fails, version 3's point stays the study's values and the pools drawn at it stand:
-   nothing is redrawn. Pools are never redrawn to pass T30.
-
-Run: ``python -m evalsim.sim.calibrate_so101 --version 6 --processes 2`` (the sigma = 0 checks
-and 6,000 final trials when version 3's and version 4's design CSVs and version 5's run are
-present).
-
-Rule version 5 (version 4's slopes, intercepts on distinct poses; written and committed before
-it was run)
-----------------------------------------------------------------------------------------------
-Why: versions 3 and 4 fitted their models on trials 0-499 (version 4: 0-399) of every (policy,
-seed). A trial index fixes the cube's pose (row ``i`` of the stream ``("pose", task)``) and the
-surfaces (stream ``("surface", task, i)``) for every policy and training seed
-(:mod:`evalsim.sim.rollout`), so those trials held only 500 (400) distinct poses, and those
-early poses are easier: at version 3's point B's strict rate is 0.893 on trials 0-499 and
-0.851 on 500-999 (2.7 SE clustered by trial). Both models' intercepts came out 2-3 points
-high and both final runs 2-3 points low. Their slopes and interactions are differences between
-design points on the same poses, which that luck does not bias (their own noise stays).
-Version 5 keeps version 4's fitted model and re-estimates its intercepts on many distinct
-poses, then judges its choice on other distinct poses.
-config/README.md records its run: its point (0.345, 0.158, 25.8 mm) failed the acceptance on
-one row (A's loose rate +1.24 SE, a rate its knobs do not move), and by step 6 version 3's
-point stayed the study's values.
-
-1. **Draws:** version 3's step 1 (``study_seed + 1``; the first task; the document's policies,
-   training seeds ``0 .. n_seeds - 1``). Which draws are distinct: a trial's pose and surfaces
-   depend on the task and the trial index only; its aim draws (``("aim", task, policy, seed,
-   i)``) on all four; a seed's bias on (policy, seed). The same index under another seed is
-   the same pose, so version 5 gives every training seed its own block of trial indices
-   (:func:`distinct_pose_ranges`): seed ``s`` runs trials ``start + s n .. start + (s + 1) n
-   - 1``. Both policies run the same indices (common random numbers across policies: the same
-   poses and surfaces, their own aim draws).
-2. **Model:** version 4's (:data:`RULES` [4]; intercept, three coded knobs, three two-knob
-   products), refitted by :func:`fit_linear` from version 4's design rows
-   (``results/calibration/so101_v4.csv``, :data:`V4_DESIGN_CSV`), or, when that file is absent,
-   from a rerun of version 4's design (deterministic draws). Its sigma = 0 fits are kept as
-   they are.
-3. **Intercept step:** version 4's chosen point (its step 4 at the 95% floor, recomputed from
-   the model: it passed its sigma = 0 check at the first try; coded (+1.0, +0.2, +0.6),
-   ``pad_friction_sd`` 0.425, ``grip_hold_fraction`` 0.150, ``pad_width_m`` 27.2 mm, fixed pad
-   3.8 mm) runs :data:`INTERCEPT_TRIALS_PER_SEED_V5` (1,000) trials of every (policy, seed) from
-   :data:`INTERCEPT_START_V5`: seed 0 trials 2000-2999, seed 1 3000-3999, seed 2 4000-4999;
-   3,000 distinct poses per policy, 6,000 trials, none used by versions 1-4 or their
-   diagnostics (trials 0-1499). Each of the four rates' intercept is shifted by the measured
-   rate minus the model's prediction at that point (:func:`shift_intercepts`), so the shifted
-   model reproduces the measured rates there; slopes and interactions are unchanged.
-4. **Choice:** version 4's step 4 with the shifted models: the grid of coded values -1, -0.9,
-   ..., 1 in version 4's box, the smallest predicted D among points whose predicted sigma = 0
-   rate (version 4's fits) is at least 95% on every task, and the feasibility loop (the sigma =
-   0 stream run at the chosen point; at most :data:`MAX_FEASIBILITY_TRIES` tries).
-5. **Final evaluation:** the chosen point on :data:`FINAL_TRIALS_PER_SEED_V5` (1,000) trials of
-   every (policy, seed) from :data:`FINAL_START_V5`: seed 0 trials 5000-5999, seed 1
-   6000-6999, seed 2 7000-7999; 3,000 distinct poses per policy that no step of any version
-   saw. Acceptance unchanged (version 3's step 7): each of the four rates within 1 lesson SE,
-   the gap within ``GAP_TOL``.
-6. **Adoption** (decided before the run): if version 5's point passes its acceptance, it
-   becomes the study's values (``config/config.yaml``, ``config/smoke.yaml``;
-   :data:`ADOPTED_VERSION` 5) and the study's pools are drawn once, on ``study_seed``, at it.
-   If it fails, version 3's point stays the study's values and the pools drawn at it stand:
-   nothing is redrawn. Pools are never redrawn to pass T30.
-
-Run: ``python -m evalsim.sim.calibrate_so101 --version 5 --processes 2`` (12,000 trials and the
-sigma = 0 checks when version 4's design CSV is present).
-
-Rule version 4 (a local refinement of version 3; written and committed before it was run)
-------------------------------------------------------------------------------------------
-config/README.md records its run: its point failed the acceptance (both strict rates 1.1-1.4
-SE low on its fresh draws), and by step 7 version 3's point stayed the study's values.
-
-Why: version 3's point (``pad_friction_sd`` 0.385, ``grip_hold_fraction`` 0.148,
-``pad_width_m`` 26 mm, ``fixed_pad_extra_m`` 3.8 mm) missed its acceptance on one row: on its
-fresh draws B's strict rate was 1.33 lesson SE low (0.851 against 0.877), and both strict rates
-came out 2-2.6 points below its linear model's prediction (lack of fit at the box's edge: the
-centre sat 1.2 points above the fitted plane). Version 4 refits the strict rates in a box
-around that point, smaller than version 3's, with a model that has the two-knob interactions.
-Steps 1, 3 and the distance D, the sigma = 0 floor and the acceptance are version 3's (below).
-
-1. **Draws:** version 3's step 1 (``study_seed + 1``; the first task; the document's policies,
-   training seeds ``0 .. n_seeds - 1``).
-2. **Knobs** (:data:`KNOBS_V4`; centre = version 3's chosen point): the three that move the
-   strict rates, ``pad_friction_sd`` 0.385 +- 0.04, ``grip_hold_fraction`` 0.148 +- 0.01 and
-   ``pad_width_m`` 26 +- 2 mm. ``fixed_pad_extra_m`` is held at 3.8 mm
-   (:data:`FIXED_V4`): it is the only knob of the loose rates, both of which version 3 accepted
-   (A +0.50, B -0.94 SE), and it moves A's loose rate 1.6 times as fast as B's while they miss
-   on opposite sides, so moving it cannot bring both nearer. Half-ranges: hold and pads half of
-   version 3's; the friction spread 0.04 (0.8 of version 3's) because, by version 3's slopes,
-   it is the one knob that moves B's strict rate as fast as A's (-1.08 and -1.12 points per
-   0.05): it raises B without closing the gap, where the hold moves A 1.5 times and the pads 3
-   times as fast as B. With +- 0.025 the box would reach only about 1.9 points of B by those
-   slopes, less than the 2.6 that B's fresh draws were short. Pads down to 24 mm stay
-   physical: wider than the SO-101 package's own pads (16 and 12 mm), and version 2's search
-   ran 24 mm pads.
-3. **Design:** the full 2^3 factorial in coded units (+-1) plus the centre
-   (:func:`evalsim.sim.calibration_model.design_full`), 9 points, on common random numbers:
-   trials ``0 .. DESIGN_TRIALS_V4 - 1`` (400) of every (policy, seed), 2,400 trials a point (a
-   subset of version 3's design trials, so the two designs share those draws), and at each point
-   the sigma = 0 stream (its first :data:`SIGMA0_TRIALS` trials) on every task: 27,000 trials.
-   400 rather than 500 trials by the time budget (version 3's 32,400 trials took 25 min on two
-   processes of this shared machine).
-4. **Model:** each of the four rates and each task's sigma = 0 rate is fitted by least squares
-   over the 9 points on the intercept, the three coded knobs and their three two-knob products
-   (:func:`evalsim.sim.calibration_model.model_matrix`; 7 coefficients, 2 degrees of freedom
-   left: the three-knob interaction and the centre's curvature). The interactions because
-   version 3's residuals showed one (pads x hold, aliased in its half fraction), which a full
-   factorial estimates free of the main effects.
-5. **Choice:** version 3's step 6 on the grid of coded values -1, -0.9, ..., 1 in the three
-   knobs (inside the box), with the same sigma = 0 floor (95% on every task) and feasibility
-   loop (at most :data:`MAX_FEASIBILITY_TRIES` tries).
-6. **Final evaluation:** the chosen point on trials ``FINAL_START_V4 .. FINAL_START_V4 +
-   FINAL_TRIALS_PER_SEED - 1`` (1000-1499) of every (policy, seed): 3,000 draws that no step of
-   version 3 (trials 0-999) or version 4 saw. Acceptance as version 3's step 7: each of the
-   four rates within 1 lesson SE, the gap within ``GAP_TOL``.
-7. **Adoption** (decided before the run): if version 4's point passes its acceptance, it
-   becomes the study's values and the study's pools are drawn once, on ``study_seed``, at it.
-   If it fails, the point with the smaller D on its own fresh draws is adopted: version 4's on
-   trials 1000-1499, version 3's on trials 500-999 (its final run; rerun, the trials are
-   deterministic, and recorded as D 3.71 from its rounded rates); ties within 0.01 go to
-   version 3. If that is version 3's point, the study's values and the pools already drawn at
-   it stand: no pool is redrawn. Pools are never redrawn to pass T30.
-
-Run: ``python -m evalsim.sim.calibrate_so101 --version 4 --processes 2``; without
-``--version``, version 3 (:data:`ADOPTED_VERSION`, whose point the study uses).
-
-Rule version 3 (history; written before it was run; config/README.md records its run)
--------------------------------------------------------------------------------------
-1. **Draws.** The study config with ``study_seed + 1``: cube poses, aim noise, surfaces and
-   training-seed biases independent of the pools the rule calibrates. The design is the
-   study's own on the first task (the lesson's cube): the document's policies (A, B), training
-   seeds ``0 .. n_seeds - 1``. The policies' ``sigma_mm`` are the lesson's and not knobs.
-2. **Common random numbers.** Every design point runs the same trials: indices
-   ``0 .. DESIGN_TRIALS_PER_SEED - 1`` (500) of every (policy, seed), 3,000 trials a point;
-   draws are keyed by task, policy, seed and trial (:mod:`evalsim.sim.rollout`), never by a
-   knob, so two points differ only by their physics.
-3. **Targets.** The four rates of Table A (strict and loose, A and B, from
-   ``simulation.document``) and the strict gap B - A; a point's distance is
-
-   ``D = sum over the four rates of ((rate - lesson) / SE)**2 + ((gap - lesson gap) / GAP_TOL)**2``
-
-   with ``SE = sqrt(p (1 - p) / n)`` of the lesson's own count (p = k / n, n = 300) and
-   ``GAP_TOL`` = 0.015.
-4. **Knobs** (:data:`KNOBS`, physical only, each with a centre and a half-range): the
-   surfaces' trial-to-trial friction spread ``pad_friction_sd`` (slips whatever the aim: both
-   policies' strict rates), the grip margin ``grip_hold_fraction`` (all drops), the pads' width
-   ``pad_width_m`` (how an off-centre grasp slips out: drops of the noisier policy first, so
-   the gap) and the fixed pad's extra thickness ``fixed_pad_extra_m`` (the fixed jaw's
-   clearance: pushes, so the loose rates, the noisier policy's first). The centre is version
-   2's chosen point (0.40, 0.15, 30 mm, 3.5 mm); the half-ranges are 0.05, 0.02, 4 mm and 1.5
-   mm. Fixed beforehand, not searched: the cube (50 g), the pad friction 0.3, the servo limits,
-   gravity compensation, the 8 cm lift.
-5. **Design and model** (the winner's curse of version 2: picking the smallest D of 24 noisy
-   points). The points are the half-fraction 2^(4-1) factorial in coded units x in {-1, +1}
-   (x4 = x1 x2 x3, resolution IV: no main effect aliased with a two-knob interaction) plus the
-   centre: 9 points, 27,000 trials. At each point also the sigma = 0 stream of the sigma sweep
-   (its first :data:`SIGMA0_TRIALS` trials) on every configured task. Each of the four rates
-   and each task's sigma = 0 rate is fitted by least squares, over all 9 points, as a linear
-   function of the coded knobs (intercept and four slopes): the choice pools every point's
-   trials instead of trusting the noisiest minimum.
-6. **Choice.** On the grid of coded values -1, -0.9, ..., 1 in every knob (no extrapolation
-   outside the design's box), the point with the smallest *predicted* D (predicted gap =
-   predicted strict B - predicted strict A) among those whose predicted sigma = 0 rate is at
-   least :data:`SIGMA0_MIN_RATE` (95%) on every task; ties go to the point nearest the centre.
-   **Feasibility:** the chosen point's sigma = 0 stream (the same first trials) is run on every
-   task; if a task falls short of 95%, that task's required prediction is raised by its
-   shortfall (predicted minus measured) and step 6 is redone, at most
-   :data:`MAX_FEASIBILITY_TRIES` times in all; if none passes, the rule stops.
-7. **Final evaluation, on fresh trials.** The chosen point is run on trials
-   ``DESIGN_TRIALS_PER_SEED .. DESIGN_TRIALS_PER_SEED + FINAL_TRIALS_PER_SEED - 1`` of every
-   (policy, seed): 3 seeds x 2 policies x 500 = 3,000 calibration draws that no step of the
-   choice has seen. **Acceptance**, on these draws: each of the four rates within 1 SE of the
-   lesson's and the gap within ``GAP_TOL`` of the lesson's. A point that misses is reported as
-   it is, with its numbers and the model's prediction beside them: the rule never redraws to
-   pass, and the pools are drawn once, on ``study_seed``, with the chosen values.
-
-History. Version 1 (three knobs, coordinate descent, 16 points of 1,200 trials) and version 2
-(plus ``pad_friction_sd``, 24 points of 1,200 trials) both failed their acceptance; version 2
-chose the smallest D of 24 points whose rates had an SE of 0.018, and its final run found A
-1.4-1.5 SE high where the search had put it at the lesson's (config/README.md).
+Versions 3-6 (history)
+----------------------
+Each was written and committed before its run, in this docstring; ``config/README.md`` keeps
+every rule's text beside its run (``git log -p`` on this file shows each as committed).
+Version 3 (a half fraction of four knobs, a linear model, a final run on fresh trials) was the
+study's point until version 8; versions 4 (a local full factorial), 5 (version 4's model with
+intercepts on distinct poses) and 6 (version 5's plus the fixed pad's clearance) each missed
+one or two rows of the acceptance. Their settings stay in :data:`RULES`, so ``--version 3``
+to ``--version 6`` rerun them (deterministic draws).
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
 import itertools
 import json
 import logging
-import math
 import time
-from concurrent.futures import ProcessPoolExecutor
-from contextlib import nullcontext
 from pathlib import Path
 
 import numpy as np
@@ -372,6 +151,21 @@ from evalsim.sim.calibration_model import (
     predict,
     shift_intercepts,
 )
+from evalsim.sim.calibration_scoring import (
+    RATES,
+    accepted,
+    distinct_pose_jobs,
+    point_row,
+    policies,
+    policy_jobs,
+    run_jobs,
+    score_point,
+    score_point_distinct,
+    sigma0_jobs,
+    sigma0_of,
+    sigma0_rates,
+    targets,
+)
 from evalsim.stats.two_sample.fisher import fisher_pvalue
 
 log = logging.getLogger(__name__)
@@ -383,15 +177,10 @@ KNOBS: dict[str, tuple[float, float]] = {
     "pad_width_m": (0.030, 0.004),
     "fixed_pad_extra_m": (0.0035, 0.0015),
 }
-#: Knobs that belong to the first task (the lesson's cube) rather than to ``scene.so101``.
-TASK_KNOBS = ("cube_mass_kg",)
 DESIGN_TRIALS_PER_SEED = 500
 FINAL_TRIALS_PER_SEED = 500
-GAP_TOL = 0.015
-SIGMA0_TRIALS = 200
 SIGMA0_MIN_RATE = 0.95
 MAX_FEASIBILITY_TRIES = 3
-RATES = ("strict_A", "loose_A", "strict_B", "loose_B")
 N_BOOT = 4000
 #: Version 4's knobs: name -> (centre, half-range); the centre is version 3's chosen point.
 KNOBS_V4: dict[str, tuple[float, float]] = {
@@ -436,167 +225,6 @@ V5_RUN_CSV = "results/calibration/so101_v5.csv"
 #: the default of :func:`run_rule` and of the command line, so the workflow's calibration
 #: target reruns it.
 ADOPTED_VERSION = 8
-
-
-def calibration_config(config: dict, overrides: dict) -> dict:
-    """The config of one point: ``study_seed + 1`` and the point's knobs.
-
-    Knobs of :data:`TASK_KNOBS` set the first task's key; the others ``scene.so101``'s.
-    """
-    cfg = copy.deepcopy(config)
-    cfg["study_seed"] = int(config["study_seed"]) + 1
-    cfg["scene"]["name"] = "so101"
-    scene = {k: v for k, v in overrides.items() if k not in TASK_KNOBS}
-    cfg["scene"]["so101"] = {**(cfg["scene"].get("so101") or {}), **scene}
-    cfg["tasks"][0].update({k: v for k, v in overrides.items() if k in TASK_KNOBS})
-    return cfg
-
-
-def _run(args: tuple[dict, str, str | None, int, int, int]) -> pd.DataFrame:
-    """One job: trials ``start .. stop - 1`` of (task, policy, seed); policy None is the sigma
-    sweep's sigma = 0 stream."""
-    from evalsim.sim.rollout import SWEEP_POLICY, run_policy_trials, run_trials
-
-    cfg, task, policy, seed, start, stop = args
-    if policy is None:
-        return run_trials(cfg, task, SWEEP_POLICY, 0.0, 0, start, stop)
-    return run_policy_trials(cfg, task, policy, seed, start, stop)
-
-
-def _executor(processes: int):
-    return ProcessPoolExecutor(max_workers=processes) if processes > 1 else nullcontext()
-
-
-def _map(processes: int, jobs: list) -> list[pd.DataFrame]:
-    with _executor(processes) as ex:
-        return list((ex.map if ex is not None else map)(_run, jobs))
-
-
-def document_counts(config: dict) -> dict:
-    """The document's counts (policy -> strict, loose, n) from ``simulation.document``."""
-    return {p: dict(v) for p, v in config["simulation"]["document"].items()}
-
-
-def _policies(config: dict) -> list[str]:
-    return list(document_counts(config))[:2]
-
-
-def targets(config: dict) -> dict[str, tuple[float, float]]:
-    """Target -> (lesson's value, tolerance): the four rates with their SE, and the gap.
-
-    Keys ``strict_A``, ``loose_A``, ``strict_B``, ``loose_B`` (for the document's first two
-    policies) and ``gap`` (strict, second minus first).
-    """
-    doc = document_counts(config)
-    out = {}
-    for pol, d in list(doc.items())[:2]:
-        for crit in ("strict", "loose"):
-            p = d[crit] / d["n"]
-            out[f"{crit}_{pol}"] = (p, math.sqrt(p * (1.0 - p) / d["n"]))
-    a, b = list(doc)[:2]
-    out["gap"] = (doc[b]["strict"] / doc[b]["n"] - doc[a]["strict"] / doc[a]["n"], GAP_TOL)
-    return out
-
-
-def rates_of(frames: pd.DataFrame, policies: list[str]) -> dict[str, float]:
-    """The four rates, the gap and the failure-type shares of a point's trials."""
-    row: dict[str, float] = {}
-    for pol in policies:
-        g = frames[frames["policy"] == pol]
-        row[f"strict_{pol}"] = float(g["success"].mean())
-        row[f"loose_{pol}"] = float(g["success_loose"].mean())
-        for f in ("missed", "pushed", "dropped", "held_low"):
-            row[f"{f}_{pol}"] = float((g["failure"] == f).mean())
-    row["gap"] = row[f"strict_{policies[1]}"] - row[f"strict_{policies[0]}"]
-    row["n_per_policy"] = int((frames["policy"] == policies[0]).sum())
-    return row
-
-
-def distance(row: dict, tgt: dict[str, tuple[float, float]]) -> float:
-    """Rule step 3: the sum of squared standardised misses of the four rates and the gap."""
-    return float(sum(((row[k] - v) / tol) ** 2 for k, (v, tol) in tgt.items()))
-
-
-def accepted(row: dict, tgt: dict[str, tuple[float, float]]) -> bool:
-    """Rule step 7: every rate within 1 SE of the lesson's, the gap within GAP_TOL."""
-    return all(abs(row[k] - v) <= tol for k, (v, tol) in tgt.items())
-
-
-def _policy_jobs(config: dict, point: dict, start: int, stop: int) -> list[tuple]:
-    n_seeds = int(config["simulation"]["n_seeds"])
-    cfg = calibration_config(config, point)
-    first = config["tasks"][0]["name"]
-    return [(cfg, first, pol, s, start, stop) for pol in _policies(config) for s in range(n_seeds)]
-
-
-def distinct_pose_ranges(start: int, trials_per_seed: int, n_seeds: int) -> list[range]:
-    """Rule version 5, step 1: trial indices of training seeds ``0 .. n_seeds - 1``, each seed
-    its own block (seed ``s``: ``start + s * trials_per_seed`` onwards), so no two trials of a
-    policy share a pose or surfaces (those are keyed by task and trial index only)."""
-    if start < 0 or trials_per_seed < 1 or n_seeds < 1:
-        raise ValueError("need start >= 0, trials_per_seed >= 1 and n_seeds >= 1")
-    return [
-        range(start + s * trials_per_seed, start + (s + 1) * trials_per_seed)
-        for s in range(n_seeds)
-    ]
-
-
-def _distinct_pose_jobs(config: dict, point: dict, start: int, trials_per_seed: int) -> list[tuple]:
-    n_seeds = int(config["simulation"]["n_seeds"])
-    cfg = calibration_config(config, point)
-    first = config["tasks"][0]["name"]
-    ranges = distinct_pose_ranges(start, trials_per_seed, n_seeds)
-    return [
-        (cfg, first, pol, s, r.start, r.stop)
-        for pol in _policies(config)
-        for s, r in enumerate(ranges)
-    ]
-
-
-def _sigma0_jobs(config: dict, point: dict) -> list[tuple]:
-    cfg = calibration_config(config, point)
-    return [(cfg, t["name"], None, 0, 0, SIGMA0_TRIALS) for t in config["tasks"]]
-
-
-def _row(config: dict, point: dict, frames: list[pd.DataFrame]) -> dict[str, float]:
-    row = {**point, **rates_of(pd.concat(frames, ignore_index=True), _policies(config))}
-    row["distance"] = distance(row, targets(config))
-    return row
-
-
-def _sigma0_of(config: dict, frames: list[pd.DataFrame]) -> dict[str, float]:
-    tasks = [t["name"] for t in config["tasks"]]
-    return {t: float(c["success"].mean()) for t, c in zip(tasks, frames, strict=True)}
-
-
-def score_point(
-    config: dict, point: dict, start: int, stop: int, processes: int = 1
-) -> dict[str, float]:
-    """Rates, gap, failure shares and distance of one point on trials ``start .. stop - 1`` of
-    every (policy, seed) (rule steps 1-3)."""
-    t0 = time.perf_counter()
-    row = _row(config, point, _map(processes, _policy_jobs(config, point, start, stop)))
-    row["seconds"] = time.perf_counter() - t0
-    log.info("point %s: D %.2f (%.0f s)", point, row["distance"], row["seconds"])
-    return row
-
-
-def score_point_distinct(
-    config: dict, point: dict, start: int, trials_per_seed: int, processes: int = 1
-) -> dict[str, float]:
-    """:func:`score_point` on :func:`distinct_pose_ranges` (rule version 5, steps 3 and 5)."""
-    t0 = time.perf_counter()
-    jobs = _distinct_pose_jobs(config, point, start, trials_per_seed)
-    row = _row(config, point, _map(processes, jobs))
-    row["seconds"] = time.perf_counter() - t0
-    log.info("point %s: D %.2f (%.0f s)", point, row["distance"], row["seconds"])
-    return row
-
-
-def sigma0_rates(config: dict, point: dict, processes: int = 1) -> dict[str, float]:
-    """Strict success of the sigma = 0 stream's first :data:`SIGMA0_TRIALS` trials on every
-    task."""
-    return _sigma0_of(config, _map(processes, _sigma0_jobs(config, point)))
 
 
 #: Version 6's coded values of the fixed pad (-1 .. +0.8: 2.3-5.0 mm, inside version 3's box).
@@ -674,21 +302,21 @@ def _design(config: dict, rule: dict, processes: int) -> tuple[np.ndarray, pd.Da
     jobs = []
     start = rule.get("design_start")  # None: trials 0 .. design_trials - 1 of every seed
 
-    def policy_jobs(point: dict) -> list[tuple]:
+    def point_jobs(point: dict) -> list[tuple]:
         if start is None:
-            return _policy_jobs(config, point, 0, design_trials)
-        return _distinct_pose_jobs(config, point, start, design_trials)
+            return policy_jobs(config, point, 0, design_trials)
+        return distinct_pose_jobs(config, point, start, design_trials)
 
     for point in points:  # every design job in one pool: the 2 cores stay busy
-        jobs += policy_jobs(point) + _sigma0_jobs(config, point)
+        jobs += point_jobs(point) + sigma0_jobs(config, point)
     t0 = time.perf_counter()
-    frames = _map(processes, jobs)
+    frames = run_jobs(processes, jobs)
     log.info("design: %d points in %.0f s", len(points), time.perf_counter() - t0)
-    n_pol, rows = len(policy_jobs(points[0])), []
+    n_pol, rows = len(point_jobs(points[0])), []
     for i, (x, point) in enumerate(zip(coded, points, strict=True)):
         mine = frames[i * (n_pol + len(tasks)) : (i + 1) * (n_pol + len(tasks))]
-        row = _row(config, point, mine[:n_pol])
-        row.update({f"sigma0_{t}": v for t, v in _sigma0_of(config, mine[n_pol:]).items()})
+        row = point_row(config, point, mine[:n_pol])
+        row.update({f"sigma0_{t}": v for t, v in sigma0_of(config, mine[n_pol:]).items()})
         row.update({f"x_{k}": float(v) for k, v in zip(names, x, strict=True)})
         row.update(stage="design", order=i)
         rows.append(row)
@@ -727,7 +355,7 @@ def _choose_feasible(
             models,
             sigma0_models,
             targets(config),
-            _policies(config),
+            policies(config),
             required,
             len(names),
             rule.get("grids"),
@@ -784,7 +412,7 @@ def _version_design(
 
 
 def _run_version5(config: dict, processes: int, rule: dict) -> pd.DataFrame:
-    """Rule version 5 (the module's docstring): version 4's model, its intercepts shifted to
+    """Rule version 5 (config/README.md): version 4's model, its intercepts shifted to
     the rates of version 4's point on distinct poses, version 4's choice, a final run on other
     distinct poses."""
     rule4 = RULES[4]
@@ -793,7 +421,7 @@ def _run_version5(config: dict, processes: int, rule: dict) -> pd.DataFrame:
     tasks = [t["name"] for t in config["tasks"]]
     floor = dict.fromkeys(tasks, SIGMA0_MIN_RATE)
     x4, pred4 = choose(
-        models, sigma0_models, targets(config), _policies(config), floor, len(rule4["knobs"])
+        models, sigma0_models, targets(config), policies(config), floor, len(rule4["knobs"])
     )
     point4 = {**point_of(x4, rule4["knobs"]), **rule4["fixed"]}
     step = score_point_distinct(
@@ -853,7 +481,7 @@ def _anchored_choice(
 
 
 def _run_version6(config: dict, processes: int, rule: dict) -> pd.DataFrame:
-    """Rule version 6 (the module's docstring): version 4's model plus the fixed pad's slope
+    """Rule version 6 (config/README.md): version 4's model plus the fixed pad's slope
     from version 3's design, intercepts shifted to version 5's final run at its point, the
     choice in four knobs, a final run on distinct poses."""
     rule3, rule4 = RULES[3], RULES[4]
@@ -1070,7 +698,8 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
-    log.setLevel(logging.INFO)
+    for logger in (log, logging.getLogger(score_point.__module__)):
+        logger.setLevel(logging.INFO)  # progress: the rule's steps and every point's score
     config = load_config(args.config)
     settings = {"knobs": {k: tuple(v) for k, v in args.knobs.items()}} if args.knobs else {}
     res = run_rule(config, args.processes, args.version, **settings)
