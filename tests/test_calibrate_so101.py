@@ -25,6 +25,7 @@ import pytest
 from evalsim.sim import calibrate_so101 as cal
 from evalsim.sim import calibration_model as model
 from evalsim.sim import calibration_scoring as scoring
+from evalsim.sim import calibration_steps as steps
 from evalsim.sim import rollout
 
 DOC = {"A": {"strict": 221, "loose": 259, "n": 300}, "B": {"strict": 263, "loose": 288, "n": 300}}
@@ -156,7 +157,7 @@ def test_rule_fits_the_design_chooses_the_optimum_and_evaluates_fresh_trials():
     assert f["n_per_policy"] == 2 * 500
     # the known optimum (feasible: its sigma = 0 rate is above the floor)
     np.testing.assert_allclose(_coded(f.to_dict()), OPT, atol=1e-9)
-    assert _sigma0(f.to_dict()) >= cal.SIGMA0_MIN_RATE
+    assert _sigma0(f.to_dict()) >= steps.SIGMA0_MIN_RATE
     predicted = res[res["stage"] == "predicted"].iloc[-1]
     for k in scoring.RATES:  # the model recovers the known (linear) rates
         pol, crit = k.split("_")[1], k.split("_")[0]
@@ -168,7 +169,7 @@ def test_rule_fits_the_design_chooses_the_optimum_and_evaluates_fresh_trials():
 
 def test_the_sigma0_floor_excludes_points(monkeypatch):
     """With the optimum below the sigma = 0 floor, the choice stays above it."""
-    monkeypatch.setattr(cal, "SIGMA0_MIN_RATE", 0.965)  # feasible at coded hold >= 0.55
+    monkeypatch.setattr(steps, "SIGMA0_MIN_RATE", 0.965)  # feasible at coded hold >= 0.55
     res = cal.run_rule(CONFIG, version=3, knobs=KNOBS, design_trials=2000, final_trials=100)
     f = res[res["chosen"]].iloc[0].to_dict()
     assert _coded(f)[0] >= 0.5 - 1e-9 and _sigma0(f) >= 0.965 - 2e-3
@@ -429,7 +430,7 @@ def test_choose_searches_only_the_given_grids():
     }
     models["strict_B"] = models["strict_A"] + np.array([tgt["gap"][0], 0.0, 0.0])
     s0 = {"cube30": np.array([0.99, 0.0, 0.0])}
-    floor = {"cube30": cal.SIGMA0_MIN_RATE}
+    floor = {"cube30": steps.SIGMA0_MIN_RATE}
     x, _ = model.choose(models, s0, tgt, ["A", "B"], floor, 2)
     assert x[1] == pytest.approx(0.9)
     short = model.CHOICE_GRID[model.CHOICE_GRID <= 0.4]

@@ -10,12 +10,13 @@ import pandas as pd
 from evalsim.config import load_config
 from evalsim.sim import calibrate_so101 as cal
 from evalsim.sim import calibration_scoring as scoring
+from evalsim.sim import calibration_steps as steps
 
 config = load_config("config/config.yaml")
-c4, d4 = cal._version_design(config, 1, cal.V4_DESIGN_CSV, 4)
-m, s0 = cal._models(config, c4, d4, True)
-c3, d3 = cal._version_design(config, 1, cal.V3_DESIGN_CSV, 3)
-m3, s03 = cal._models(config, c3, d3, False)
+c4, d4 = cal.version_design(config, 1, cal.V4_DESIGN_CSV, 4)
+m, s0 = steps.fit_models(config, c4, d4, True)
+c3, d3 = cal.version_design(config, 1, cal.V3_DESIGN_CSV, 3)
+m3, s03 = steps.fit_models(config, c3, d3, False)
 m = {k: cal.add_knob(b, 3, m3[k][4]) for k, b in m.items()}
 s0 = {k: cal.add_knob(b, 3, s03[k][4]) for k, b in s0.items()}
 run = pd.read_csv(cal.V5_RUN_CSV)

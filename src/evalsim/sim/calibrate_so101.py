@@ -93,7 +93,7 @@ leave the 40 mm cube 10 mm less).
 5. **First choice:** on the grid -1, -0.9, ..., 1 of the four coded knobs, the smallest
    predicted D among points whose predicted sigma = 0 rate is at least 95% on every task, ties
    to the point nearest the centre, with the feasibility loop (the sigma = 0 stream run at the
-   chosen point; at most :data:`MAX_FEASIBILITY_TRIES` tries).
+   chosen point; at most :data:`~evalsim.sim.calibration_steps.MAX_FEASIBILITY_TRIES` tries).
 6. **Intercept step:** the first choice on 1,000 trials of every (policy, seed) from 15000
    (15000-17999; 3,000 distinct poses per policy). The design's poses carry their own luck
    (versions 3-5), so each rate's intercept is shifted by the share w = 3,000 / (3,000 +
@@ -131,20 +131,19 @@ import argparse
 import itertools
 import json
 import logging
-import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from evalsim.config import load_config
+from evalsim.io import atomic_path
 from evalsim.sim.calibration_model import (
     CHOICE_GRID,
     add_knob,
     choose,
     design_coded,
     design_full,
-    fit_linear,
     grid_within,
     mean_residual,
     point_of,
@@ -153,18 +152,18 @@ from evalsim.sim.calibration_model import (
 )
 from evalsim.sim.calibration_scoring import (
     RATES,
-    accepted,
-    distinct_pose_jobs,
-    point_row,
     policies,
-    policy_jobs,
-    run_jobs,
     score_point,
     score_point_distinct,
-    sigma0_jobs,
-    sigma0_of,
-    sigma0_rates,
     targets,
+)
+from evalsim.sim.calibration_steps import (
+    SIGMA0_MIN_RATE,
+    anchored_choice,
+    choose_feasible,
+    final_row,
+    fit_models,
+    run_design,
 )
 from evalsim.stats.two_sample.fisher import fisher_pvalue
 
@@ -179,8 +178,6 @@ KNOBS: dict[str, tuple[float, float]] = {
 }
 DESIGN_TRIALS_PER_SEED = 500
 FINAL_TRIALS_PER_SEED = 500
-SIGMA0_MIN_RATE = 0.95
-MAX_FEASIBILITY_TRIES = 3
 N_BOOT = 4000
 #: Version 4's knobs: name -> (centre, half-range); the centre is version 3's chosen point.
 KNOBS_V4: dict[str, tuple[float, float]] = {
@@ -291,112 +288,7 @@ RULES: dict[int, dict] = {
 }
 
 
-def _design(config: dict, rule: dict, processes: int) -> tuple[np.ndarray, pd.DataFrame]:
-    """A rule's design (its coded points and one row per point, ``stage`` "design", with the
-    sigma = 0 rates)."""
-    knobs, fixed, design_trials = rule["knobs"], rule["fixed"], rule["design_trials"]
-    names = list(knobs)
-    tasks = [t["name"] for t in config["tasks"]]
-    coded = rule["design"](len(names))
-    points = [{**point_of(x, knobs), **fixed} for x in coded]
-    jobs = []
-    start = rule.get("design_start")  # None: trials 0 .. design_trials - 1 of every seed
-
-    def point_jobs(point: dict) -> list[tuple]:
-        if start is None:
-            return policy_jobs(config, point, 0, design_trials)
-        return distinct_pose_jobs(config, point, start, design_trials)
-
-    for point in points:  # every design job in one pool: the 2 cores stay busy
-        jobs += point_jobs(point) + sigma0_jobs(config, point)
-    t0 = time.perf_counter()
-    frames = run_jobs(processes, jobs)
-    log.info("design: %d points in %.0f s", len(points), time.perf_counter() - t0)
-    n_pol, rows = len(point_jobs(points[0])), []
-    for i, (x, point) in enumerate(zip(coded, points, strict=True)):
-        mine = frames[i * (n_pol + len(tasks)) : (i + 1) * (n_pol + len(tasks))]
-        row = point_row(config, point, mine[:n_pol])
-        row.update({f"sigma0_{t}": v for t, v in sigma0_of(config, mine[n_pol:]).items()})
-        row.update({f"x_{k}": float(v) for k, v in zip(names, x, strict=True)})
-        row.update(stage="design", order=i)
-        rows.append(row)
-    return coded, pd.DataFrame(rows)
-
-
-def _models(
-    config: dict, coded: np.ndarray, design: pd.DataFrame, interactions: bool
-) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
-    """The fitted models of the four rates and of every task's sigma = 0 rate."""
-    tasks = [t["name"] for t in config["tasks"]]
-    models = {k: fit_linear(coded, design[k].to_numpy(), interactions) for k in RATES}
-    sigma0_models = {
-        t: fit_linear(coded, design[f"sigma0_{t}"].to_numpy(), interactions) for t in tasks
-    }
-    return models, sigma0_models
-
-
-def _choose_feasible(
-    config: dict,
-    rule: dict,
-    models: dict[str, np.ndarray],
-    sigma0_models: dict[str, np.ndarray],
-    processes: int,
-    first_order: int,
-) -> tuple[np.ndarray, dict, dict[str, float], list[dict]]:
-    """Version 3's step 6 with its feasibility loop: (coded point, point, measured sigma = 0
-    rates, one row per choice tried)."""
-    knobs, fixed = rule["knobs"], rule["fixed"]
-    names = list(knobs)
-    tasks = [t["name"] for t in config["tasks"]]
-    required = dict.fromkeys(tasks, SIGMA0_MIN_RATE)
-    tried = []
-    for attempt in range(MAX_FEASIBILITY_TRIES):
-        x, pred = choose(
-            models,
-            sigma0_models,
-            targets(config),
-            policies(config),
-            required,
-            len(names),
-            rule.get("grids"),
-        )
-        point = {**point_of(x, knobs), **fixed}
-        measured = sigma0_rates(config, point, processes)
-        log.info("choice %d: %s predicted %s; sigma = 0 %s", attempt, point, pred, measured)
-        tried.append(
-            {
-                **point,
-                **pred,
-                **{f"sigma0_measured_{t}": v for t, v in measured.items()},
-                **{f"x_{k}": float(v) for k, v in zip(names, x, strict=True)},
-                "stage": "predicted",
-                "order": first_order + attempt,
-            }
-        )
-        if min(measured.values()) >= SIGMA0_MIN_RATE:
-            return x, point, measured, tried
-        for t, v in measured.items():
-            if v < SIGMA0_MIN_RATE:
-                required[t] += pred[f"sigma0_{t}"] - v
-    raise ValueError("no chosen point is admissible (sigma = 0 below SIGMA0_MIN_RATE)")
-
-
-def _final_row(
-    config: dict,
-    rule: dict,
-    row: dict,
-    x: np.ndarray,
-    measured: dict[str, float],
-    order: int,
-) -> dict:
-    row.update({f"sigma0_{t}": v for t, v in measured.items()})
-    row.update({f"x_{k}": float(v) for k, v in zip(rule["knobs"], x, strict=True)})
-    row.update(stage="final", order=order)
-    row["accepted"] = accepted(row, targets(config))
-    return row
-
-
-def _version_design(
+def version_design(
     config: dict, processes: int, design_csv: str | None, version: int = 4
 ) -> tuple[np.ndarray, pd.DataFrame]:
     """A version's design (3 or 4): its rows of ``design_csv`` when that file exists, else a
@@ -408,7 +300,7 @@ def _version_design(
         coded = design[[f"x_{k}" for k in rule["knobs"]]].to_numpy(dtype=float)
         log.info("version %d's design: %d rows of %s", version, len(design), design_csv)
         return coded, design
-    return _design(config, rule, processes)
+    return run_design(config, rule, processes)
 
 
 def _run_version5(config: dict, processes: int, rule: dict) -> pd.DataFrame:
@@ -416,8 +308,8 @@ def _run_version5(config: dict, processes: int, rule: dict) -> pd.DataFrame:
     the rates of version 4's point on distinct poses, version 4's choice, a final run on other
     distinct poses."""
     rule4 = RULES[4]
-    coded, design = _version_design(config, processes, rule["design_csv"])
-    models, sigma0_models = _models(config, coded, design, rule4["interactions"])
+    coded, design = version_design(config, processes, rule["design_csv"])
+    models, sigma0_models = fit_models(config, coded, design, rule4["interactions"])
     tasks = [t["name"] for t in config["tasks"]]
     floor = dict.fromkeys(tasks, SIGMA0_MIN_RATE)
     x4, pred4 = choose(
@@ -431,13 +323,13 @@ def _run_version5(config: dict, processes: int, rule: dict) -> pd.DataFrame:
     step.update({f"x_{k}": float(v) for k, v in zip(rule4["knobs"], x4, strict=True)})
     step.update(stage="intercept", order=len(design))
     shifted = shift_intercepts(models, x4, {k: step[k] for k in RATES})
-    x, point, measured, tried = _choose_feasible(
+    x, point, measured, tried = choose_feasible(
         config, rule4, shifted, sigma0_models, processes, len(design) + 1
     )
     final = score_point_distinct(
         config, point, rule["final_start"], rule["final_trials"], processes
     )
-    final = _final_row(config, rule4, final, x, measured, len(design) + 1 + len(tried))
+    final = final_row(config, rule4, final, x, measured, len(design) + 1 + len(tried))
     parts = [design, pd.DataFrame([step]), pd.DataFrame(tried), pd.DataFrame([final])]
     out = pd.concat(parts, ignore_index=True)
     out["chosen"] = out["stage"] == "final"
@@ -456,30 +348,6 @@ def _version5_final(config: dict, processes: int, rule: dict) -> dict:
     return run[run["stage"] == "final"].iloc[0].to_dict()
 
 
-def _anchored_choice(
-    config: dict,
-    processes: int,
-    rule: dict,
-    choice_rule: dict,
-    shifted: dict[str, np.ndarray],
-    sigma0_models: dict[str, np.ndarray],
-    anchor: dict,
-) -> pd.DataFrame:
-    """Versions 6 and 8's last steps: the choice on the shifted models (``choice_rule``'s
-    knobs, fixed knobs and grids), then the final run on ``rule``'s fresh distinct poses; one
-    row for the anchor, one per choice tried, the final row."""
-    x, point, measured, tried = _choose_feasible(
-        config, choice_rule, shifted, sigma0_models, processes, 1
-    )
-    final = score_point_distinct(
-        config, point, rule["final_start"], rule["final_trials"], processes
-    )
-    final = _final_row(config, choice_rule, final, x, measured, 1 + len(tried))
-    out = pd.DataFrame([anchor, *tried, final])
-    out["chosen"] = out["stage"] == "final"
-    return out
-
-
 def _run_version6(config: dict, processes: int, rule: dict) -> pd.DataFrame:
     """Rule version 6 (config/README.md): version 4's model plus the fixed pad's slope
     from version 3's design, intercepts shifted to version 5's final run at its point, the
@@ -487,10 +355,10 @@ def _run_version6(config: dict, processes: int, rule: dict) -> pd.DataFrame:
     rule3, rule4 = RULES[3], RULES[4]
     knobs = rule["knobs"]
     names, new = list(knobs), list(knobs)[-1]
-    coded4, design4 = _version_design(config, processes, rule["design_csv"], 4)
-    models, sigma0_models = _models(config, coded4, design4, rule4["interactions"])
-    coded3, design3 = _version_design(config, processes, rule["v3_design_csv"], 3)
-    models3, sigma0_models3 = _models(config, coded3, design3, rule3["interactions"])
+    coded4, design4 = version_design(config, processes, rule["design_csv"], 4)
+    models, sigma0_models = fit_models(config, coded4, design4, rule4["interactions"])
+    coded3, design3 = version_design(config, processes, rule["v3_design_csv"], 3)
+    models3, sigma0_models3 = fit_models(config, coded3, design3, rule3["interactions"])
     j = 1 + list(rule3["knobs"]).index(new)  # the knob's slope in version 3's fit
     per_unit = knobs[new][1] / rule3["knobs"][new][1]  # version 3's coded unit -> version 6's
     n4 = len(rule4["knobs"])
@@ -507,7 +375,7 @@ def _run_version6(config: dict, processes: int, rule: dict) -> pd.DataFrame:
     shifted = shift_intercepts(models, x5, {k: float(v5[k]) for k in RATES})
     grids = [CHOICE_GRID] * n4 + [grid_within(CHOICE_GRID, knobs[new], rule3["knobs"][new])]
     rule6 = {"knobs": knobs, "fixed": {}, "grids": grids}
-    return _anchored_choice(config, processes, rule, rule6, shifted, sigma0_models, anchor)
+    return anchored_choice(config, processes, rule, rule6, shifted, sigma0_models, anchor)
 
 
 def _run_version7(config: dict, processes: int, rule: dict) -> pd.DataFrame:
@@ -523,9 +391,9 @@ def _run_version7(config: dict, processes: int, rule: dict) -> pd.DataFrame:
     for (a, n), (b, _) in itertools.pairwise(blocks):
         if b < a + n_seeds * n:
             raise ValueError("the intercept and final trials must be fresh: each after the last")
-    coded, design = _design(config, rule, processes)
-    models, sigma0_models = _models(config, coded, design, rule["interactions"])
-    x1, point1, _, tried1 = _choose_feasible(
+    coded, design = run_design(config, rule, processes)
+    models, sigma0_models = fit_models(config, coded, design, rule["interactions"])
+    x1, point1, _, tried1 = choose_feasible(
         config, rule, models, sigma0_models, processes, len(design)
     )
     step = score_point_distinct(
@@ -538,13 +406,13 @@ def _run_version7(config: dict, processes: int, rule: dict) -> pd.DataFrame:
     n_step = rule["intercept_trials"] * n_seeds
     weight = n_step / (n_step + rule["design_trials"] * n_seeds)
     shifted = shift_intercepts(models, x1, {k: step[k] for k in RATES}, weight)
-    x, point, measured, tried = _choose_feasible(
+    x, point, measured, tried = choose_feasible(
         config, rule, shifted, sigma0_models, processes, order + 1
     )
     final = score_point_distinct(
         config, point, rule["final_start"], rule["final_trials"], processes
     )
-    final = _final_row(config, rule, final, x, measured, order + 1 + len(tried))
+    final = final_row(config, rule, final, x, measured, order + 1 + len(tried))
     parts = [design, pd.DataFrame(tried1), pd.DataFrame([step]), pd.DataFrame(tried)]
     out = pd.concat([*parts, pd.DataFrame([final])], ignore_index=True)
     out["chosen"] = out["stage"] == "final"
@@ -565,7 +433,7 @@ def _run_version8(config: dict, processes: int, rule: dict) -> pd.DataFrame:
     names = list(rule7["knobs"])
     design = run7[run7["stage"] == "design"].sort_values("order").reset_index(drop=True)
     coded = design[[f"x_{k}" for k in names]].to_numpy(dtype=float)
-    models, sigma0_models = _models(config, coded, design, rule7["interactions"])
+    models, sigma0_models = fit_models(config, coded, design, rule7["interactions"])
     fresh = run7[run7["stage"].isin(["intercept", "final"])].sort_values("order")
     xs = fresh[[f"x_{k}" for k in names]].to_numpy(dtype=float)
     n_seeds = int(config["simulation"]["n_seeds"])
@@ -579,7 +447,7 @@ def _run_version8(config: dict, processes: int, rule: dict) -> pd.DataFrame:
     anchor = {f"model_{k}": float(predict(models[k], xs[-1])[0]) for k in RATES}
     anchor.update({f"shift_{k}": float(shifted[k][0] - models[k][0]) for k in RATES})
     anchor.update(stage="anchor", order=0, weight=weight, n_fresh_per_policy=n_fresh)
-    return _anchored_choice(config, processes, rule, rule7, shifted, sigma0_models, anchor)
+    return anchored_choice(config, processes, rule, rule7, shifted, sigma0_models, anchor)
 
 
 def run_rule(
@@ -625,14 +493,14 @@ def run_rule(
     final_start = design_trials if rule["final_start"] is None else rule["final_start"]
     if final_start < design_trials:
         raise ValueError("the final trials must be fresh: final_start >= design_trials")
-    coded, design = _design(config, rule, processes)
-    models, sigma0_models = _models(config, coded, design, rule["interactions"])
-    x, point, measured, tried = _choose_feasible(
+    coded, design = run_design(config, rule, processes)
+    models, sigma0_models = fit_models(config, coded, design, rule["interactions"])
+    x, point, measured, tried = choose_feasible(
         config, rule, models, sigma0_models, processes, len(design)
     )
     final_stop = final_start + rule["final_trials"]
     final = score_point(config, point, final_start, final_stop, processes)
-    final = _final_row(config, rule, final, x, measured, len(design) + len(tried))
+    final = final_row(config, rule, final, x, measured, len(design) + len(tried))
     out = pd.concat([design, pd.DataFrame(tried), pd.DataFrame([final])], ignore_index=True)
     out["chosen"] = out["stage"] == "final"
     return out
@@ -706,8 +574,6 @@ def main(argv: list[str] | None = None) -> None:
     pd.set_option("display.width", 250)
     print(res.round(4).to_string(index=False))
     if args.out:
-        from evalsim.io import atomic_path
-
         with atomic_path(args.out) as tmp:
             res.to_csv(tmp, index=False, float_format="%.6g")
 
