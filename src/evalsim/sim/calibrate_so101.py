@@ -288,19 +288,30 @@ RULES: dict[int, dict] = {
 }
 
 
+def _read_run(path: str | None, what: str) -> pd.DataFrame | None:
+    """A version's run from its CSV ``path``, or None when there is none (the caller reruns)."""
+    if path is None or not Path(path).exists():
+        return None
+    log.info("%s: %s", what, path)
+    return pd.read_csv(path)
+
+
+def _design_rows(run: pd.DataFrame, knobs: dict) -> tuple[np.ndarray, pd.DataFrame]:
+    """A run's design rows in their order, and their coded points."""
+    design = run[run["stage"] == "design"].sort_values("order").reset_index(drop=True)
+    return design[[f"x_{k}" for k in knobs]].to_numpy(dtype=float), design
+
+
 def version_design(
     config: dict, processes: int, design_csv: str | None, version: int = 4
 ) -> tuple[np.ndarray, pd.DataFrame]:
     """A version's design (3 or 4): its rows of ``design_csv`` when that file exists, else a
     rerun."""
     rule = RULES[version]
-    if design_csv is not None and Path(design_csv).exists():
-        run = pd.read_csv(design_csv)
-        design = run[run["stage"] == "design"].sort_values("order").reset_index(drop=True)
-        coded = design[[f"x_{k}" for k in rule["knobs"]]].to_numpy(dtype=float)
-        log.info("version %d's design: %d rows of %s", version, len(design), design_csv)
-        return coded, design
-    return run_design(config, rule, processes)
+    run = _read_run(design_csv, f"version {version}'s design")
+    if run is None:
+        return run_design(config, rule, processes)
+    return _design_rows(run, rule["knobs"])
 
 
 def _run_version5(config: dict, processes: int, rule: dict) -> pd.DataFrame:
@@ -339,11 +350,8 @@ def _run_version5(config: dict, processes: int, rule: dict) -> pd.DataFrame:
 def _version5_final(config: dict, processes: int, rule: dict) -> dict:
     """Version 5's final row: from ``rule["v5_run_csv"]`` when that file exists, else version 5
     rerun (on version 4's design from ``rule["design_csv"]``)."""
-    path = rule["v5_run_csv"]
-    if path is not None and Path(path).exists():
-        run = pd.read_csv(path)
-        log.info("version 5's final row: %s", path)
-    else:
+    run = _read_run(rule["v5_run_csv"], "version 5's final row")
+    if run is None:
         run = _run_version5(config, processes, {**RULES[5], "design_csv": rule["design_csv"]})
     return run[run["stage"] == "final"].iloc[0].to_dict()
 
@@ -424,18 +432,13 @@ def _run_version8(config: dict, processes: int, rule: dict) -> pd.DataFrame:
     0.8 of the mean residual of version 7's two fresh runs, the choice, a final run on 6,000
     other distinct poses per policy."""
     rule7 = RULES[7]
-    path = rule["v7_run_csv"]
-    if path is not None and Path(path).exists():
-        run7 = pd.read_csv(path)
-        log.info("version 7's run: %s", path)
-    else:
+    run7 = _read_run(rule["v7_run_csv"], "version 7's run")
+    if run7 is None:
         run7 = _run_version7(config, processes, rule7)
-    names = list(rule7["knobs"])
-    design = run7[run7["stage"] == "design"].sort_values("order").reset_index(drop=True)
-    coded = design[[f"x_{k}" for k in names]].to_numpy(dtype=float)
+    coded, design = _design_rows(run7, rule7["knobs"])
     models, sigma0_models = fit_models(config, coded, design, rule7["interactions"])
     fresh = run7[run7["stage"].isin(["intercept", "final"])].sort_values("order")
-    xs = fresh[[f"x_{k}" for k in names]].to_numpy(dtype=float)
+    xs = fresh[[f"x_{k}" for k in rule7["knobs"]]].to_numpy(dtype=float)
     n_seeds = int(config["simulation"]["n_seeds"])
     n_fresh = int(fresh["n_per_policy"].sum())
     weight = n_fresh / (n_fresh + rule7["design_trials"] * n_seeds)

@@ -279,14 +279,18 @@ def _index(adr: np.ndarray) -> slice | np.ndarray:
     return adr
 
 
-def moving_pad_reach_m(model: mujoco.MjModel, angle_rad: float) -> float:
+def moving_pad_reach_m(
+    model: mujoco.MjModel, angle_rad: float, data: mujoco.MjData | None = None
+) -> float:
     """How far the moving pad's nearest point lies from the ``grasp`` site along the closing
     axis (the site's x, toward the moving jaw) with the gripper at ``angle_rad``, in m.
 
     The pad and the site ride on the gripper, so the arm's pose does not matter; the model's
     reference pose is used. Of the pad box's eight corners, the one nearest the site counts.
+    ``data``: a scratch :class:`mujoco.MjData` in the reference pose to reuse (a new one when
+    None); only its gripper angle and kinematics are written.
     """
-    d = mujoco.MjData(model)
+    d = mujoco.MjData(model) if data is None else data
     d.qpos[model.jnt_qposadr[model.joint("gripper").id]] = angle_rad
     mujoco.mj_kinematics(model, d)
     site, pad = model.site("grasp").id, model.geom("moving_jaw_pad").id
@@ -307,14 +311,19 @@ def open_angle_for_clearance(
     lo, hi = (float(v) for v in model.jnt_range[model.joint("gripper").id])
     target = half_cube_m + clearance_m
     lo = max(lo, 0.0)  # below 0 rad the pad has passed the closing axis's centre
-    if not moving_pad_reach_m(model, lo) <= target <= moving_pad_reach_m(model, hi):
+    scratch = mujoco.MjData(model)  # one for the whole bisection
+
+    def reach(angle: float) -> float:
+        return moving_pad_reach_m(model, angle, scratch)
+
+    if not reach(lo) <= target <= reach(hi):
         raise ValueError(
             f"scene.so101.open_clearance_m = {clearance_m!r} is out of the gripper's reach "
             f"(angles {lo:.2f}-{hi:.2f} rad)"
         )
     for _ in range(60):
         mid = 0.5 * (lo + hi)
-        if moving_pad_reach_m(model, mid) < target:
+        if reach(mid) < target:
             lo = mid
         else:
             hi = mid
