@@ -14,7 +14,8 @@ from evalsim.products.simreal import pair_law, twin_coverage_figure, twin_covera
 from evalsim.sim.jobs import chunk_config, twin_chunk_config, twins_config
 from evalsim.sim.rollout import run_policy_trials
 from evalsim.sim.scenes import make_scene
-from evalsim.sim.so101 import SO101Params, SO101Scene
+from evalsim.sim.so101 import SO101Scene
+from evalsim.sim.so101_model import SO101Params
 from evalsim.sim.twin import run_twin_trials, twin_config
 from evalsim.stats.simreal import methods as sr
 

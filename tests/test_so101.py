@@ -17,7 +17,8 @@ from evalsim.sim import pool as simpool
 from evalsim.sim.rollout import run_policy_trials, run_sweep_trials, run_trials
 from evalsim.sim.scene import FAILURES, TrialTrace
 from evalsim.sim.scenes import SCENES, make_scene
-from evalsim.sim.so101 import SO101Params, SO101Scene, so101_failure_type, so101_xml_path
+from evalsim.sim.so101 import SO101Scene, so101_failure_type
+from evalsim.sim.so101_model import SO101Params, so101_xml_path
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,8 @@ from evalsim.config import load_config
 from evalsim.seeding import rng_for
 from evalsim.sim.rollout import run_trials, surface_draw, task_poses
 from evalsim.sim.scenes import make_scene
-from evalsim.sim.so101 import SO101Params, SO101Scene
+from evalsim.sim.so101 import SO101Scene
+from evalsim.sim.so101_model import SO101Params
 
 
 @pytest.fixture(scope="module")

@@ -37,7 +37,8 @@ def pose_table(pools: pd.DataFrame, task: str, a: str, b: str) -> pd.DataFrame:
 
 def wrist_margins(config: dict, poses: pd.DataFrame) -> pd.DataFrame:
     """Grasp IK at each true pose: tilt (deg) and wrist roll's distance to its limits (rad)."""
-    from evalsim.sim.so101 import SO101Params, SO101Scene
+    from evalsim.sim.so101 import SO101Scene
+    from evalsim.sim.so101_model import SO101Params
 
     task = config["tasks"][0]
     scene = SO101Scene(SO101Params.from_config(config, task))

@@ -8,7 +8,7 @@ position, reset, step the plan's control rows, record contacts and heights in a
 controller (:meth:`PickScene.plan`, :meth:`PickScene.reset`), its contact test
 (:meth:`PickScene.jaw_contacts`) and its failure types (:meth:`PickScene.failure`).
 
-A scene is anything with the :class:`Scene` interface. The registry of scenes is
+A scene is a subclass of :class:`PickScene` (:data:`Scene`). The registry of scenes is
 :data:`evalsim.sim.scenes.SCENES`, and :func:`evalsim.sim.scenes.make_scene` picks the one
 named by ``config["scene"]["name"]``; a scene is one more class and one more registry entry
 (the config schema's enum is checked against the registry by a test). The default is the
@@ -33,7 +33,6 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from importlib import resources
-from typing import Protocol
 
 import mujoco
 import numpy as np
@@ -270,30 +269,9 @@ class PickScene:
         )
 
 
-class Scene(Protocol):
-    """The interface every scene implements."""
-
-    model: mujoco.MjModel
-    data: mujoco.MjData
-
-    steps_per_trial: int
-    surface_varies: bool
-
-    def reset(self, x_m: float, y_m: float, yaw_rad: float) -> None: ...
-
-    def set_surface(self, z: float) -> None: ...
-
-    def run_trial(
-        self,
-        x_m: float,
-        y_m: float,
-        yaw_rad: float,
-        aim_x_m: float,
-        aim_y_m: float,
-        callback: Callable[[int], None] | None = None,
-    ) -> Outcome: ...
-
-    def check_warnings(self) -> dict[str, int]: ...
+#: The type of every scene: each derives from :class:`PickScene`, whose public methods
+#: (``reset``, ``set_surface``, ``run_trial``, ``check_warnings``) are what rollouts call.
+Scene = PickScene
 
 
 @dataclass(frozen=True)

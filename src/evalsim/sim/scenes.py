@@ -15,7 +15,8 @@ from dataclasses import dataclass
 
 from evalsim._registry import by_id
 from evalsim.sim.scene import FAILURES, GripperTableParams, GripperTableScene, Scene
-from evalsim.sim.so101 import SO101Params, SO101Scene
+from evalsim.sim.so101 import SO101Scene
+from evalsim.sim.so101_model import SO101Params
 
 __all__ = ["DEFAULT_SCENE", "SCENES", "SceneInfo", "make_scene", "scene_info"]
 

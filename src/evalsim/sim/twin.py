@@ -10,7 +10,7 @@ scene whose physics differ by a *gap* made of physical knobs only (:data:`GAP_KN
 - ``cube_mass_kg``: the real cube's mass (of the twins' task);
 - ``arm_kp``: the arm servos' position gain (N m / rad);
 - ``latency_s``: control latency, set points reach the servos this late
-  (:class:`evalsim.sim.so101.SO101Params`);
+  (:class:`evalsim.sim.so101_model.SO101Params`);
 - ``perception_bias_mm``: a constant (x, y) perception offset of the real camera (mm),
   added to the policy's aim error.
 
