@@ -28,7 +28,7 @@ from statsmodels.stats.proportion import confint_proportions_2indep, proportion_
 from test_cli_lab import run, run_json  # the CLI run helpers
 from test_paired import _tango_reference
 
-from evalsim.cli import build_parser, compare
+from evalsim.cli import build_parser, compare, compare_input, compare_result
 
 
 def bad(capsys, *argv) -> str:
@@ -439,7 +439,7 @@ def test_pairs_follow_the_condition_ids_not_the_row_order(tmp_path, capsys):
 
 
 def _assert_codes_match_keys(a: pd.DataFrame, b: pd.DataFrame, cols: list[str]) -> None:
-    codes_a, codes_b = compare._key_codes(a, b, cols)
+    codes_a, codes_b = compare_input.key_codes(a, b, cols)
     rows_a = {tuple(r): i for i, r in enumerate(a[cols].to_numpy().tolist())}
     assert len(rows_a) == len(a) == len(set(codes_a.tolist()))
     for j, row in enumerate(b[cols].to_numpy().tolist()):
@@ -500,7 +500,7 @@ def test_mde_none_when_no_gap_reaches_the_power(tmp_path, capsys):
 
 def test_mde_normal_approximation_above_the_exact_limit(tmp_path, capsys, monkeypatch):
     # The limit (100000 per arm) is a speed cap; lowered here to reach the branch cheaply.
-    monkeypatch.setattr(compare, "FISHER_MDE_EXACT_MAX_N", 10)
+    monkeypatch.setattr(compare_result, "FISHER_MDE_EXACT_MAX_N", 10)
     za, zb = stats.norm.ppf(0.95), stats.norm.ppf(0.8)
     for k_a, k_b, n, centre in ((4, 6, 11, 10 / 22), (11, 11, 11, 0.5), (0, 0, 11, 0.5)):
         path = write(tmp_path / f"l{k_a}.csv", arm("base", k_a, n) + arm("new", k_b, n))
@@ -676,10 +676,10 @@ def test_usage_names_the_arguments(capsys):
 # ----------------------------------------------------------------------------- result object
 
 
-def _result(path: Path, *options: str) -> compare.Comparison:
+def _result(path: Path, *options: str) -> compare_result.Comparison:
     args = build_parser().parse_args(["compare", str(path), "--a", "base", "--b", "new", *options])
-    df, a, b = compare._select(args)
-    return compare.compare_trials(args, df, a, b)
+    df, a, b = compare_input.select_trials(args)
+    return compare_result.compare_trials(args, df, a, b)
 
 
 @pytest.mark.parametrize(

@@ -109,7 +109,11 @@ GROUPS: dict[str, dict] = {
     },
     # The CLI tests call evalsim.cli.main in-process, so the trampolines see them.
     "cli-compare": {
-        "modules": ["evalsim/cli/compare.py"],
+        "modules": [
+            "evalsim/cli/compare.py",
+            "evalsim/cli/compare_result.py",
+            "evalsim/cli/compare_input.py",
+        ],
         "skip_help": True,  # argparse help= texts are not mutated (see _PATCH)
         "tests": [
             "tests/test_cli_compare_values.py",

@@ -18,7 +18,7 @@ column (used when some policy has two or more seeds) or ``--cluster COLUMN``:
 moments) exceeds the binomial variance of one seed's measured rate, ``p (1 - p) / m``: then
 more episodes per seed cannot buy precision that only more seeds can.
 
-This module registers itself as a log hook (:func:`evalsim.cli._common.register_log_hook`);
+This module is a log hook (:data:`evalsim.cli._log_hooks.LOG_HOOKS`);
 the subcommands keep the cluster column when they read the log (:func:`cluster_columns`).
 """
 
@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from evalsim.cli._common import BadInput, Report, _ci_pct, _p, column_flag, register_log_hook
+from evalsim.cli._common import BadInput, Report, _ci_pct, _p, column_flag
 
 # evalsim.stats modules are imported inside the functions that use them: they load numba
 # kernels and SciPy, which a command on a small log should not pay for at start (issue 24).
@@ -280,6 +280,3 @@ def apply_hook(args, df: pd.DataFrame, rep: Report) -> None:
                 f"note: the {column}-level test needs 2+ {column}s for both {pair[0]} and {pair[1]}"
             )
     rep.data["clusters"] = data
-
-
-register_log_hook(add_cluster_argument, apply_hook)

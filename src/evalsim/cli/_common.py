@@ -182,31 +182,6 @@ def add_format_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
-#: Options that summarize and compare share, added by other modules (e.g. an independence
-#: check of the trial order): each entry is ``(add_arguments(parser), apply(args, df,
-#: report))``; ``apply`` may add lines or tables to the report. Register with
-#: :func:`register_log_hook`.
-LOG_HOOKS: list[tuple] = []
-
-
-def register_log_hook(add_arguments, apply) -> None:
-    """Add an option to summarize and compare: ``add_arguments(parser)`` declares it,
-    ``apply(args, df, report)`` runs after the log is read and the main tables are built."""
-    LOG_HOOKS.append((add_arguments, apply))
-
-
-def add_log_hook_flags(p: argparse.ArgumentParser) -> None:
-    """Declare the options of every registered log hook on ``p``."""
-    for add_arguments, _ in LOG_HOOKS:
-        add_arguments(p)
-
-
-def apply_log_hooks(args, df, report) -> None:
-    """Run every registered log hook on the log ``df`` read for this report."""
-    for _, apply in LOG_HOOKS:
-        apply(args, df, report)
-
-
 def output_format(args) -> str:
     """The format a subcommand's report is printed in."""
     fmt = getattr(args, "format", None)

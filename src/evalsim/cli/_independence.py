@@ -12,8 +12,8 @@ the three checks, so an i.i.d. log raises it with probability at most alpha per 
 ``compare`` also says whether the two policies were interleaved, and warns when all of one
 ran before the other.
 
-This module registers itself as a log hook of ``summarize`` and ``compare``
-(:func:`evalsim.cli._common.register_log_hook`): :func:`add_order_argument` declares the option
+This module is a log hook of ``summarize`` and ``compare``
+(:data:`evalsim.cli._log_hooks.LOG_HOOKS`): :func:`add_order_argument` declares the option
 and :func:`apply_hook` adds the tables, warnings and the ``independence`` key of the JSON
 output. The two subcommands only keep the column when they read the log
 (:func:`order_columns`).
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from evalsim.cli._common import BadInput, Report, _p, _pct, column_flag, register_log_hook
+from evalsim.cli._common import BadInput, Report, _p, _pct, column_flag
 
 # evalsim.stats modules are imported inside the functions that use them: they load numba
 # kernels and SciPy, which a command on a small log should not pay for at start (issue 24).
@@ -277,6 +277,3 @@ def apply_hook(args, df: pd.DataFrame, rep: Report) -> None:
         add_report(rep, df[df["policy"].isin(pair)], args, args.alpha, pair=pair)
     else:
         add_report(rep, df, args, 1 - args.confidence)
-
-
-register_log_hook(add_order_argument, apply_hook)

@@ -3,8 +3,9 @@
 :mod:`evalsim.cli._independence` checks each policy's trials per task. When tasks run in
 blocks (all of task 1, then all of task 2, ...), a drift over the session (servo heating, a
 worn cube) shows up as a difference between the tasks, which no per-task check can see.
-This log hook of ``summarize`` and ``compare`` (and ``compare --by task``) adds, when the log
-has several tasks, the same three exact checks on each policy's whole session in order.
+This log hook (:data:`evalsim.cli._log_hooks.LOG_HOOKS`) of ``summarize`` and ``compare``
+(and ``compare --by task``) adds, when the log has several tasks, the same three exact checks
+on each policy's whole session in order.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from evalsim.cli import _independence
-from evalsim.cli._common import Report, _p, _pct, register_log_hook
+from evalsim.cli._common import Report, _p, _pct
 
 # evalsim.stats modules are imported inside the functions that use them: they load numba
 # kernels and SciPy, which a command on a small log should not pay for at start (issue 24).
@@ -126,6 +127,3 @@ def apply_session_hook(args, df: pd.DataFrame, rep: Report) -> None:
                 f"({', '.join(g['flagged'])}) across its tasks: look for drift (servo "
                 "heating, a worn cube, resets)"
             )
-
-
-register_log_hook(lambda parser: None, apply_session_hook)

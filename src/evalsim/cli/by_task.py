@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from evalsim.cli import _independence, _session  # noqa: F401 - _session registers its hook
+from evalsim.cli import _independence
 from evalsim.cli._common import (
     BadInput,
     Report,
@@ -32,11 +32,11 @@ from evalsim.cli._common import (
     _p,
     _pct,
     _positive_int,
-    apply_log_hooks,
     check_plot_path,
     check_policy_pair,
     plot_rates,
 )
+from evalsim.cli._log_hooks import apply_log_hooks
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -15,11 +15,10 @@ from evalsim.cli._common import (
     _plural,
     _pts,
     add_format_flags,
-    add_log_hook_flags,
-    apply_log_hooks,
     check_plot_path,
     plot_rates,
 )
+from evalsim.cli._log_hooks import add_log_hook_flags, apply_log_hooks
 from evalsim.small_logs import TrialTable, read_small_logs
 
 # evalsim.stats modules are imported inside the functions that use them: they load numba
