@@ -18,6 +18,7 @@ from scipy.stats import binom
 
 from evalsim.figures import OKABE_ITO
 from evalsim.stats import names
+from evalsim.stats.two_sample._nuisance_sup_kernels import prefix_over_on_grid
 from evalsim.stats.two_sample.fisher import fisher_pvalue, fisher_pvalue_one_sided
 from evalsim.stats.two_sample.power import fisher_power, n_for_fisher_power
 from evalsim.stats.two_sample.unconditional import (
@@ -263,8 +264,6 @@ def test_prefix_over_on_grid_is_the_first_prefix_reaching_the_threshold():
     # tables, read at each candidate length; the first candidate reaching thr at any rate.
     import numpy as np
 
-    from evalsim.stats.two_sample import _unconditional_kernels as kernels
-
     rng = np.random.default_rng(7)
     nn = 23
     margin = rng.integers(0, nn + 1, size=60)
@@ -279,7 +278,7 @@ def test_prefix_over_on_grid_is_the_first_prefix_reaching_the_threshold():
                 if sum(hyp[t] * pmf[margin[t]] for t in range(length)) >= thr:
                     want = min(want, j)
                     break
-        assert kernels.prefix_over_on_grid(margin, hyp, cands, nn, grid, thr) == want
+        assert prefix_over_on_grid(margin, hyp, cands, nn, grid, thr) == want
 
 
 @pytest.mark.parametrize("test", CERTIFIED)

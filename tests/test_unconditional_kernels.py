@@ -16,7 +16,15 @@ from naive_unconditional import grid_sup, region
 from scipy.stats import binom
 from test_unconditional import CERTIFIED, scipy_p
 
-from evalsim.stats.two_sample import _unconditional_kernels as k
+from evalsim.stats.two_sample._nuisance_sup_kernels import certified_sup, certified_sup_stop
+from evalsim.stats.two_sample._tail_polynomial_kernels import binom_ratios, binom_row_r
+from evalsim.stats.two_sample._unconditional_kernels import (
+    barnard_all,
+    barnard_beta,
+    boschloo_betas,
+    hyper_all,
+    region_beta,
+)
 from evalsim.stats.two_sample.unconditional import (
     BOSCHLOO_TIE_RTOL,
     unconditional_pvalue,
@@ -29,14 +37,14 @@ EPS = 2.0**-53
 def _space(n1, n2):
     m = (n1 + 1) * (n2 + 1)
     hyp, f_less, f_greater, z = (np.empty(m) for _ in range(4))
-    k.hyper_all(n1, n2, hyp, f_less, f_greater)
-    k.barnard_all(n1, n2, z)
+    hyper_all(n1, n2, hyp, f_less, f_greater)
+    barnard_all(n1, n2, z)
     return hyp, f_less, f_greater, z
 
 
 def _region_beta(n1, n2, score, thr, hyp):
     beta = np.empty(n1 + n2 + 1)
-    k.region_beta(n1, n2, score, thr, hyp, beta)
+    region_beta(n1, n2, score, thr, hyp, beta)
     return beta
 
 
@@ -62,14 +70,14 @@ def test_one_table_beta_is_region_beta_bit_for_bit(n1, n2, cap):
         t = k1 * (n2 + 1) + k2
         b_less = np.empty(n1 + n2 + 1)
         b_greater = np.empty(n1 + n2 + 1)
-        s_less, s_greater = k.boschloo_betas(n1, n2, k1, k2, BOSCHLOO_TIE_RTOL, b_less, b_greater)
+        s_less, s_greater = boschloo_betas(n1, n2, k1, k2, BOSCHLOO_TIE_RTOL, b_less, b_greater)
         assert (s_less, s_greater) == (f_less[t], f_greater[t])
         for score, got in ((f_less, b_less), (f_greater, b_greater)):
             want = _region_beta(n1, n2, score, score[t] * (1 + BOSCHLOO_TIE_RTOL), hyp)
             assert np.array_equal(got, want), (k1, k2)
         for side, score in ((0, z), (1, -z), (2, -np.abs(z))):
             got = np.empty(n1 + n2 + 1)
-            z0 = k.barnard_beta(n1, n2, k1, k2, side, got)
+            z0 = barnard_beta(n1, n2, k1, k2, side, got)
             assert z0 == z[t]
             assert np.array_equal(got, _region_beta(n1, n2, score, score[t], hyp)), (k1, k2, side)
 
@@ -120,7 +128,7 @@ def test_certified_sup_bounds_a_dense_grid(nn):
     rng = np.random.default_rng(nn)
     for beta in _betas(nn, rng):
         for lo, hi in ((0.0, 1.0), (0.05, 0.4), (0.3, 0.30001)):
-            p, upper, at, _, conv = k.certified_sup(beta, lo, hi, 32, 1e-6, 200_000)
+            p, upper, at, _, conv = certified_sup(beta, lo, hi, 32, 1e-6, 200_000)
             x, f = _dense_f(beta, lo, hi)
             assert conv
             assert f.max() <= upper * (1 + 1e-12)  # upper is a bound
@@ -133,14 +141,14 @@ def test_certified_sup_bounds_a_dense_grid(nn):
 def test_certified_sup_tight_tolerance_and_stop():
     nn = 400
     beta = _betas(nn, np.random.default_rng(0))[0]
-    p, upper, _, _, conv = k.certified_sup(beta, 0.0, 1.0, 64, 1e-12, 2_000_000)
+    p, upper, _, _, conv = certified_sup(beta, 0.0, 1.0, 64, 1e-12, 2_000_000)
     assert conv
     assert upper <= p * (1 + 1e-12) * (1 + 8 * (nn + 2) * EPS)
     assert _dense_f(beta, 0.0, 1.0)[1].max() <= upper * (1 + 1e-12)
-    same = k.certified_sup_stop(beta, 0.0, 1.0, 64, 1e-12, 2_000_000, np.inf)
+    same = certified_sup_stop(beta, 0.0, 1.0, 64, 1e-12, 2_000_000, np.inf)
     assert same[:2] == (p, upper)
     # a stop below the supremum returns once a value reaches it, not certified
-    got, up_s, _, _, conv_s = k.certified_sup_stop(beta, 0.0, 1.0, 32, 1e-6, 200_000, 0.5 * p)
+    got, up_s, _, _, conv_s = certified_sup_stop(beta, 0.0, 1.0, 32, 1e-6, 200_000, 0.5 * p)
     assert 0.5 * p <= got <= upper and up_s == 1.0 and not conv_s
 
 
@@ -161,9 +169,9 @@ def test_two_sided_boschloo_is_twice_the_smaller_side(test_table):
 @pytest.mark.parametrize("nn", [1, 2, 7, 60, 400, 1000])
 def test_binom_rows_vs_scipy(nn):
     row = np.empty(nn + 1)
-    up, dn = k.binom_ratios(nn)
+    up, dn = binom_ratios(nn)
     for pi in (0.0, 1e-9, 0.013, 0.37, 0.5, 0.91, 1 - 1e-9, 1.0):
-        k.binom_row_r(nn, pi, up, dn, row)
+        binom_row_r(nn, pi, up, dn, row)
         want = binom.pmf(np.arange(nn + 1), nn, pi)
         big = want > 1e-280
         np.testing.assert_allclose(row[big], want[big], rtol=1e-12)

@@ -30,7 +30,7 @@ The supremum is certified, not searched. The tail probability is a polynomial of
 with a certified bound on each interval (the polynomial's second derivative bounded below
 term by term, in its Bernstein coefficients and in their second differences, and the chord
 bound that is exact for a quadratic;
-:func:`evalsim.stats.two_sample._unconditional_kernels.certified_sup`)
+:func:`evalsim.stats.two_sample._nuisance_sup_kernels.certified_sup`)
 returns each p-value with an upper bound: the true p-value lies in ``[pvalue, upper]``, and a
 certified one-table result has ``upper <= pvalue (1 + 1e-6)`` up to an allowance of ``8 (N +
 2)`` ulp for rounding. SciPy maximises with ``shgo`` from 32 Sobol points and can miss the
@@ -69,7 +69,17 @@ from scipy.special import betaincinv
 
 from evalsim.stats._validate import check_counts, check_n, check_open_interval
 from evalsim.stats.names import TWO_SAMPLE_TESTS
-from evalsim.stats.two_sample import _unconditional_kernels as _k
+from evalsim.stats.two_sample._nuisance_sup_kernels import (
+    all_tables_sup,
+    all_tables_sup_bb,
+    certified_sup_stop,
+)
+from evalsim.stats.two_sample._unconditional_kernels import (
+    barnard_all,
+    barnard_beta,
+    boschloo_betas,
+    hyper_all,
+)
 
 __all__ = [
     "ALTERNATIVES",
@@ -210,14 +220,14 @@ class _Space:
         self.hyp = np.empty(m, dtype=np.float64)
         self.f_less = np.empty(m, dtype=np.float64)
         self.f_greater = np.empty(m, dtype=np.float64)
-        _k.hyper_all(n1, n2, self.hyp, self.f_less, self.f_greater)
+        hyper_all(n1, n2, self.hyp, self.f_less, self.f_greater)
         self._z = None
 
     @property
     def z(self) -> np.ndarray:
         if self._z is None:
             self._z = np.empty(self.m, dtype=np.float64)
-            _k.barnard_all(self.n1, self.n2, self._z)
+            barnard_all(self.n1, self.n2, self._z)
         return self._z
 
     def margins(self) -> np.ndarray:
@@ -258,12 +268,12 @@ def _one_table_sides(test, alternative, k1, n1, k2, n2):
     if test == "boschloo":
         b_less = np.empty(nn + 1)
         b_greater = np.empty(nn + 1)
-        s_less, s_greater = _k.boschloo_betas(n1, n2, k1, k2, BOSCHLOO_TIE_RTOL, b_less, b_greater)
+        s_less, s_greater = boschloo_betas(n1, n2, k1, k2, BOSCHLOO_TIE_RTOL, b_less, b_greater)
         less = ("less", b_less, float(s_less))
         greater = ("greater", b_greater, float(s_greater))
         return {"less": [less], "greater": [greater], "two-sided": [less, greater]}[alternative]
     beta = np.empty(nn + 1)
-    z0 = _k.barnard_beta(n1, n2, k1, k2, _BARNARD_SIDE[alternative], beta)
+    z0 = barnard_beta(n1, n2, k1, k2, _BARNARD_SIDE[alternative], beta)
     return [(alternative, beta, float(z0))]
 
 
@@ -320,7 +330,7 @@ def unconditional_pvalue(
     results = [None] * len(sides)
     stop = np.inf
     for i in todo:
-        res = _k.certified_sup_stop(sides[i][1], lo, hi, _N_INIT, _RTOL_ONE, _MAX_INTERVALS, stop)
+        res = certified_sup_stop(sides[i][1], lo, hi, _N_INIT, _RTOL_ONE, _MAX_INTERVALS, stop)
         results[i] = res
         stop = min(stop, res[1])
     parts, stats, nus, n_int, conv = [], [], [], 0, True
@@ -401,14 +411,14 @@ def unconditional_pvalue_table(
         p = np.empty(space.m)
         up = np.empty(space.m)
         if gamma is None:
-            _k.all_tables_sup(
+            all_tables_sup(
                 n1, n2, order, score, tie, space.hyp, _N_SCAN, _STRIDE, float(rtol),
                 _MAX_INTERVALS, other, p, up,
             )  # fmt: skip
             other = p
         else:
             lo_k, hi_k = berger_boos_interval(np.arange(nn + 1), nn, gamma)
-            _k.all_tables_sup_bb(
+            all_tables_sup_bb(
                 n1, n2, order, score, tie, space.hyp, np.ascontiguousarray(lo_k),
                 np.ascontiguousarray(hi_k), float(rtol), _MAX_INTERVALS, p, up,
             )  # fmt: skip

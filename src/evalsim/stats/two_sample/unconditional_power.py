@@ -9,12 +9,12 @@ p-value is the supremum of its region's tail polynomial, and regions are nested 
 statistic's order, so the p-values are non-decreasing along that order and the rejection
 region is a prefix of it (for two-sided Boschloo, the union of the two one-sided prefixes at
 ``alpha / 2``). The prefix is found by bisection, each step deciding ``sup < alpha`` with a
-certified supremum (:func:`evalsim.stats.two_sample._unconditional_kernels.certified_sup`): the
-decision
-is certain when the certified interval ``[p, upper]`` lies on one side of alpha; otherwise it
-is recomputed at a relative tolerance of 1e-12 and, if still undecided, taken from the
-attained ``p`` and counted in ``undecided``. With ``gamma`` (Berger-Boos) the p-values of
-every table come from :func:`evalsim.stats.two_sample.unconditional.unconditional_pvalue_table`.
+certified supremum (:func:`evalsim.stats.two_sample._nuisance_sup_kernels.certified_sup`):
+the decision is certain when the certified interval ``[p, upper]`` lies on one side of
+alpha; otherwise it is recomputed at a relative tolerance of 1e-12 and, if still undecided,
+taken from the attained ``p`` and counted in ``undecided``. With ``gamma`` (Berger-Boos) the
+p-values of every table come from
+:func:`evalsim.stats.two_sample.unconditional.unconditional_pvalue_table`.
 
 n per arm: :func:`n_for_power` uses the rule of
 :func:`evalsim.stats.two_sample.power.n_for_fisher_power`
@@ -39,8 +39,12 @@ from evalsim.stats import names as _names
 from evalsim.stats._validate import check_alpha, check_n, check_probability
 from evalsim.stats.decision import alpha_threshold
 from evalsim.stats.proportion._kernels import binom_pmf_vector
-from evalsim.stats.two_sample import _unconditional_kernels as _k
 from evalsim.stats.two_sample import unconditional as _u
+from evalsim.stats.two_sample._nuisance_sup_kernels import (
+    certified_sup,
+    certified_sup_stop,
+    prefix_over_on_grid,
+)
 from evalsim.stats.two_sample.power import (
     PowerSearchN,
     _power,
@@ -87,12 +91,12 @@ def _prefix_region(space, score, tie, thr):
         beta = np.minimum(np.bincount(kidx[:length], hyp[:length], minlength=nn + 1), 1.0)
         # stop at thr: a value attained at or above it decides "not below" (the supremum
         # found without the stop is at least that value); below it nothing changes
-        p, up = _k.certified_sup_stop(beta, 0.0, 1.0, 32, 1e-6, 200_000, thr)[:2]
+        p, up = certified_sup_stop(beta, 0.0, 1.0, 32, 1e-6, 200_000, thr)[:2]
         if up < thr:
             return True
         if p >= thr:
             return False
-        p, up = _k.certified_sup(beta, 0.0, 1.0, 64, 1e-12, 2_000_000)[:2]
+        p, up = certified_sup(beta, 0.0, 1.0, 64, 1e-12, 2_000_000)[:2]
         if up >= thr > p:
             undecided += 1
         return p < thr
@@ -128,7 +132,7 @@ def _bracket(kidx, hyp, cands, nn, thr, below):
     finds the same boundary as from ``(-1, len(cands))``, in one or two certified suprema
     instead of about log2 of the number of candidates.
     """
-    hi = int(_k.prefix_over_on_grid(kidx, hyp, cands, nn, _BRACKET_GRID, thr * (1.0 + 1e-9)))
+    hi = int(prefix_over_on_grid(kidx, hyp, cands, nn, _BRACKET_GRID, thr * (1.0 + 1e-9)))
     step, lo = 1, hi - 1
     while lo >= 0 and not below(int(cands[lo])):
         hi, lo = lo, lo - step
