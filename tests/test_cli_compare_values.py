@@ -29,6 +29,7 @@ from test_cli_lab import run, run_json  # the CLI run helpers
 from test_paired import _tango_reference
 
 from evalsim.cli import build_parser, compare, compare_input, compare_result
+from evalsim.small_logs import TrialTable
 
 
 def bad(capsys, *argv) -> str:
@@ -439,7 +440,20 @@ def test_pairs_follow_the_condition_ids_not_the_row_order(tmp_path, capsys):
 
 
 def _assert_codes_match_keys(a: pd.DataFrame, b: pd.DataFrame, cols: list[str]) -> None:
-    codes_a, codes_b = compare_input.key_codes(a, b, cols)
+    """The codes of a pandas log and of the same log as the small reader's table."""
+    _assert_codes_match(a, b, cols, *compare_input.key_codes(a, b, cols))
+    small = [  # the small reader's columns: str (object) arrays, success bool
+        TrialTable(
+            {"success": np.ones(len(df), bool)}
+            | {c: df[c].astype(str).to_numpy(object) for c in cols}
+        )
+        for df in (a, b)
+    ]
+    _assert_codes_match(a, b, cols, *compare_input.key_codes(*small, cols))
+
+
+def _assert_codes_match(a, b, cols, codes_a, codes_b) -> None:
+    assert codes_a.dtype == codes_b.dtype == np.int64
     rows_a = {tuple(r): i for i, r in enumerate(a[cols].to_numpy().tolist())}
     assert len(rows_a) == len(a) == len(set(codes_a.tolist()))
     for j, row in enumerate(b[cols].to_numpy().tolist()):
@@ -733,3 +747,40 @@ def test_compare_functions_take_at_most_8_arguments():
             a = node.args
             count = len(a.posonlyargs) + len(a.args) + len(a.kwonlyargs)
             assert count <= 8, (node.name, count)
+
+
+def _selected(path: Path, *options: str):
+    args = build_parser().parse_args(["compare", str(path), "--a", "base", "--b", "new", *options])
+    return compare_input.select_trials(args)
+
+
+def test_small_log_is_read_without_pandas_unless_an_option_needs_its_column(tmp_path):
+    # issue 24: a small log is answered by the small reader (no pandas); --order and a
+    # --cluster column need pandas, and the column they name must reach the hooks
+    rows = [{**r, "trial": i, "operator": f"o{i % 3}"} for i, r in enumerate(paired({(1, 0): 4}))]
+    path = write(tmp_path / "l.csv", rows)
+    df, a, b = _selected(path)
+    assert isinstance(df, TrialTable)
+    assert (len(a), len(b), int(a["success"].sum()), int(b["success"].sum())) == (4, 4, 4, 0)
+    for options, column in (
+        (("--order", "trial"), "trial"),
+        (("--cluster", "operator"), "operator"),
+    ):
+        df, a, b = _selected(path, *options)
+        assert isinstance(df, pd.DataFrame), options
+        assert column in df.columns, options
+        assert df[column].astype(str).tolist() == [str(r[column]) for r in rows], options
+    df, _, _ = _selected(path, "--order", "trial", "--cluster", "operator")
+    assert {"trial", "operator"} <= set(df.columns)
+
+
+@pytest.mark.parametrize("options", [(), ("--order", "trial")], ids=["small reader", "pandas"])
+def test_policy_option_names_a_table_without_a_policy_column_on_both_readers(
+    tmp_path, capsys, options
+):
+    rows = [{"trial": i, "success": i % 2} for i in range(6)]
+    path = write(tmp_path / "l.csv", rows)
+    argv = ["compare", path, "--a", "act", "--b", "bc", *options]
+    assert bad(capsys, *argv, "--policy", "act") == (
+        "--b 'bc' is not a policy in the log (policies: act)"
+    )

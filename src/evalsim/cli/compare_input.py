@@ -49,7 +49,9 @@ def key_codes(a, b, keys: list[str]):
         if size * m >= 2**62:  # the combined code would overflow: number the key tuples
             import pandas as pd  # heavy: only for logs far beyond the small reader's
 
-            table = pd.concat([a[keys], b[keys]], ignore_index=True)
+            table = pd.DataFrame(
+                {k: np.concatenate([np.asarray(a[k]), np.asarray(b[k])]) for k in keys}
+            )
             ids = table.groupby(keys, sort=False).ngroup().to_numpy(dtype=np.int64)
             return ids[: len(a)], ids[len(a) :]
         codes_a = codes_a * m + codes[: len(a)]

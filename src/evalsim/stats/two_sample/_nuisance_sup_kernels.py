@@ -26,14 +26,14 @@ from numba import njit
 
 from evalsim.stats.proportion._kernels import binom_pmf_vector
 from evalsim.stats.two_sample._tail_polynomial_kernels import (
-    _EPS,
-    _interval_bound,
-    _support,
-    _tail_at,
-    _tail_d,
-    _tail_row,
+    EPS,
     binom_ratios,
     binom_row_r,
+    interval_bound,
+    support,
+    tail_at,
+    tail_d,
+    tail_row,
 )
 
 
@@ -46,7 +46,7 @@ def _polish(beta, klo, khi, a, b, x0, up, dn, row, x_seen):
     of ``x_seen``, a local maximum polished already (< 0: none): Newton would end there.
     """
     x = min(max(x0, a), b)
-    fx, d1, d2 = _tail_d(beta, klo, khi, x, up, dn, row)
+    fx, d1, d2 = tail_d(beta, klo, khi, x, up, dn, row)
     best_x = x
     best_f = fx
     for _ in range(60):
@@ -64,7 +64,7 @@ def _polish(beta, klo, khi, a, b, x0, up, dn, row, x_seen):
             break
         small = abs(xn - x) <= 1e-10 * x or b - a <= 1e-10 * x
         x = xn
-        fx, d1, d2 = _tail_d(beta, klo, khi, x, up, dn, row)
+        fx, d1, d2 = tail_d(beta, klo, khi, x, up, dn, row)
         if fx > best_f:
             best_f = fx
             best_x = x
@@ -86,11 +86,12 @@ def certified_sup_stop(beta, lo, hi, n_init, rtol, max_intervals, stop):
     A grid of ``n_init`` intervals (even in arcsine scale, where a peak's width is about
     ``1 / sqrt(N)`` anywhere), Newton polishing of the best grid point, then branch and
     bound over intervals [a, b]. On [a, b] the second derivative is bounded below, term by
-    term, in two forms (:func:`_interval_bound`): in ``beta`` with the weights ``b(k; N, pi)
-    P_k(pi) / (pi (1 - pi))^2`` (:func:`_curv_lower_w`), and in the second differences
-    ``d2`` with ``f'' = N (N - 1) sum_j d2[j] b(j; N - 2, pi)`` (:func:`_curv_lower`). With
-    ``f'' >= L``, ``f <= chord + max(-L, 0) (pi - a)(b - pi) / 2``, whose maximum
-    (:func:`_quad_bound`) is exact for a quadratic. An interval is dropped once that bound is
+    term, in two forms (:func:`interval_bound`, with the helpers of
+    :mod:`evalsim.stats.two_sample._tail_polynomial_kernels`): in ``beta`` with the weights
+    ``b(k; N, pi) P_k(pi) / (pi (1 - pi))^2`` (``_curv_lower_w``), and in the second
+    differences ``d2`` with ``f'' = N (N - 1) sum_j d2[j] b(j; N - 2, pi)`` (``_curv_lower``).
+    With ``f'' >= L``, ``f <= chord + max(-L, 0) (pi - a)(b - pi) / 2``, whose maximum
+    (``_quad_bound``) is exact for a quadratic. An interval is dropped once that bound is
     ``<= best (1 + rtol)``, else split at its midpoint. Returns ``(p, upper, pi_at,
     n_intervals, converged)``: ``p`` is attained at ``pi_at`` (Newton-polished to machine
     precision), ``upper`` bounds the supremum from above, with an allowance of ``8 (N + 2)``
@@ -100,9 +101,9 @@ def certified_sup_stop(beta, lo, hi, n_init, rtol, max_intervals, stop):
     ``converged`` false): the caller only needs to know the supremum is at least ``stop``.
     """
     nn = beta.shape[0] - 1
-    klo, khi = _support(beta)
+    klo, khi = support(beta)
     row = np.empty(nn + 1, dtype=np.float64)
-    allow = 1.0 + 8.0 * (nn + 2) * _EPS
+    allow = 1.0 + 8.0 * (nn + 2) * EPS
     if khi < klo or (khi == klo and beta[klo] == 0.0):
         return 0.0, 0.0, lo, 0, True
     up_r, dn_r = binom_ratios(nn)
@@ -114,7 +115,7 @@ def certified_sup_stop(beta, lo, hi, n_init, rtol, max_intervals, stop):
         # second differences, rounded down: |error| <= 8 eps (beta[j] + 2 beta[j+1] + beta[j+2])
         for j in range(max(klo - 2, 0), min(khi, m2) + 1):
             v = beta[j + 2] - 2.0 * beta[j + 1] + beta[j]
-            v -= 8.0 * _EPS * (beta[j] + 2.0 * beta[j + 1] + beta[j + 2])
+            v -= 8.0 * EPS * (beta[j] + 2.0 * beta[j + 1] + beta[j + 2])
             d2[j] = v
             if v < 0.0:
                 j2lo = min(j2lo, j) if j2hi >= j2lo else j
@@ -155,7 +156,7 @@ def certified_sup_stop(beta, lo, hi, n_init, rtol, max_intervals, stop):
         elif i == n_init:
             x = hi
         xs[i] = x
-        fs[i] = _tail_row(beta, klo, khi, x, up_r, dn_r, rows[i])
+        fs[i] = tail_row(beta, klo, khi, x, up_r, dn_r, rows[i])
         if fs[i] > best:
             best = fs[i]
             best_pi = x
@@ -202,7 +203,7 @@ def certified_sup_stop(beta, lo, hi, n_init, rtol, max_intervals, stop):
         ra = st_ra[top]
         rb = st_rb[top]
         target = best * (1.0 + rtol)
-        bound = _interval_bound(
+        bound = interval_bound(
             beta, klo, khi, d2, j2lo, j2hi, cf2, a, b, fa, fb, ra, rb, peak_n, peak_2, t2a, t2b,
             target,
         )  # fmt: skip
@@ -218,7 +219,7 @@ def certified_sup_stop(beta, lo, hi, n_init, rtol, max_intervals, stop):
             converged = False
             continue
         t1 = top + 1
-        fm = _tail_row(beta, klo, khi, mid, up_r, dn_r, row)
+        fm = tail_row(beta, klo, khi, mid, up_r, dn_r, row)
         if fm > best:
             best = fm
             best_pi = mid
@@ -266,7 +267,7 @@ def _scan_polish(beta, fs, xs, x_prev, up, dn, row):
     Every value returned is computed afresh at its point. Returns ``(value, maximiser)``.
     """
     n_scan = xs.shape[0] - 1
-    klo, khi = _support(beta)
+    klo, khi = support(beta)
     top = -1.0
     for i in range(n_scan + 1):
         top = max(top, fs[i])
@@ -291,7 +292,7 @@ def _scan_polish(beta, fs, xs, x_prev, up, dn, row):
             xp, fp = _polish(beta, klo, khi, a, b, x0, up, dn, row, x_star)
         else:
             xp = x0
-            fp = _tail_at(beta, klo, khi, x0, up, dn, row)
+            fp = tail_at(beta, klo, khi, x0, up, dn, row)
         if c < 0:
             x_star = xp
         if fp > best:

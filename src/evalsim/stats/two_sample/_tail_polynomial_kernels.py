@@ -16,7 +16,7 @@ of that chord-plus-quadratic itself). For the tail polynomial
 ``beta``, so ``M = N (N - 1) sum_j max(-d2[j], 0) max_{pi in [a, b]} b(j; N - 2, pi)``, and the
 binomial pmf's maximum on ``[a, b]`` is at ``clip(j / (N - 2), a, b)`` (:func:`_curv_lower`);
 :func:`_curv_lower_w` bounds ``f''`` term by term in ``beta`` instead, and
-:func:`_interval_bound` uses the better of the two.
+:func:`interval_bound` uses the better of the two.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from numba import njit
 
 from evalsim.stats.proportion._kernels import binom_logpmf
 
-_EPS = 2.0**-53
+EPS = 2.0**-53
 
 
 @njit(cache=True)
@@ -66,7 +66,7 @@ def binom_row_r(nn, pi, up, dn, out):
 
 
 @njit(cache=True)
-def _tail_at(beta, klo, khi, pi, up, dn, row):
+def tail_at(beta, klo, khi, pi, up, dn, row):
     """f(pi) of the tail polynomial; fills ``row = b(.; N, pi)`` (``up``, ``dn``:
     :func:`binom_ratios`)."""
     nn = beta.shape[0] - 1
@@ -78,7 +78,7 @@ def _tail_at(beta, klo, khi, pi, up, dn, row):
 
 
 @njit(cache=True)
-def _tail_d(beta, klo, khi, pi, up, dn, row):
+def tail_d(beta, klo, khi, pi, up, dn, row):
     """f(pi), f'(pi), f''(pi) of the tail polynomial (0 < pi < 1)."""
     nn = beta.shape[0] - 1
     binom_row_r(nn, pi, up, dn, row)
@@ -203,7 +203,7 @@ def _curv_lower_w(beta, klo, khi, a, b, ra, rb, peak):
         c1 = 2.0 * k * (nn - 1.0)
         c0 = k * (k - 1.0)
         pmin = c2 * x * x - c1 * x + c0
-        pmin -= 8.0 * _EPS * (c2 * x * x + c1 * x + c0)
+        pmin -= 8.0 * EPS * (c2 * x * x + c1 * x + c0)
         if pmin >= 0.0:
             sp += bk * pmin * idmax * min(ra[k], rb[k])
         else:
@@ -226,7 +226,7 @@ def _quad_bound(fa, fb, c):
 
 
 @njit(cache=True)
-def _tail_row(beta, klo, khi, x, up, dn, row):
+def tail_row(beta, klo, khi, x, up, dn, row):
     """f(x); fills ``row = b(.; N, x)`` (``up``, ``dn``: :func:`binom_ratios`)."""
     binom_row_r(beta.shape[0] - 1, x, up, dn, row)
     f = 0.0
@@ -236,7 +236,7 @@ def _tail_row(beta, klo, khi, x, up, dn, row):
 
 
 @njit(cache=True)
-def _interval_bound(
+def interval_bound(
     beta, klo, khi, d2, j2lo, j2hi, cf2, a, b, fa, fb, ra, rb, peak_n, peak_2, t2a, t2b, target
 ):
     """Upper bound of f on [a, b] (:func:`_quad_bound`) from the lower bounds of ``f''`` of
@@ -259,7 +259,7 @@ def _interval_bound(
 
 
 @njit(cache=True)
-def _support(beta):
+def support(beta):
     """The first and last k with ``beta[k] != 0``, ``k`` in ``0 .. nn = len(beta) - 1``
     (``klo = nn`` and ``khi = 0`` when every ``beta`` is 0).
 

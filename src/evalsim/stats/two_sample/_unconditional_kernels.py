@@ -2,16 +2,16 @@
 Barnard, Berger-Boos).
 
 Kernels only: int64 counts, float64 values, no validation
-(:mod:`evalsim.stats.two_sample.unconditional`
-validates). Tables are flattened as ``t = x1 * (n2 + 1) + x2``.
+(:mod:`evalsim.stats.two_sample.unconditional` validates). Tables are flattened as
+``t = x1 * (n2 + 1) + x2``.
 
 Here: per margin, the hypergeometric pmf and both one-sided Fisher p-values, Boschloo's
 statistic (:func:`hyper_all`); Barnard's pooled score statistic (:func:`barnard_all`,
 :func:`barnard_z`); a table's rejection region as the coefficients ``beta`` of its tail
-polynomial (:func:`boschloo_betas`, :func:`barnard_beta`, :func:`region_beta`); a region's
-probability under independent arms (:func:`region_mass`). The supremum of the tail polynomial
-over the nuisance parameter is :mod:`evalsim.stats.two_sample._nuisance_sup_kernels`, with the
-bounds of :mod:`evalsim.stats.two_sample._tail_polynomial_kernels`.
+polynomial (:func:`boschloo_betas`, :func:`barnard_beta`, :func:`region_beta`). The supremum
+of the tail polynomial over the nuisance parameter is
+:mod:`evalsim.stats.two_sample._nuisance_sup_kernels`, with the bounds of
+:mod:`evalsim.stats.two_sample._tail_polynomial_kernels`.
 
 The tail polynomial. For a rejection region ``R`` (a set of tables) and a common success rate
 ``pi`` of both arms, ``P_pi(R) = sum_{(x1, x2) in R} b(x1; n1, pi) b(x2; n2, pi)``. Grouping
@@ -267,14 +267,3 @@ def region_beta(n1, n2, score, thr, hyp, beta):
     for k in range(beta.shape[0]):
         if beta[k] > 1.0:
             beta[k] = 1.0
-
-
-@njit(cache=True)
-def region_mass(mask, b1, b2, n2):
-    """``sum_t mask[t] b1[x1] b2[x2]``: the probability of a region under independent arms."""
-    m2 = n2 + 1
-    s = 0.0
-    for t in range(mask.shape[0]):
-        if mask[t]:
-            s += b1[t // m2] * b2[t % m2]
-    return s
