@@ -100,16 +100,18 @@ def test_far_poses_are_gripped_shallower_but_hold_at_perfect_aim(config, scene):
 
 
 def test_reach_floor_is_the_sphere_cap():
-    from evalsim.sim.controller import PickController, PickTiming
+    from evalsim.sim.controller import PickController
+    from evalsim.sim.scene import GripperTableParams
 
-    ctl = PickController(PickTiming(), (0.22, 0.0, 0.1), 0.095, 0.05, 0.08, 0.03, 0.4, 0.43)
+    timing = GripperTableParams().timing
+    ctl = PickController(timing, (0.22, 0.0, 0.1), 0.095, 0.05, 0.08, 0.03, 0.4, 0.43)
     # shoulder 0.4 m up, reach 0.43 m: at r = 0.25 m the floor is 0.4 - sqrt(0.43^2 - 0.25^2)
     assert ctl.z_floor(0.15, 0.2) == pytest.approx(0.4 - (0.43**2 - 0.25**2) ** 0.5)
     assert ctl.z_floor(0.5, 0.0) == 0.4  # out of reach: the shoulder height
     tick = ctl.first_tick("close")
     assert ctl.setpoint(tick, 0.16, 0.0)[2] == pytest.approx(0.05)  # near: scripted height
     assert ctl.setpoint(tick, 0.30, 0.0)[2] == pytest.approx(ctl.z_floor(0.30, 0.0))
-    free = PickController(PickTiming(), (0.22, 0.0, 0.1), 0.095, 0.05, 0.08, 0.03)
+    free = PickController(timing, (0.22, 0.0, 0.1), 0.095, 0.05, 0.08, 0.03)
     assert free.setpoint(tick, 0.30, 0.0)[2] == pytest.approx(0.05)  # no reach limit
 
 

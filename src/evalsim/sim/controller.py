@@ -43,14 +43,15 @@ def _smoothstep(u: float) -> float:
 
 @dataclass(frozen=True)
 class PickTiming:
-    """Phase durations (s) and the control rate (Hz)."""
+    """Phase durations (s) and the control rate (Hz); the gripper/table scene's values are
+    :attr:`evalsim.sim.scene.GripperTableParams.timing`."""
 
-    control_hz: float = 50.0
-    approach_s: float = 0.3
-    descend_s: float = 0.4
-    close_s: float = 0.4
-    lift_s: float = 0.4
-    hold_s: float = 1.0
+    control_hz: float
+    approach_s: float
+    descend_s: float
+    close_s: float
+    lift_s: float
+    hold_s: float
 
     @property
     def durations(self) -> tuple[float, ...]:

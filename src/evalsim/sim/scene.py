@@ -311,6 +311,13 @@ class GripperTableParams:
         values.update({k: v for k, v in task.items() if k in names})
         return cls(**{k: float(v) for k, v in values.items()})
 
+    @property
+    def timing(self) -> PickTiming:
+        """The scripted pick's control rate and phase durations."""
+        return PickTiming(
+            self.control_hz, self.approach_s, self.descend_s, self.close_s, self.lift_s, self.hold_s
+        )
+
 
 def _asset_xml(name: str) -> str:
     return resources.files("evalsim.sim").joinpath("assets", f"{name}.xml").read_text("utf-8")
@@ -361,7 +368,7 @@ class GripperTableScene(PickScene):
         self.touch_adr = tuple(
             int(m.sensor_adr[m.sensor(n).id]) for n in ("touch_left", "touch_right", "touch_palm")
         )
-        timing = PickTiming(p.control_hz, p.approach_s, p.descend_s, p.close_s, p.lift_s, p.hold_s)
+        timing = p.timing
         self.home = (0.22, 0.0, p.cube_size_m + p.approach_clearance_m + p.pad_height_m + 0.03)
         self.controller = ctl = PickController(
             timing,
