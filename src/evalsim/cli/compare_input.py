@@ -61,12 +61,13 @@ def key_codes(a, b, keys: list[str]):
 
 
 def _pair_up(a, b, keys: list[str]):
-    """Matched (success_a, success_b) arrays on shared keys, or a reason why not paired."""
+    """Matched (success_a, success_b) arrays on shared keys (in no particular order: only their
+    counts are read), or a reason why not paired."""
     if not keys:
         return None, "no condition column: unpaired analysis"
     codes_a, codes_b = key_codes(a, b, keys)
     for name, g, codes in (("A", a, codes_a), ("B", b, codes_b)):
-        uniq, first_idx, counts = np.unique(codes, return_index=True, return_counts=True)
+        uniq, counts = np.unique(codes, return_counts=True)
         if (counts > 1).any():
             dup_code = uniq[np.argmax(counts > 1)]
             row = int(np.flatnonzero(codes == dup_code)[1])
@@ -78,8 +79,6 @@ def _pair_up(a, b, keys: list[str]):
     _, ia, ib = np.intersect1d(codes_a, codes_b, assume_unique=True, return_indices=True)
     if ia.size == 0:
         return None, "the two policies share no condition ids: unpaired analysis"
-    order = np.argsort(ia, kind="stable")
-    ia, ib = ia[order], ib[order]
     return (np.asarray(a["success"])[ia], np.asarray(b["success"])[ib]), None
 
 
@@ -114,11 +113,11 @@ def pair_trials(args, df, a, b):
         return None, "--unpaired given: unpaired analysis"
     keys = pairing_key(df)
     if keys and ((a["condition"] == "").any() or (b["condition"] == "").any()):
-        no_cond = [
-            src["path"] for src in df.attrs.get("sources", []) if "condition" not in src["columns"]
-        ]
+        # both readers list their files in attrs["sources"] and refuse a blank condition, so a
+        # trial without one comes from a file without the column
+        no_cond = [src["path"] for src in df.attrs["sources"] if "condition" not in src["columns"]]
         return None, (
-            f"{', '.join(no_cond) or 'a file'} has no condition column, so its trials cannot "
+            f"{', '.join(no_cond)} has no condition column, so its trials cannot "
             "be paired: unpaired analysis of all trials"
         )
     return _pair_up(a, b, keys)
