@@ -437,6 +437,7 @@ def test_pairs_follow_the_condition_ids_not_the_row_order(tmp_path, capsys):
     out = run_json(capsys, "compare", write(tmp_path / "l.csv", a_rows + b_rows), "--a", "base",
                    "--b", "new")  # fmt: skip
     assert out["discordant"] == {"a_only": 3, "b_only": 1} and out["n_pairs"] == 8
+    assert out["test"] == "exact McNemar" and out["test_certificate"] is None  # none paired
 
 
 def _assert_codes_match_keys(a: pd.DataFrame, b: pd.DataFrame, cols: list[str]) -> None:

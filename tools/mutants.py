@@ -120,6 +120,12 @@ GROUPS: dict[str, dict] = {
             "tests/test_cli.py",
             "tests/test_cli_lab.py",
             "tests/test_cli_mde.py",
+            # compare's later options and limits: --test, the size budget, --cluster, --order
+            "tests/test_unconditional_cli.py",
+            "tests/test_cli_large_n.py",
+            "tests/test_cli_defects.py",
+            "tests/test_cli_multi_defects.py",
+            "tests/test_small_logs.py",
         ],
     },
     "cli-plan": {

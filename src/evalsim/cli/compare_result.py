@@ -360,7 +360,7 @@ def compare_trials(args, df, a, b) -> Comparison:
 
     certificate = None  # the unconditional test's certified p-value (``--test``)
     merged, pair_note = pair_trials(args, df, a, b)
-    notes = list(df.attrs.get("warnings", []))
+    notes = list(df.attrs["warnings"])  # both readers set it
     if pair_note:
         notes.append(f"note: {pair_note}")
     if merged is not None:
