@@ -34,7 +34,7 @@ def load_pools(cfg: dict, path: Path) -> tuple[dict, str]:
     if path.exists():
         import pandas as pd
 
-        from evalsim.products.experiment import policy_pool
+        from evalsim.products.resample.experiment import policy_pool
 
         pools = pd.read_parquet(path)
         task = cfg["tasks"][0]["name"]

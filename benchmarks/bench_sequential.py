@@ -41,7 +41,7 @@ import numpy as np  # noqa: E402
 from _common import median_time, print_result  # noqa: E402
 
 from evalsim.config import load_config  # noqa: E402
-from evalsim.products.sequential import build_design  # noqa: E402
+from evalsim.products.sequential.designs import build_design  # noqa: E402
 from evalsim.stats.sequential import _kernels as K  # noqa: E402
 from evalsim.stats.sequential.designs import (
     certify_type1,

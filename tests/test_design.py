@@ -12,8 +12,9 @@ from scipy.stats import fisher_exact
 from statsmodels.stats.power import NormalIndPower
 from statsmodels.stats.proportion import proportion_effectsize
 
-from evalsim.products import design as P
-from evalsim.products import design_intervals, design_pools
+from evalsim.products.design import intervals as design_intervals
+from evalsim.products.design import pools as design_pools
+from evalsim.products.design import tables as P
 from evalsim.stats.two_sample import design as dz
 
 

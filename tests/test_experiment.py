@@ -16,8 +16,9 @@ import pytest
 from scipy.stats import binom
 from statsmodels.stats.proportion import proportion_confint
 
-from evalsim.products import experiment as ex
-from evalsim.products import experiment_compare, experiment_figures
+from evalsim.products.resample import compare as experiment_compare
+from evalsim.products.resample import experiment as ex
+from evalsim.products.resample import figures as experiment_figures
 
 TASK = "cube30"
 SEED = 20251129

@@ -140,7 +140,7 @@ def designs():
 
 
 def test_f05_legend_is_legible_and_paired_curve_is_drawn_over_alpha(designs):
-    from evalsim.products.sequential_figures import false_win_figure, type1_curve
+    from evalsim.products.sequential.figures import false_win_figure, type1_curve
 
     fig = false_win_figure(designs, alpha=0.05, n_naive=10, p_points=21)
     (ax,) = fig.axes
@@ -164,7 +164,7 @@ def test_f05_legend_is_legible_and_paired_curve_is_drawn_over_alpha(designs):
 
 
 def test_f06_curves_and_reference_lines_are_distinguishable(designs):
-    from evalsim.products.sequential_figures import power_ess_figure
+    from evalsim.products.sequential.figures import power_ess_figure
 
     fig = power_ess_figure(designs, 0.5, [0.5, 0.7, 0.9], 0.05)
     ax1, ax2 = fig.axes
@@ -217,7 +217,7 @@ def test_success_vs_sigma_names_lesson_25_and_explains_its_offsets():
 
 
 def _table_b():
-    from evalsim.products.experiment import DOCUMENT_000
+    from evalsim.products.resample.experiment import DOCUMENT_000
 
     rows = []
     for n, quoted in DOCUMENT_000["table_b"]["A"].items():
@@ -239,7 +239,7 @@ def _table_b():
 
 
 def test_f01_is_at_the_pool_rate_with_the_lessons_values_as_open_diamonds():
-    from evalsim.products.experiment_figures import figure_b
+    from evalsim.products.resample.figures import figure_b
 
     t = _table_b()
     fig = figure_b(t, "A")

@@ -1,5 +1,6 @@
 """The house's layout (issue 25, item 3): statistics in subpackages with their kernels beside
-their drivers, no import circles, and the old flat paths kept as aliases for one release."""
+their drivers, no import circles, and the old flat paths kept as aliases for one release; a
+products stage with several modules is a subpackage of that stage."""
 
 from __future__ import annotations
 
@@ -25,6 +26,9 @@ SUBPACKAGES = {
     "simreal",
     "resample",
 }
+PRODUCTS = SRC / "products"
+#: The stages of evalsim.products whose builders span several modules, one subpackage each.
+PRODUCT_SUBPACKAGES = {"design", "resample", "sequential"}
 
 
 def _docstring(path: Path) -> str:
@@ -55,6 +59,23 @@ def test_stats_holds_subpackages_and_only_its_shared_flat_modules():
     for k in kernels:
         drivers = [p for p in k.parent.glob("*.py") if k.stem in p.read_text() and p != k]
         assert drivers, f"{k} is imported by no module beside it"
+
+
+def test_products_groups_a_stages_modules_in_a_subpackage_of_that_stage():
+    from evalsim.products.manifest import PRODUCTS as ENTRIES
+    from evalsim.products.manifest import STAGES
+
+    packages = {p.name for p in PRODUCTS.iterdir() if (p / "__init__.py").is_file()}
+    assert packages == PRODUCT_SUBPACKAGES
+    assert packages <= set(STAGES)
+    # no flat module left as a prefix family (``design_pools.py`` beside ``design/``)
+    flat = {p.stem for p in PRODUCTS.glob("*.py")}
+    assert not [m for m in flat if m.split("_")[0] in (packages | flat) - {m}]
+    # a builder in a subpackage belongs to that subpackage's stage
+    for entry in ENTRIES:
+        module = entry.builder.split(":")[0]
+        if "." in module:
+            assert module.split(".")[0] == entry.stage, (entry.id, entry.builder)
 
 
 @pytest.mark.parametrize(("old", "new"), _aliases())

@@ -20,7 +20,7 @@ import pandas as pd
 import pytest
 
 from evalsim.ledger import build_ledger, load_claims
-from evalsim.products.design import estimation_vs_detection, repeat_evaluation_gap
+from evalsim.products.design.tables import estimation_vs_detection, repeat_evaluation_gap
 
 SELF_CONSISTENT = {"matches", "simulation differs"}  # question (a) holds, whatever the pools
 # (table, phrase of its note, claim ids or id prefixes ending in ".", verdicts the phrase means)

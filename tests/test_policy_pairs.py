@@ -13,7 +13,8 @@ import yaml
 from test_experiment import SPEC, TASK, make_pools
 
 from evalsim.config import ConfigError, check_config, policy_pairs
-from evalsim.products import design_pools, experiment_compare
+from evalsim.products.design import pools as design_pools
+from evalsim.products.resample import compare as experiment_compare
 
 
 @pytest.fixture(scope="module")

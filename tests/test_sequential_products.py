@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from scipy.stats import fisher_exact
 
-from evalsim.products.sequential import designs_table, oc_table, pools_table
+from evalsim.products.sequential.designs import designs_table, oc_table, pools_table
 from evalsim.stats.sequential.designs import operating_characteristics, unpaired_design
 from evalsim.stats.sequential.paired import paired_design
 

@@ -3,7 +3,7 @@
 import logging
 import sys
 
-from evalsim.products.sequential import build_design
+from evalsim.products.sequential.designs import build_design
 from evalsim.stats.sequential.io import save_design
 
 sys.stderr = open(snakemake.log[0], "w")  # noqa: F821

@@ -7,7 +7,7 @@ The shaded regions are the stops. Unpaired designs: the lead ``k_B - k_A`` neede
 drawn for a few values of A's success count (the exact thresholds are in the design file).
 
 Drawn here, in the figures layer, so that ``evalsim sequential sheet`` can draw it without
-importing the pipeline's products; :mod:`evalsim.products.sequential_sheet` is the builder.
+importing the pipeline's products; :mod:`evalsim.products.sequential.sheet` is the builder.
 """
 
 from __future__ import annotations

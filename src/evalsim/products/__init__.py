@@ -1,4 +1,5 @@
-"""Table and figure builders for the study's targets, one module per stage.
+"""Table and figure builders for the study's targets, one module per stage; a stage with
+several modules is a subpackage (:mod:`.design`, :mod:`.resample`, :mod:`.sequential`).
 
 Each builder takes DataFrames (read from other rules' products) and plain parameters from
 the config, and returns a ``pandas.DataFrame`` (a table, T-ids) or a matplotlib ``Figure``

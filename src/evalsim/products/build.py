@@ -27,7 +27,8 @@ log = logging.getLogger(__name__)
 
 
 def resolve_builder(name: str):
-    """The builder function ``"module:function"`` under :mod:`evalsim.products`.
+    """The builder function ``"module:function"`` under :mod:`evalsim.products`; ``module``
+    may be dotted (``"design.tables:mde_table"``).
 
     The manifest names builders rather than importing them so that Snakemake can read it
     without loading every builder's dependencies (see :mod:`evalsim.products.manifest`).

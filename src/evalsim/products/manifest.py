@@ -11,8 +11,9 @@ module that returns a DataFrame, or a Matplotlib figure for a figure) and its ca
 (``workflow/report/<key>.rst``).
 
 This module is data only and cheap to import: Snakemake reads it on every invocation, so
-builders are named ``"module:function"`` (under ``evalsim.products``) rather than imported
-here; importing every builder module would add about 2 s to each ``snakemake`` call.
+builders are named ``"module:function"`` (under ``evalsim.products``; the module may be a
+stage subpackage's, e.g. ``"design.tables:mde_table"``) rather than imported here; importing
+every builder module would add about 2 s to each ``snakemake`` call.
 ``tests/test_manifest.py`` resolves each name and binds its arguments, so a renamed builder
 or parameter fails a test, and a search for the function's name finds its entry.
 """
@@ -83,7 +84,8 @@ class Product:
         What the builder returns: a DataFrame (written by :func:`evalsim.tables.write_table`)
         or a figure (saved by :func:`evalsim.figures.save_figure`).
     builder : str
-        ``"module:function"`` under :mod:`evalsim.products`.
+        ``"module:function"`` under :mod:`evalsim.products` (``module`` may be dotted:
+        ``"design.tables:mde_table"``).
     kwargs : callable
         The builder's keyword arguments from the (checked, canonical) config; which keys it
         reads is :func:`config_keys`.
@@ -419,7 +421,7 @@ _RESAMPLE = [
         "T07_pools",
         "resample",
         "table",
-        "experiment:table_a",
+        "resample.experiment:table_a",
         _args(("policies", _resample_policies), _TASK, "confidence"),
         _pools,
     ),
@@ -427,7 +429,7 @@ _RESAMPLE = [
         "T08_trials_width_coverage",
         "resample",
         "table",
-        "experiment:table_b",
+        "resample.experiment:table_b",
         _args(
             ("policies", _resample_policies),
             _TASK,
@@ -444,7 +446,7 @@ _RESAMPLE = [
         "F01_width_coverage",
         "resample",
         "figure",
-        "experiment_figures:figure_b",
+        "resample.figures:figure_b",
         _args(("policy", coverage_policy), "confidence"),
         lambda c: {"table_b": _csv("T08_trials_width_coverage")},
     ),
@@ -452,7 +454,7 @@ _RESAMPLE = [
         "T09_nine_of_ten",
         "resample",
         "table",
-        "experiment:table_c",
+        "resample.experiment:table_c",
         _args(
             ("policies", _resample_policies),
             _TASK,
@@ -467,7 +469,7 @@ _RESAMPLE = [
         "T10_compare",
         "resample",
         "table",
-        "experiment_compare:table_e",
+        "resample.compare:table_e",
         _args(
             ("comparisons", lambda c: [list(x) for x in c["experiment"]["comparisons"]]),
             _TASK,
@@ -485,7 +487,7 @@ _RESAMPLE = [
         "T11_break_it",
         "resample",
         "table",
-        "experiment_compare:table_break_it",
+        "resample.compare:table_break_it",
         _args(
             ("policy", coverage_policy),
             _TASK,
@@ -501,7 +503,7 @@ _RESAMPLE = [
         "T12_seeds_exercise",
         "resample",
         "table",
-        "experiment_compare:table_seeds",
+        "resample.compare:table_seeds",
         _args(
             ("policies", _resample_policies),
             _TASK,
@@ -521,7 +523,7 @@ _DESIGN = [
         "T13_paired_vs_unpaired_sizing",
         "design",
         "table",
-        "design:paired_vs_unpaired_sizing",
+        "design.tables:paired_vs_unpaired_sizing",
         _args(
             "**design.sizing",
             *_SIZING,
@@ -533,28 +535,28 @@ _DESIGN = [
         "T14_repeat_evaluation_gap",
         "design",
         "table",
-        "design:repeat_evaluation_gap",
+        "design.tables:repeat_evaluation_gap",
         _args("**design.repeat_eval"),
     ),
     Product(
         "T15_wilson_vs_wald",
         "design",
         "table",
-        "design_intervals:wilson_vs_wald",
+        "design.intervals:wilson_vs_wald",
         _args("counts=design.wilson_wald_counts", "confidence"),
     ),
     Product(
         "T16_width_vs_n_bench_hours",
         "design",
         "table",
-        "design_intervals:width_vs_n",
+        "design.intervals:width_vs_n",
         _args("**design.width_vs_n", "design.minutes_per_trial", "confidence"),
     ),
     Product(
         "T17_mde_and_n_per_arm",
         "design",
         "table",
-        "design:mde_table",
+        "design.tables:mde_table",
         _args(
             "design.mde.n_grid",
             "design.mde.pbar",
@@ -568,7 +570,7 @@ _DESIGN = [
         "T18_mcnemar_vs_unpaired",
         "design",
         "table",
-        "design_pools:mcnemar_vs_unpaired",
+        "design.pools:mcnemar_vs_unpaired",
         _args("design.paired_pools.pairs", _TASK, "alpha", "design.power"),
         _pools,
     ),
@@ -576,7 +578,7 @@ _DESIGN = [
         "T19_null_result_mde",
         "design",
         "table",
-        "design:null_result_mde",
+        "design.tables:null_result_mde",
         _args(
             "n_per_arm=design.mde.null_result_n",
             "design.mde.pbar",
@@ -590,14 +592,14 @@ _DESIGN = [
         "T20_fisher_pvalue_ladder",
         "design",
         "table",
-        "design:fisher_ladder",
+        "design.tables:fisher_ladder",
         _args("**design.ladder", "alpha"),
     ),
     Product(
         "T21_trials_to_separate_90_80",
         "design",
         "table",
-        "design:trials_to_separate",
+        "design.tables:trials_to_separate",
         _args(
             "design.ladder.rates",
             *_SIZING,
@@ -609,28 +611,28 @@ _DESIGN = [
         "T23_clopper_pearson_vs_wilson",
         "design",
         "table",
-        "design_intervals:cp_vs_wilson",
+        "design.intervals:cp_vs_wilson",
         _args(*_unpacked("design.cp_wilson_count", "k", "n"), "confidence"),
     ),
     Product(
         "T24_difference_intervals",
         "design",
         "table",
-        "design_intervals:difference_intervals",
+        "design.intervals:difference_intervals",
         _args(*_unpacked("design.diff_counts", "counts_a", "counts_b"), "confidence"),
     ),
     Product(
         "T25_width_at_90",
         "design",
         "table",
-        "design_intervals:width_at_rate",
+        "design.intervals:width_at_rate",
         _args("**design.width_at_rate", "confidence"),
     ),
     Product(
         "T26_estimation_vs_detection",
         "design",
         "table",
-        "design:estimation_vs_detection",
+        "design.tables:estimation_vs_detection",
         _args(
             "**design.estimate_vs_detect",
             "alpha",
@@ -645,7 +647,7 @@ _DESIGN = [
         "T27_paired_contingency",
         "design",
         "table",
-        "design_pools:paired_contingency_table",
+        "design.pools:paired_contingency_table",
         _args(
             "design.paired_pools.pairs",
             _TASK,
@@ -659,14 +661,14 @@ _DESIGN = [
         "T29_cohens_h",
         "design",
         "table",
-        "design:cohens_h_table",
+        "design.tables:cohens_h_table",
         _args("pairs=design.cohens_h_pairs", "alpha", "design.power"),
     ),
     Product(
         "mde_vs_n",
         "design",
         "figure",
-        "design_figures:mde_vs_n_figure",
+        "design.figures:mde_vs_n_figure",
         _args(
             "n_max=design.figures.mde_n_max",
             "n_points=design.figures.mde_n_points",
@@ -682,7 +684,7 @@ _DESIGN = [
         "power_vs_n",
         "design",
         "figure",
-        "design_figures:power_vs_n_figure",
+        "design.figures:power_vs_n_figure",
         _args(
             "rates=design.figures.power_rates",
             "n_max=design.figures.power_n_max",
@@ -807,14 +809,14 @@ _SEQUENTIAL = [
         "T31_sequential_designs",
         "sequential",
         "table",
-        "sequential:designs_table",
+        "sequential.designs:designs_table",
         inputs=lambda c: {"designs": _designs(c)},
     ),
     Product(
         "T32_sequential_oc",
         "sequential",
         "table",
-        "sequential:oc_table",
+        "sequential.designs:oc_table",
         _args("sequential.scenarios", "sequential.step"),
         lambda c: {"designs": _designs(c)},
         local=False,
@@ -824,7 +826,7 @@ _SEQUENTIAL = [
         "T33_sequential_pools",
         "sequential",
         "table",
-        "sequential:pools_table",
+        "sequential.designs:pools_table",
         _args(
             "policies",
             _TASK,
@@ -843,7 +845,7 @@ _SEQUENTIAL = [
         "F05_sequential_false_win",
         "sequential",
         "figure",
-        "sequential_figures:false_win_figure",
+        "sequential.figures:false_win_figure",
         _args(
             "sequential.alpha",
             "n_naive=sequential.figure.naive_n",
@@ -855,7 +857,7 @@ _SEQUENTIAL = [
         "F06_sequential_power_ess",
         "sequential",
         "figure",
-        "sequential_figures:power_ess_figure",
+        "sequential.figures:power_ess_figure",
         _args("sequential.figure.p_a", "p_b_grid=sequential.figure.p_b", "sequential.alpha"),
         lambda c: {"designs": _designs(c)},
     ),
@@ -863,7 +865,7 @@ _SEQUENTIAL = [
         "F07_bench_sheet",
         "sequential",
         "figure",
-        "sequential_sheet:bench_sheet_of",
+        "sequential.sheet:bench_sheet_of",
         inputs=lambda c: {"designs": [DESIGN_FILE.format(c["sequential"]["sheet_design"])]},
     ),
 ]

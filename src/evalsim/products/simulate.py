@@ -11,7 +11,7 @@ import pandas as pd
 from scipy import stats
 
 from evalsim.products._common import captioned, titled_frame
-from evalsim.products.experiment import DOCUMENT_000
+from evalsim.products.resample.experiment import DOCUMENT_000
 from evalsim.sim.scene import FAILURES
 from evalsim.stats.proportion.intervals import wilson_interval
 from evalsim.stats.two_sample.fisher import fisher_pvalue
@@ -270,8 +270,8 @@ def acceptance_table(
     The note adds a joint chi-square test of the four seed-0 counts and, as the downstream
     check of Table E, the exact Fisher detection rate at ``detection_n`` trials per policy at
     the pools' seed-0 strict rates beside the document's Table E
-    (:data:`evalsim.products.experiment.DOCUMENT_000`; the lesson's 0.113 at n = 20). The rows
-    are on ``task`` (default: the pools' first task, the lesson's cube).
+    (:data:`evalsim.products.resample.experiment.DOCUMENT_000`; the lesson's 0.113 at n = 20).
+    The rows are on ``task`` (default: the pools' first task, the lesson's cube).
     """
     task = _first_task(pools, task)
     g = pools[pools["task"] == task]

@@ -4,7 +4,7 @@ Every place that names a boundary family reads :data:`BOUNDARY_FAMILIES`: the sp
 functions and builders (:mod:`evalsim.stats.sequential.designs`,
 :mod:`evalsim.stats.sequential.paired`), the ``evalsim sequential design --spending`` choices,
 the config's cross-key checks (:mod:`evalsim.config`) and the T31 boundary text
-(:mod:`evalsim.products.sequential`). :mod:`evalsim.stats.sequential.designs` re-exports the
+(:mod:`evalsim.products.sequential.designs`). :mod:`evalsim.stats.sequential.designs` re-exports the
 registry
 and its :data:`SPENDING_FAMILIES` view; this module holds only names and words, so the command
 line can declare its options without loading the kernels (like :mod:`evalsim.stats.names`).

@@ -1,8 +1,8 @@
 """Tables T13, T14, T17, T19-T21, T26, T29 of the stage design: sizing, power and detection.
 
-The interval tables (T15, T16, T23-T25) are in :mod:`evalsim.products.design_intervals`, the
-tables built from the pools (T18, T27) in :mod:`evalsim.products.design_pools`, the figures
-mde_vs_n and power_vs_n in :mod:`evalsim.products.design_figures`.
+The interval tables (T15, T16, T23-T25) are in :mod:`evalsim.products.design.intervals`, the
+tables built from the pools (T18, T27) in :mod:`evalsim.products.design.pools`, the figures
+mde_vs_n and power_vs_n in :mod:`evalsim.products.design.figures`.
 
 Each builder reproduces a worked number of documents 001, 002 or 004 from the config's
 ``design`` section and returns a DataFrame whose ``doc_stated`` column carries the

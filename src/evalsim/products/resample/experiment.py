@@ -1,8 +1,8 @@
 """Lesson 25's experiment from the pools: the pools, Tables A, B and C (T07-T09).
 
 Builders for targets T07-T09 of document 000 ("Experiment"); Table E, "Break it" and the seeds
-exercise (T10-T12) are in :mod:`evalsim.products.experiment_compare`, figure F01 in
-:mod:`evalsim.products.experiment_figures`. Each takes the pools DataFrame (columns of
+exercise (T10-T12) are in :mod:`evalsim.products.resample.compare`, figure F01 in
+:mod:`evalsim.products.resample.figures`. Each takes the pools DataFrame (columns of
 ``results/pools/pools.parquet``) and plain values from the config section ``experiment``,
 and returns a table (``pandas.DataFrame`` with ``attrs["title"]``/``attrs["note"]``) or a
 figure. A policy's pool for Tables A-E is the first task's trials of training seed 0.

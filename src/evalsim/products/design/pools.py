@@ -1,6 +1,6 @@
 """Tables T18 and T27 of the stage design: McNemar vs unpaired, and the paired contingency
 table, from the MuJoCo pools (the A/B outcomes on shared poses). The tables built from the
-config alone are in :mod:`evalsim.products.design`.
+config alone are in :mod:`evalsim.products.design.tables`.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from evalsim.products._common import captioned, titled_frame
-from evalsim.products.design import NAN
+from evalsim.products.design.tables import NAN
 from evalsim.stats.two_sample import design as dz
 from evalsim.stats.two_sample import paired as pz
 

@@ -9,8 +9,8 @@ of rule ``sequential_design``, pools from ``results/pools/pools.parquet``):
   same power, STEP's published figures beside them;
 * :func:`pools_table` (T33) -- sequential evaluations drawn from the MuJoCo pools.
 
-The figures F05 and F06 are :mod:`evalsim.products.sequential_figures`; the bench sheet
-(F07) is :func:`evalsim.products.sequential_sheet.bench_sheet`.
+The figures F05 and F06 are :mod:`evalsim.products.sequential.figures`; the bench sheet
+(F07) is :func:`evalsim.products.sequential.sheet.bench_sheet`.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Figure B (F01) of lesson 25's experiment: mean Wilson width and coverage against n, from
-Table B (:func:`evalsim.products.experiment.table_b`).
+Table B (:func:`evalsim.products.resample.experiment.table_b`).
 
 Lines and filled points are at the pool's rate (exact and resampled); the lesson's own Table B
 values (its ``doc_*`` columns) are open diamonds, as F03 shows document 002's values.
@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtri  # norm.ppf, without loading scipy.stats
 
-from evalsim.products.experiment import DOCUMENT_000, exact_mean_width
+from evalsim.products.resample.experiment import DOCUMENT_000, exact_mean_width
 from evalsim.stats._validate import check_confidence
 from evalsim.stats.proportion.coverage import exact_coverage
 

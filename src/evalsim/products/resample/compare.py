@@ -1,7 +1,7 @@
 """Lesson 25's comparisons from the pools: Table E (T10), "Break it" (T11) and the seeds
 exercise (T12). The pools, Tables A-C and the shared helpers are in
-:mod:`evalsim.products.experiment`; the conventions (exact values beside resampled ones, the
-document's numbers in ``doc_*`` columns, nothing tuned) are the same.
+:mod:`evalsim.products.resample.experiment`; the conventions (exact values beside resampled
+ones, the document's numbers in ``doc_*`` columns, nothing tuned) are the same.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from evalsim.products._common import captioned, titled_frame
-from evalsim.products.experiment import (
+from evalsim.products.resample.experiment import (
     AGREEMENT_SE,
     DOCUMENT_000,
     _agree,
