@@ -1,6 +1,7 @@
 """The house's layout (issue 25, item 3): statistics in subpackages with their kernels beside
-their drivers, no import circles, and the old flat paths kept as aliases for one release; a
-products stage with several modules is a subpackage of that stage."""
+their drivers, no import circles, and the old flat paths kept as aliases for one release; the
+products stages whose modules were prefix families (design, resample, sequential) are
+subpackages of that stage."""
 
 from __future__ import annotations
 
@@ -27,7 +28,8 @@ SUBPACKAGES = {
     "resample",
 }
 PRODUCTS = SRC / "products"
-#: The stages of evalsim.products whose builders span several modules, one subpackage each.
+#: The stages of evalsim.products whose builders were prefix families (``design_*.py``), one
+#: subpackage each; the other stages are one module each (fisher and peeking: two).
 PRODUCT_SUBPACKAGES = {"design", "resample", "sequential"}
 
 
