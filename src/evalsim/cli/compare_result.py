@@ -34,12 +34,6 @@ if TYPE_CHECKING:
 # kernels and SciPy, which a command on a small log should not pay for at start (issue 24).
 
 
-def _boschloo(k_a: int, n_a: int, k_b: int, n_b: int) -> tuple[float | None, str]:
-    return _tests.boschloo_secondary(
-        k_a, n_a, k_b, n_b
-    )  # evalsim.stats.two_sample.unconditional, no cap
-
-
 def _mde_80(n_a: int, n_b: int, alpha: float, pbar: float) -> tuple[float | None, str]:
     """Smallest gap Fisher's test detects with 80% power at this n (exact power).
 
@@ -386,7 +380,7 @@ def compare_trials(args, df, a, b) -> Comparison:
     from evalsim.stats.two_sample.fisher import fisher_pvalue
 
     fisher_p = float(fisher_pvalue(k_a_all, n_a_all, k_b_all, n_b_all))
-    boschloo_p, boschloo_note = _boschloo(k_a_all, n_a_all, k_b_all, n_b_all)
+    boschloo_p, boschloo_note = _tests.boschloo_secondary(k_a_all, n_a_all, k_b_all, n_b_all)
     reject, excludes = _decide(p, ci[0], ci[1], alpha, alternative)
     mde, mde_rule = _mde(pa, n_a, n_b, alpha, (k_a + k_b) / (n_a + n_b))  # at 80% power
     decision = Decision(

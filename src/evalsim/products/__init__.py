@@ -1,5 +1,6 @@
-"""Table and figure builders for the study's targets, one module per stage; a stage with
-several modules is a subpackage (:mod:`.design`, :mod:`.resample`, :mod:`.sequential`).
+"""Table and figure builders for the study's targets, grouped by stage: a module per stage, or
+a subpackage where a stage's builders fill several modules (:mod:`.design`, :mod:`.resample`,
+:mod:`.sequential`; fisher and peeking keep two flat modules each).
 
 Each builder takes DataFrames (read from other rules' products) and plain parameters from
 the config, and returns a ``pandas.DataFrame`` (a table, T-ids) or a matplotlib ``Figure``
