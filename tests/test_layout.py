@@ -26,6 +26,7 @@ SUBPACKAGES = {
     "independence",
     "simreal",
     "resample",
+    "selection",
 }
 PRODUCTS = SRC / "products"
 #: The stages of evalsim.products whose builders were prefix families (``design_*.py``), one
