@@ -31,7 +31,17 @@ import warnings
 from collections.abc import Sequence
 
 from evalsim._log_files import TrialLogError
-from evalsim.cli import compare, interval, peek, plan, rank, sequential, simreal, summarize
+from evalsim.cli import (
+    compare,
+    interval,
+    peek,
+    plan,
+    rank,
+    select,
+    sequential,
+    simreal,
+    summarize,
+)
 from evalsim.cli._common import (
     EXIT_BAD_INPUT,
     EXIT_MISSING_LIBRARY,
@@ -45,7 +55,7 @@ __all__ = ["main", "build_parser", "SUBCOMMANDS", "PRECISION_HALF_WIDTH"]
 
 #: The subcommands, in the order ``evalsim --help`` lists them. A new subcommand is a module
 #: of this package with ``register(subparsers)`` (which sets ``run`` on its parser), added here.
-SUBCOMMANDS = (interval, summarize, compare, rank, plan, peek, sequential, simreal)
+SUBCOMMANDS = (interval, summarize, compare, rank, plan, peek, sequential, simreal, select)
 
 #: Optional dependencies by import name, and the ``pip install 'evalsim[EXTRA]'`` extra that
 #: brings each (pyproject.toml, [project.optional-dependencies]).

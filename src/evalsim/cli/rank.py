@@ -1,7 +1,8 @@
 """``evalsim rank FILE ...``: two or more policies ranked over the tasks, with letters.
 
-Every pair of policies is compared by the exact stratified test over the tasks, the pairwise
-p-values Holm-adjusted together; the compact letter display says which policies are not
+Every pair of policies is compared by the exact stratified test over the tasks (on a paired
+log, the exact stratified McNemar test, as ``compare --by task``), the pairwise p-values
+Holm-adjusted together; the compact letter display says which policies are not
 detectably different (they share a letter). Beside it: macro success with the stratified
 bootstrap interval and a simultaneous (max-|t|) interval, micro success, rliable's IQM of
 per-seed task rates (when the log has seeds) and P(this > next-ranked). ``--plot out.png``
@@ -26,6 +27,8 @@ from evalsim.cli._common import (
     _positive_int,
     add_json_flag,
 )
+from evalsim.cli._ladder import ladder_report
+from evalsim.cli._paired_log import rank_discordant_counts
 from evalsim.cli.by_task import read_task_logs
 
 __all__ = ["MAX_PAIRS_SHOWN", "MIN_TASKS_AS_SAMPLE", "cmd_rank", "ranking_axes", "register"]
@@ -49,7 +52,8 @@ def cmd_rank(args) -> Report:
     from evalsim.stats.multi.aggregate import outcome_grid
     from evalsim.stats.multi.rank import compact_letter_display, rank_policies, ranking_frame
 
-    df = read_task_logs(args.files, args.policy, need_task=False)
+    extra = (args.ordered.lower(),) if args.ordered not in (None, "policy") else ()
+    df = read_task_logs(args.files, args.policy, need_task=False, extra_columns=extra)
     policies = sorted(set(df["policy"]), key=_natural)
     if len(policies) < 2:
         raise BadInput(f"rank needs at least 2 policies, the log has {', '.join(policies)}")
@@ -58,6 +62,7 @@ def cmd_rank(args) -> Report:
         grid = outcome_grid(df, tasks=tasks, policies=policies)
     except ValueError as err:
         raise BadInput(str(err)) from None
+    paired = rank_discordant_counts(df, policies, tasks, args.unpaired)
     runs = None
     if "seed" in df.columns and (df["seed"] != "").all():
         runs = [
@@ -70,7 +75,7 @@ def cmd_rank(args) -> Report:
     if args.plot:
         _check_plot(args.plot)
     r = rank_policies(
-        grid, runs, args.alpha, conf, args.bootstrap_reps, args.bootstrap_seed, tasks=mode
+        grid, runs, args.alpha, conf, args.bootstrap_reps, args.bootstrap_seed, mode, paired
     )
     frame = ranking_frame(r)
     notes = []
@@ -138,6 +143,7 @@ def cmd_rank(args) -> Report:
             }
             for q in r.pairs
         ],
+        "test": r.test,
         "critical_value": r.critical_value,
         "tasks_as": mode,
         "notes": notes,
@@ -180,7 +186,7 @@ def cmd_rank(args) -> Report:
     if mode == "fixed":
         rep.line(
             "Tasks fixed (these tasks, not a sample of tasks). Policies that share a letter are "
-            "not detectably different: every pair compared by the exact stratified test over "
+            f"not detectably different: every pair compared by the {r.test} over "
             f"the tasks, Holm-adjusted over {len(r.pairs)} pairs, p < {args.alpha:g}. {level} "
             "CI: bootstrap of the episodes within each task; simultaneous: max-|t| bootstrap "
             f"of the same, all rows jointly at {level}."
@@ -190,8 +196,7 @@ def cmd_rank(args) -> Report:
             "Tasks as a sample (--tasks-as-sample). Policies that share a letter are not "
             "detectably different: their simultaneous interval of the macro difference holds "
             f"0. {level} CI: stratified bootstrap (tasks, then episodes); simultaneous: "
-            f"max-|t| bootstrap, all rows jointly at {level}. Holm p: exact stratified test, "
-            "tasks fixed."
+            f"max-|t| bootstrap, all rows jointly at {level}. Holm p: {r.test}, tasks fixed."
         )
     if has_iqm:
         rep.line("IQM: interquartile mean of per-seed task rates (rliable's stratified bootstrap).")
@@ -233,6 +238,10 @@ def cmd_rank(args) -> Report:
             rep.line(f"... and {len(diff) - len(shown)} more pairs (all in --json).")
     else:
         rep.line("No pair differs after Holm.")
+    if args.ordered:
+        data["ladder"] = ladder_report(
+            df, policies, args.ordered.lower(), args.alpha, args.unpaired, rep
+        )
     for note in notes:
         rep.line(note)
     if args.plot:
@@ -309,6 +318,8 @@ def register(sub) -> None:
         f"a population; warned below {MIN_TASKS_AS_SAMPLE} tasks); default: tasks fixed, as "
         "the exact tests",
     )
+    p.add_argument("--unpaired", action="store_true", help="ignore condition ids")
+    p.add_argument("--ordered", metavar="COLUMN", help="policies as a ladder ordered by COLUMN")
     p.add_argument("--policy", help=argparse.SUPPRESS)
     add_json_flag(p)
     p.set_defaults(run=cmd_rank)

@@ -46,9 +46,12 @@ from evalsim.stats.multi.aggregate import (
     aggregate_success,
     as_rng,
 )
+from evalsim.stats.multi.paired import stratified_mcnemar_test
 from evalsim.stats.multi.tasks import adjust_pvalues, exact_stratified_test
 
 __all__ = [
+    "PAIRED_TEST",
+    "UNPAIRED_TEST",
     "PairComparison",
     "Ranking",
     "compact_letter_display",
@@ -58,6 +61,12 @@ __all__ = [
     "ranking_frame",
     "simultaneous_intervals",
 ]
+
+
+#: The pairwise test of :func:`rank_policies` on a paired log (``compare --by task``'s
+#: deciding test on the same log) and on an unpaired one.
+PAIRED_TEST = "exact stratified McNemar test (paired)"
+UNPAIRED_TEST = "exact stratified test"
 
 
 def compact_letter_display(names, differ, order=None) -> dict[str, str]:
@@ -267,6 +276,8 @@ class Ranking:
         The max-|t| critical value of the pairwise simultaneous intervals.
     tasks : str
         "sample" or "fixed": what the simultaneous intervals treat the tasks as.
+    test : str
+        The pairwise test: :data:`PAIRED_TEST` on a paired log, else :data:`UNPAIRED_TEST`.
     """
 
     order: tuple
@@ -279,6 +290,7 @@ class Ranking:
     confidence: float
     critical_value: float
     tasks: str = "sample"
+    test: str = "exact stratified test"
 
 
 def _run_scores(grid: OutcomeGrid, runs, policy: int) -> np.ndarray | None:
@@ -305,6 +317,7 @@ def rank_policies(
     n_reps: int = 2000,
     seed=0,
     tasks: str = "sample",
+    paired=None,
 ) -> Ranking:
     """Rank two or more policies over the tasks, with letters and joint intervals.
 
@@ -333,6 +346,14 @@ def rank_policies(
         exact stratified tests behind the letters, which condition on the tasks. With
         ``"sample"`` the letters and the intervals can disagree (a pair that differs by its
         test while its interval holds 0), because they answer different questions.
+    paired : dict, optional
+        For a paired log (every policy ran the same conditions of each task):
+        ``{(i, j): (x, y)}`` for every pair i < j, ``x``/``y`` the per-task counts of
+        conditions where only policy i / only policy j succeeded. The pairs are then
+        compared by the exact stratified McNemar test
+        (:func:`evalsim.stats.multi.paired.stratified_mcnemar_test`, as ``compare --by
+        task`` decides on a paired log) instead of the unpaired exact stratified test; the
+        odds ratio is then the matched-pairs one (second vs first).
 
     Returns
     -------
@@ -356,9 +377,12 @@ def rank_policies(
     pairs_idx = list(itertools.combinations(range(m), 2))
     raw, exact = [], []
     for i, j in pairs_idx:
-        res = exact_stratified_test(
-            grid.k[:, i], grid.n[:, i], grid.k[:, j], grid.n[:, j], confidence
-        )
+        if paired is not None:
+            res = stratified_mcnemar_test(*paired[(i, j)], confidence=confidence)
+        else:
+            res = exact_stratified_test(
+                grid.k[:, i], grid.n[:, i], grid.k[:, j], grid.n[:, j], confidence
+            )
         raw.append(res.pvalue)
         exact.append(res)
     holm = adjust_pvalues(raw, "holm", alpha)
@@ -418,6 +442,7 @@ def rank_policies(
         confidence=confidence,
         critical_value=crit,
         tasks=tasks,
+        test=UNPAIRED_TEST if paired is None else PAIRED_TEST,
     )
 
 
