@@ -802,6 +802,30 @@ _MULTI = [
         _args("confidence", ("policies", policy_names), "source=multi.ranking_source"),
         lambda c: {"table": _csv("T35_ranking")},
     ),
+    Product(
+        "T40_selection",
+        "multi",
+        "table",
+        "selection:selection_table",
+        _args(
+            "multi.selection.sigma_from_mm",
+            "multi.selection.k_values",
+            "multi.selection.n_values",
+            "multi.selection.tie_rule",
+            "multi.selection.resample_reps",
+            "study_seed",
+            "multi.outcome",
+        ),
+        lambda c: {"sweep": SWEEP},
+        local=False,
+    ),
+    Product(
+        "F14_selection",
+        "multi",
+        "figure",
+        "selection:selection_figure",
+        inputs=lambda c: {"table": _csv("T40_selection")},
+    ),
 ]
 
 _SEQUENTIAL = [
