@@ -113,3 +113,55 @@ def trend_unpaired_by_enumeration(k, n, scores):
         if sum(s * x for s, x in zip(scores, ks, strict=True)) >= t_obs:
             hit += w
     return float(hit / math.comb(sum(n), total))
+
+
+def elimination_by_enumeration(rates, n_max, upper, final=None):
+    """Successive elimination with unpaired rows, every outcome sequence enumerated.
+
+    ``upper[t - 1][a]``: after t rounds the leader (most successes, lowest index on a tie)
+    drops arm j when its count >= upper[t - 1][count of j]. With ``final`` (paired rows):
+    ``upper[d]`` is the sign-walk row, the leader drops j when the rounds where only the
+    leader succeeded, w, reach upper[d] (d: rounds where exactly one of the two succeeded;
+    ``final[d]`` after the last round). Returns (P(single correct
+    survivor), P(single survivor), P(best eliminated), E[rounds], E[trials])."""
+    k = len(rates)
+    best = max(range(k), key=lambda i: (rates[i], -i))
+    out = [0.0, 0.0, 0.0, 0.0, 0.0]
+
+    def rejects(t, lead, j, new, only):
+        if final is None:
+            return new[lead] >= upper[t][new[j]]
+        w = only[(lead, j)]
+        d = w + only[(j, lead)]
+        if d == 0:
+            return False
+        return w >= (final[d] if t + 1 == n_max else upper[d])
+
+    def walk(t, alive, counts, prob, trials, only):
+        if len(alive) == 1 or t == n_max:
+            single = len(alive) == 1
+            out[0] += prob * (single and alive[0] == best)
+            out[1] += prob * single
+            out[2] += prob * (best not in alive)
+            out[3] += prob * t
+            out[4] += prob * trials
+            return
+        for outcome in itertools.product((0, 1), repeat=len(alive)):
+            pr = prob
+            new = dict(counts)
+            won = dict(only)
+            for arm, x in zip(alive, outcome, strict=True):
+                pr *= rates[arm] if x else 1.0 - rates[arm]
+                new[arm] += x
+            if pr == 0.0:
+                continue
+            for a, xa in zip(alive, outcome, strict=True):
+                for b, xb in zip(alive, outcome, strict=True):
+                    won[(a, b)] += xa == 1 and xb == 0
+            lead = min(alive, key=lambda i: (-new[i], i))
+            keep = [j for j in alive if j == lead or not rejects(t, lead, j, new, won)]
+            walk(t + 1, keep, new, pr, trials + len(alive), won)
+
+    pairs = {(a, b): 0 for a in range(k) for b in range(k)}
+    walk(0, list(range(k)), dict.fromkeys(range(k), 0), 1.0, 0, pairs)
+    return tuple(out)

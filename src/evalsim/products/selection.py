@@ -170,15 +170,18 @@ def selection_figure(table: pd.DataFrame) -> Figure:
             capsize=2,
             lw=0.8,
         )
+    ns = sorted(table["n_per_checkpoint"].unique())
     for ax in (ax_p, ax_b):
         ax.set_xscale("log")
+        ax.set_xticks(ns, [str(int(v)) for v in ns])
+        ax.minorticks_off()
         ax.set_xlabel("trials per checkpoint n")
         ax.grid(linewidth=0.4, alpha=0.5)
     ax_p.set_ylabel("correct selection (%)")
-    ax_p.set_title("P(the pick is the best checkpoint)")
+    ax_p.set_title("P(the pick is the best checkpoint); dots: pools resampled ±2 SE")
     ax_p.legend(frameon=False, fontsize=6)
     ax_b.axhline(0, color="0.4", lw=0.8, ls=":")
-    ax_b.set_ylabel("reported − true rate of the pick (points)")
-    ax_b.set_title("Winner's curse (points = exact; dots = pools resampled, ±2 SE)")
+    ax_b.set_ylabel("reported − true rate (points)")
+    ax_b.set_title("Winner's curse of the pick (lines exact)")
     fig.tight_layout()
     return fig
