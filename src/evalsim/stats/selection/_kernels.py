@@ -369,10 +369,10 @@ def _pair_rejects(kind, t, n_max, s_lead, s_j, w_lead, d, up2, up1, fin1):
 
 
 @njit(cache=True)
-def elimination_mc(rates, n_max, kind, up2, up1, fin1, reps, seed):
+def elimination_mc(rates, n_max, kind, up2, up1, fin1, reps, rng):
     """Monte Carlo of successive elimination: per study (single survivor, the survivor is
-    the best, best eliminated, rounds, trials). Arms independent within a round."""
-    np.random.seed(seed)
+    the best, best eliminated, rounds, trials). Arms independent within a round; ``rng`` a
+    ``numpy.random.Generator``."""
     k = rates.size
     best = 0
     for i in range(k):
@@ -395,7 +395,7 @@ def elimination_mc(rates, n_max, kind, up2, up1, fin1, reps, seed):
             t += 1
             for i in range(k):
                 if alive[i]:
-                    x[i] = 1 if np.random.random() < rates[i] else 0
+                    x[i] = 1 if rng.random() < rates[i] else 0
                     s[i] += x[i]
                     tr += 1
             for i in range(k):

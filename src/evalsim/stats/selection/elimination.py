@@ -142,7 +142,7 @@ def elimination_oc(
     round).
 
     ``exact``: None = exact when possible (unpaired rows, K <= 3), else Monte Carlo with
-    ``reps`` studies from ``seed``; True demands exact (ValueError when not possible).
+    ``reps`` studies from ``seed`` (an int or a ``numpy.random.Generator``); True demands exact (ValueError when not possible).
     """
     p = np.ascontiguousarray(np.atleast_1d(check_probability(rates, "rates")), dtype=np.float64)
     if p.size != design.k:
@@ -166,7 +166,7 @@ def elimination_oc(
         )
     reps = check_n(reps, "reps")
     single, correct, lost, rounds, trials = _k.elimination_mc(
-        p, design.n_max, kind, up2, up1, fin1, reps, int(seed) % (2**32)
+        p, design.n_max, kind, up2, up1, fin1, reps, np.random.default_rng(seed)
     )
 
     def se(x):
