@@ -142,7 +142,8 @@ def elimination_oc(
     round).
 
     ``exact``: None = exact when possible (unpaired rows, K <= 3), else Monte Carlo with
-    ``reps`` studies from ``seed`` (an int or a ``numpy.random.Generator``); True demands exact (ValueError when not possible).
+    ``reps`` studies from ``seed`` (an int or a ``numpy.random.Generator``); True demands
+    exact (ValueError when not possible).
     """
     p = np.ascontiguousarray(np.atleast_1d(check_probability(rates, "rates")), dtype=np.float64)
     if p.size != design.k:
