@@ -17,7 +17,7 @@ ALPHA = 0.3
 
 @pytest.fixture(scope="module")
 def unpaired3():
-    return elimination_design(3, ALPHA, 6, "unpaired")
+    return elimination_design(3, ALPHA, 5, "unpaired")
 
 
 @pytest.fixture(scope="module")
@@ -41,7 +41,7 @@ def _tuple(oc):
 def test_exact_dp_matches_enumeration_k3(unpaired3, rates):
     oc = elimination_oc(unpaired3, rates)
     assert oc.method == "exact dynamic programming"
-    want = elimination_by_enumeration(list(rates), 6, unpaired3.pair_design.rows["upper"].tolist())
+    want = elimination_by_enumeration(list(rates), 5, unpaired3.pair_design.rows["upper"].tolist())
     assert _tuple(oc) == pytest.approx(want, rel=1e-12, abs=1e-12)
 
 

@@ -1,4 +1,4 @@
-"""``rank --ordered COLUMN`` (and ``select --ordered``): the policies as an ordered ladder of
+"""``rank --ordered COLUMN``: the policies as an ordered ladder of
 checkpoints -- the exact trend test across them and the first checkpoint from which no later
 one is detectably better (:func:`evalsim.stats.selection.ksample.ladder_test`).
 
