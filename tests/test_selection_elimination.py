@@ -52,6 +52,19 @@ def test_exact_dp_matches_enumeration_k2():
         assert _tuple(elimination_oc(d, rates)) == pytest.approx(want, rel=1e-12, abs=1e-12)
 
 
+def test_paired_two_arms_exact_dp_matches_enumeration():
+    d = elimination_design(2, ALPHA, 8, "paired")
+    rows = d.pair_design.rows
+    for rates in ((0.3, 0.8), (0.7, 0.7), (1.0, 0.4)):
+        oc = elimination_oc(d, rates)
+        assert oc.method == "exact dynamic programming"
+        want = elimination_by_enumeration(
+            list(rates), 8, rows["upper"].tolist(), rows["final_upper"].tolist()
+        )
+        assert _tuple(oc) == pytest.approx(want, rel=1e-12, abs=1e-12)
+        assert oc.p_best_eliminated <= ALPHA
+
+
 def test_monte_carlo_agrees_with_exact_and_with_enumeration_of_paired_rows(unpaired3, paired3):
     rates = (0.4, 0.55, 0.85)
     exact = elimination_oc(unpaired3, rates)

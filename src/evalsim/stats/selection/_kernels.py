@@ -552,3 +552,57 @@ def elimination_dp3(rates, n_max, up2):
         full = new_full
         two = new_two
     return p_single_correct, p_single, p_best_out, e_rounds, e_trials
+
+
+@njit(cache=True)
+def elimination_dp2_paired(rates, n_max, up1, fin1):
+    """Exact law of elimination with paired rows for K = 2 (arms independent within a
+    round), by dynamic programming over (w, d): w rounds where only arm 0 succeeded, d
+    discordant rounds. Returns the same five numbers as :func:`elimination_dp3`."""
+    best = 1 if rates[1] > rates[0] else 0
+    p10 = rates[0] * (1.0 - rates[1])
+    p01 = (1.0 - rates[0]) * rates[1]
+    same = 1.0 - p10 - p01
+    m = n_max + 1
+    cur = np.zeros((m, m))  # cur[w, d]
+    cur[0, 0] = 1.0
+    sc = 0.0
+    single = 0.0
+    out = 0.0
+    rounds = 0.0
+    trials = 0.0
+    for t in range(1, n_max + 1):
+        alive = cur.sum()
+        rounds += alive
+        trials += 2.0 * alive
+        new = np.zeros((m, m))
+        for d in range(t):
+            for w in range(d + 1):
+                pv = cur[w, d]
+                if pv == 0.0:
+                    continue
+                for step in range(3):
+                    if step == 0:
+                        pr, w2, d2 = same, w, d
+                    elif step == 1:
+                        pr, w2, d2 = p10, w + 1, d + 1
+                    else:
+                        pr, w2, d2 = p01, w, d + 1
+                    if pr == 0.0:
+                        continue
+                    v = pv * pr
+                    lead = 0 if 2 * w2 >= d2 else 1
+                    w_lead = w2 if lead == 0 else d2 - w2
+                    hit = False
+                    if d2 > 0:
+                        hit = w_lead >= (fin1[d2] if t == n_max else up1[d2])
+                    if hit:
+                        single += v
+                        if lead == best:
+                            sc += v
+                        else:
+                            out += v
+                    else:
+                        new[w2, d2] += v
+        cur = new
+    return sc, single, out, rounds, trials

@@ -23,8 +23,10 @@ alpha at every configuration of rates [1]_ [2]_:
   is for arms independent within a round.
 
 Operating characteristics: exact by dynamic programming over the success counts for K <= 3
-with the unpaired rows (:func:`_kernels.elimination_dp3`), and by Monte Carlo otherwise,
-returned with standard errors and labelled as such.
+with the unpaired rows (:func:`_kernels.elimination_dp3`) and over the sign walk for K = 2
+with the paired rows (:func:`_kernels.elimination_dp2_paired`); by Monte Carlo otherwise
+(paired rows at K = 3 need the six discordance counts of the three pairs, a state space too
+large to sum), returned with standard errors and labelled as such.
 
 References
 ----------
@@ -141,21 +143,26 @@ def elimination_oc(
     expected rounds and trials of ``design`` at true ``rates`` (arms independent within a
     round).
 
-    ``exact``: None = exact when possible (unpaired rows, K <= 3), else Monte Carlo with
+    ``exact``: None = exact when possible (unpaired rows and K <= 3, or paired rows and
+    K = 2), else Monte Carlo with
     ``reps`` studies from ``seed`` (an int or a ``numpy.random.Generator``); True demands
     exact (ValueError when not possible).
     """
     p = np.ascontiguousarray(np.atleast_1d(check_probability(rates, "rates")), dtype=np.float64)
     if p.size != design.k:
         raise ValueError(f"rates must have K = {design.k} entries, got {p.size}")
-    can_exact = design.kind == "unpaired" and design.k <= EXACT_MAX_K
+    can_exact = design.k <= (EXACT_MAX_K if design.kind == "unpaired" else 2)
     if exact and not can_exact:
         raise ValueError(
-            f"exact operating characteristics need unpaired rows and K <= {EXACT_MAX_K}"
+            f"exact operating characteristics need K <= {EXACT_MAX_K} (unpaired rows) or "
+            "K = 2 (paired rows)"
         )
     kind, up2, up1, fin1 = design._rows()
     if can_exact and exact is not False:
-        sc, single, out, rounds, trials = _k.elimination_dp3(p, design.n_max, up2)
+        if design.kind == "unpaired":
+            sc, single, out, rounds, trials = _k.elimination_dp3(p, design.n_max, up2)
+        else:
+            sc, single, out, rounds, trials = _k.elimination_dp2_paired(p, design.n_max, up1, fin1)
         return EliminationOC(
             tuple(float(v) for v in p),
             "exact dynamic programming",
