@@ -187,7 +187,11 @@ def cochran_sumsq_law(row_totals, k, max_states):
     """Exact law of sum_j C_j^2 (C the column totals) when each row's successes fall on a
     uniformly random subset of the k columns (permutation within rows), by dynamic
     programming over the column-total vector. Returns (values, probabilities), or empty
-    arrays when the state space would exceed ``max_states``."""
+    arrays when the state space would exceed ``max_states``.
+
+    After r rows every column total is at most r, so row r only visits the box [0, r]^k of
+    the flattened state (an odometer over it), and the rows' subsets are the masks of their
+    size."""
     n_rows = row_totals.size
     dim = n_rows + 1
     size = 1
@@ -195,9 +199,6 @@ def cochran_sumsq_law(row_totals, k, max_states):
         size *= dim
         if size > max_states:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
-    prob = np.zeros(size)
-    prob[0] = 1.0
-    # the subsets of each size, as index offsets in the flattened state
     stride = np.empty(k, dtype=np.int64)
     s = 1
     for j in range(k - 1, -1, -1):
@@ -211,22 +212,50 @@ def cochran_sumsq_law(row_totals, k, max_states):
             if mask >> j & 1:
                 offsets[mask] += stride[j]
                 card[mask] += 1
+    prob = np.zeros(size)
+    new = np.zeros(size)
+    prob[0] = 1.0
+    digits = np.zeros(k, dtype=np.int64)
     for r in range(n_rows):
         tot = row_totals[r]
+        masks = np.empty(n_sub, dtype=np.int64)
         n_choose = 0
         for mask in range(n_sub):
             if card[mask] == tot:
+                masks[n_choose] = mask
                 n_choose += 1
         share = 1.0 / n_choose
-        new = np.zeros(size)
-        for idx in range(size):
+        # the box [0, r + 1]^k of the next state is cleared, then filled from [0, r]^k
+        digits[:] = 0
+        while True:
+            idx = 0
+            for j in range(k):
+                idx += digits[j] * stride[j]
+            new[idx] = 0.0
+            j = k - 1
+            while j >= 0 and digits[j] == r + 1:
+                digits[j] = 0
+                j -= 1
+            if j < 0:
+                break
+            digits[j] += 1
+        digits[:] = 0
+        while True:
+            idx = 0
+            for j in range(k):
+                idx += digits[j] * stride[j]
             pv = prob[idx]
-            if pv == 0.0:
-                continue
-            for mask in range(n_sub):
-                if card[mask] == tot:
-                    new[idx + offsets[mask]] += pv * share
-        prob = new
+            if pv != 0.0:
+                for q in range(n_choose):
+                    new[idx + offsets[masks[q]]] += pv * share
+            j = k - 1
+            while j >= 0 and digits[j] == r:
+                digits[j] = 0
+                j -= 1
+            if j < 0:
+                break
+            digits[j] += 1
+        prob, new = new, prob
     # collect sum of squares
     max_ss = k * n_rows * n_rows
     law = np.zeros(max_ss + 1)
