@@ -184,3 +184,34 @@ def test_select_plan_json_is_the_library_plan(capsys):
     data = run_json(capsys, "select", "plan", "--k", 4, "--p-star", 0.8, "--tie", "no-pick")
     assert data["n"] == n_for_pcs(4, 0.8, 0.1, 0.9, "no-pick").n
     assert data["tie_rule"] == "no-pick"
+
+
+def test_select_plan_sequential_reports_the_certified_elimination(capsys):
+    from naive_selection import elimination_by_enumeration
+
+    from evalsim.stats.selection.elimination import elimination_design
+
+    data = run_json(
+        capsys,
+        "select",
+        "plan",
+        "--k",
+        2,
+        "--p-star",
+        0.8,
+        "--delta",
+        0.3,
+        "--sequential",
+        "--n-max",
+        7,
+        "--alpha",
+        0.2,
+    )
+    el = data["elimination"]
+    assert el["method"] == "exact dynamic programming" and el["certified_error"] <= 0.2
+    rows = elimination_design(2, 0.2, 7, "paired").pair_design.rows
+    want = elimination_by_enumeration(
+        [0.8, 0.5], 7, rows["upper"].tolist(), rows["final_upper"].tolist()
+    )
+    assert el["p_single_correct"] == pytest.approx(want[0], abs=1e-12)
+    assert el["expected_trials"] == pytest.approx(want[4], rel=1e-12)

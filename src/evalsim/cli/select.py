@@ -136,7 +136,48 @@ def _cmd_plan(args) -> Report:
         "Winner's curse: the expected reported rate of the picked checkpoint minus its true "
         "rate, exact; report the pick's rate from a confirmation on fresh conditions instead."
     )
+    if args.sequential:
+        data["elimination"] = _elimination_block(args, p_at, rep)
     return rep
+
+
+def _elimination_block(args, p_star: float, rep: Report) -> dict:
+    """``select plan --sequential``: successive elimination at the same configuration."""
+    from evalsim.stats.selection.elimination import elimination_design, elimination_oc
+    from evalsim.stats.selection.fixed_n import lfc_rates
+
+    design = elimination_design(args.k, args.alpha, args.n_max, args.design)
+    oc = elimination_oc(design, lfc_rates(args.k, p_star, args.delta), seed=args.tie_seed)
+    se = oc.method != "exact dynamic programming"
+
+    def cell(v, s, fmt):
+        return format(v, fmt) + (f" ± {format(s, fmt)}" if se else "")
+
+    rep.table(
+        f"Successive elimination ({args.design} pairwise designs at alpha/(K-1) = "
+        f"{design.pair_alpha:.4g}, at most {args.n_max} rounds; {oc.method})",
+        ["quantity", "value"],
+        [
+            [
+                "certified P(best eliminated), every configuration",
+                f"<= {design.certified_error:.4f}",
+            ],
+            [
+                "P(single survivor, the best)",
+                cell(oc.p_single_correct, oc.p_single_correct_se, ".4f"),
+            ],
+            ["expected rounds", cell(oc.expected_rounds, oc.expected_rounds_se, ".1f")],
+            ["expected trials", cell(oc.expected_trials, oc.expected_trials_se, ".1f")],
+        ],
+    )
+    out = oc.to_dict()
+    out.update(
+        certified_error=design.certified_error,
+        pair_alpha=design.pair_alpha,
+        n_max=args.n_max,
+        design=args.design,
+    )
+    return out
 
 
 def _read(args):
@@ -344,6 +385,18 @@ def register(sub) -> None:
         default="independent",
         help="planning model of a paired design: independent within a condition (exact), or "
         "any-dependence (least favourable; a lower bound)",
+    )
+    g.add_argument(
+        "--sequential",
+        action="store_true",
+        help="also successive elimination at the same configuration (certified error)",
+    )
+    g.add_argument("--n-max", type=_positive_int, default=100, help="rounds (default 100)")
+    g.add_argument(
+        "--design",
+        choices=("paired", "unpaired"),
+        default="paired",
+        help="pairwise certified design of the elimination (default paired)",
     )
     g = p.add_argument_group("both")
     g.add_argument("--delta", type=_delta, default=0.1, help="indifference zone (default 0.1)")
