@@ -84,6 +84,11 @@ def test_select_picks_prices_and_writes_a_confirmation_plan(tmp_path, log, capsy
     assert len(plan["confirmation"]["excluded_conditions"]) == n
     assert plan["confirmation"]["estimate_from"] == "confirmation trials only"
     assert "never enter" in plan["statement"]
+    from evalsim.stats.selection.pick import check_fresh_conditions
+
+    check_fresh_conditions(plan, ["t/f0", "t/f1"])  # fresh ids pass
+    with pytest.raises(ValueError, match="fresh conditions"):
+        check_fresh_conditions(plan, ["t/f0", "t/c3"])
     # n per arm reaches the stated exact Fisher power
     from evalsim.stats.two_sample.power import fisher_power
 

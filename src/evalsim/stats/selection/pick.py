@@ -19,7 +19,13 @@ import numpy as np
 from evalsim.stats._validate import check_alpha, check_counts, check_open_interval
 from evalsim.stats.selection.fixed_n import TIE_RULES, pcs_lfc, selection_probabilities
 
-__all__ = ["PLAN_KIND", "PickResult", "confirmation_plan", "pick_checkpoint"]
+__all__ = [
+    "PLAN_KIND",
+    "PickResult",
+    "check_fresh_conditions",
+    "confirmation_plan",
+    "pick_checkpoint",
+]
 
 #: The ``kind`` of a confirmation plan file (a study file may reference it).
 PLAN_KIND = "evalsim-confirmation-plan"
@@ -213,3 +219,23 @@ def confirmation_plan(
             "checkpoint's rate and the verdict come from the confirmation's fresh trials alone."
         ),
     }
+
+
+def check_fresh_conditions(plan: dict, conditions) -> None:
+    """Refuse confirmation trials that reuse a selection condition.
+
+    ``plan``: a plan from :func:`confirmation_plan` (or its YAML file, loaded);
+    ``conditions``: the confirmation trials' condition ids, written as the plan writes them
+    (``task/condition``, with the seed between when the log has one). Raises ValueError
+    naming the first reused condition, so that no selection trial can enter the
+    confirmation's estimate.
+    """
+    if plan.get("kind") != PLAN_KIND:
+        raise ValueError(f"not a confirmation plan (kind {plan.get('kind')!r})")
+    used = set(plan["confirmation"]["excluded_conditions"])
+    reused = sorted(used.intersection(str(c) for c in conditions))
+    if reused:
+        raise ValueError(
+            f"{len(reused)} confirmation condition(s) were used for the selection (e.g. "
+            f"{reused[0]}): the confirmation must run on fresh conditions"
+        )
