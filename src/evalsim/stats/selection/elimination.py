@@ -23,10 +23,10 @@ alpha at every configuration of rates [1]_ [2]_:
   is for arms independent within a round.
 
 Operating characteristics: exact by dynamic programming over the success counts for K <= 3
-with the unpaired rows (:func:`_kernels.elimination_dp3`) and over the sign walk for K = 2
-with the paired rows (:func:`_kernels.elimination_dp2_paired`); by Monte Carlo otherwise
-(paired rows at K = 3 need the six discordance counts of the three pairs, a state space too
-large to sum), returned with standard errors and labelled as such.
+with the unpaired rows (``_elimination_kernels.elimination_dp3``) and over the sign walk for
+K = 2 with the paired rows (``_elimination_kernels.elimination_dp2_paired``); by Monte Carlo
+otherwise (paired rows at K = 3 need the six discordance counts of the three pairs, a state
+space too large to sum), returned with standard errors and labelled as such.
 
 References
 ----------
@@ -45,7 +45,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from evalsim.stats._validate import check_alpha, check_n, check_probability
-from evalsim.stats.selection import _kernels as _k
+from evalsim.stats.selection import _elimination_kernels as _k
 
 __all__ = ["EliminationDesign", "EliminationOC", "elimination_design", "elimination_oc"]
 
