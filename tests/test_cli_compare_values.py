@@ -685,7 +685,8 @@ def test_paired_without_discordant_pairs_falls_back_to_the_fisher_mde(tmp_path, 
 def test_usage_names_the_arguments(capsys):
     rc, out, _ = run(capsys, "compare", "--help")
     assert rc == 0
-    assert "--a X --b Y" in flat(out) and "FILE [FILE ...]" in out
+    # --a and --b are optional in the usage since `compare K/N K/N` (issue 45, item 24)
+    assert "[--a X] [--b Y]" in flat(out) and "FILE [FILE ...]" in out
 
 
 # ----------------------------------------------------------------------------- result object

@@ -277,3 +277,55 @@ def apply_hook(args, df: pd.DataFrame, rep: Report) -> None:
         add_report(rep, df[df["policy"].isin(pair)], args, args.alpha, pair=pair)
     else:
         add_report(rep, df, args, 1 - args.confidence)
+
+
+def verdict_qualifications(data: dict) -> list[str]:
+    """Why a verdict cannot be read at face value: the order checks a report carries.
+
+    Issue 45, item 13: a verdict printed under "DEPENDENT" or "all of A ran before B" must
+    say so itself. Reads the ``independence`` section (:func:`independence_data`) and the
+    whole-session one (:mod:`evalsim.cli._session`) of a report's JSON record.
+
+    Returns
+    -------
+    list of str
+        One reason per failed independence check or blocked order, in report order; empty
+        when the order was not checked or nothing failed.
+    """
+    reasons = []
+    ind = data.get("independence") or {}
+    for g in ind.get("groups", []):
+        if g.get("dependent"):
+            label = " / ".join(str(g[k]) for k in ("policy", "task") if k in g)
+            reasons.append(
+                f"{label}: the trials are not independent ({', '.join(g['flagged'])} "
+                f"below alpha/3 over {ind['order_column']})"
+            )
+    inter = ind.get("interleaving")
+    if inter and inter["status"] == "blocked":
+        others = sorted({str(g["policy"]) for g in ind["groups"]} - {inter["first"]})
+        reasons.append(
+            f"all of {inter['first']} ran before {' and '.join(others) or 'the other'} (by "
+            f"{ind['order_column']}): drift is mixed into the difference"
+        )
+    for g in (data.get("session_independence") or {}).get("groups", []):
+        if g.get("dependent"):
+            reasons.append(
+                f"{g['policy']}: its success rate moves over the whole session "
+                f"({', '.join(g['flagged'])})"
+            )
+    return reasons
+
+
+def qualify_verdict(rep: Report, verdict: str) -> str:
+    """The verdict line of ``rep``, qualified by :func:`verdict_qualifications`; sets the
+    JSON keys ``qualified`` (bool), ``qualified_reasons`` (list) and ``verdict``."""
+    reasons = verdict_qualifications(rep.data)
+    rep.data["qualified"] = bool(reasons)
+    rep.data["qualified_reasons"] = reasons
+    if not reasons:
+        rep.data["verdict"] = verdict
+        return f"verdict: {verdict}"
+    why = "; ".join(reasons)
+    rep.data["verdict"] = f"qualified ({why}): {verdict}"
+    return f"verdict (qualified: {why}): {verdict}"

@@ -492,5 +492,5 @@ def cmd_compare_by_task(args) -> Report:
         plot_rates(plot_rows, args.plot, f"{args.a} vs {args.b}, by task", conf)
         rep.line(f"figure: {args.plot}")
     rep.line("")
-    rep.line(f"verdict: {verdict}")
+    rep.line(_independence.qualify_verdict(rep, verdict))
     return rep

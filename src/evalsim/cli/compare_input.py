@@ -111,6 +111,8 @@ def pair_trials(args, df, a, b):
     """(merged pairs or None, note): paired when every trial of A and B has a condition."""
     if args.unpaired:
         return None, "--unpaired given: unpaired analysis"
+    if "counts" in df.attrs:  # K/N counts (compare_counts): their note says unpaired
+        return None, None
     keys = pairing_key(df)
     if keys and ((a["condition"] == "").any() or (b["condition"] == "").any()):
         # both readers list their files in attrs["sources"] and refuse a blank condition, so a

@@ -59,6 +59,20 @@ def _trials_for(rate: float, half_width: float, confidence: float) -> tuple[int,
     return int(res.first_n), int(res.stays_below_from)
 
 
+def points_above(half_width: float, limit: float) -> str:
+    """A half-width in points, printed with the digits that show it exceeds ``limit``.
+
+    Issue 45, item 20: 10.44 points printed "+/-10" beside a "+/-10" threshold read as
+    equal; the fewest decimals (up to 3) at which the printed half-width is larger than the
+    printed limit are used, so the comparison holds as the reader sees it.
+    """
+    pts, lim = 100 * half_width, 100 * limit
+    for digits in range(4):
+        if round(pts, digits) > round(lim, digits):
+            return f"{pts:.{digits}f}"
+    return f"{pts:.3f}"
+
+
 def _group_rows(df, keys: list[str], confidence: float, max_hw: float) -> list[dict]:
     rows = []
     for values, k, n in _group_counts(df, keys):
@@ -176,7 +190,8 @@ def cmd_summarize(args) -> Report:
                 )
             warnings.append(
                 f"warning: {r['policy']}: n = {r['n']} gives a {level} Wilson interval of "
-                f"+/-{100 * r['half_width']:.0f} points, wider than the +/-{100 * max_hw:g} a "
+                f"+/-{points_above(r['half_width'], max_hw)} points, wider than the "
+                f"+/-{100 * max_hw:g} a "
                 f"reader would assume from '{_pct(r['rate'], 0)}'{needed}"
             )
         if r["k"] in (0, r["n"]):
@@ -224,7 +239,9 @@ def cmd_summarize(args) -> Report:
             _pct(r["rate"]),
             _ci_pct(*r["wilson"]),
             _ci_pct(*r["clopper_pearson"]),
-            _pts(r["half_width"]) + (" !" if r["imprecise"] else ""),
+            f"{points_above(r['half_width'], max_hw)} pts !"
+            if r["imprecise"]
+            else _pts(r["half_width"]),
         ]
 
     rep.table("By policy", ["policy", *headers], [[r["policy"], *cells(r)] for r in by_policy])
