@@ -57,7 +57,8 @@ class Gate:
     @property
     def rule(self) -> str:
         """The rule, as printed before the result."""
-        return f"gate (stated before the data): --fail-on {self.fail_on}: {_RULE_WORDS[self.fail_on]}"
+        words = _RULE_WORDS[self.fail_on]
+        return f"gate (stated before the data): --fail-on {self.fail_on}: {words}"
 
     @property
     def outcome(self) -> str:
