@@ -37,6 +37,7 @@ from evalsim._log_files import (
     split_label,
     task_name,
 )
+from evalsim._log_options import _NOT_IDENTIFYING, condition_hint
 
 __all__ = ["SMALL_LOG_BYTES", "TrialTable", "read_small_logs"]
 
@@ -73,9 +74,16 @@ class TrialTable:
         return TrialTable({c: v[key] for c, v in self._data.items()}, self.attrs)
 
 
-def read_small_logs(paths, policy: str | None = None) -> TrialTable | None:
+def read_small_logs(paths, policy: str | None = None, options=None) -> TrialTable | None:
     """The logs as :func:`evalsim.trial_logs.read_trial_logs` would read them (without
-    ``extra_columns``), or None when they are not small, well-formed CSV/TSV/JSON logs."""
+    ``extra_columns``), or None when they are not small, well-formed CSV/TSV/JSON logs.
+
+    Also None (the pandas reader then words or applies it) with reading ``options`` beyond
+    the default (:attr:`evalsim._log_options.LogOptions.plain`), for exact duplicate rows,
+    two files with the same trials, and LeRobot files with reported counts or groups.
+    """
+    if options is not None and not options.plain:
+        return None
     try:
         return _read_small_logs(paths, policy)
     except (_NotSmall, TrialLogError, OSError, UnicodeDecodeError, ValueError, csv.Error):
@@ -119,6 +127,7 @@ def _read_small_logs(paths, policy: str | None) -> TrialTable:
             }
         )
         tables.append(cols)
+    _refuse_same_trials(tables)
     if len(tables) == 1:
         columns = tables[0]
     else:  # pandas.concat: columns in order of first appearance, missing ones blank
@@ -136,15 +145,32 @@ def _read_small_logs(paths, policy: str | None) -> TrialTable:
     return TrialTable(columns, {"sources": sources, "warnings": warnings})
 
 
+def _refuse_same_trials(tables: list[dict[str, np.ndarray]]) -> None:
+    """Two files with the same trials row for row: left to the pandas reader's message."""
+    for j, b in enumerate(tables):
+        for a in tables[:j]:
+            if set(a) == set(b) and all(np.array_equal(a[c], b[c]) for c in a):
+                raise _NotSmall
+
+
 def _read_one(path: Path, policy: str | None) -> tuple[dict[str, np.ndarray], list[str]]:
     """One file's tidy columns (as :func:`evalsim.trial_logs.read_trial_log`) and warnings."""
     suffix = path.suffix.lower()
     sniff(path, suffix)
+    notes = []
     if suffix == ".json":
         raw, pc_success = _read_json(path, policy)
     else:
         raw, pc_success = _read_table(path, _TABLE_SUFFIXES[suffix], policy), None
-    return _tidy(raw, path, pc_success)
+        if set(raw) - _NOT_IDENTIFYING:  # can tell trials apart: exact duplicates?
+            rows = list(zip(*(raw[c] for c in raw), strict=True))
+            if len(set(rows)) != len(rows):
+                raise _NotSmall  # the pandas reader names them (or applies --duplicates)
+        hint = condition_hint(list(raw), path)
+        if hint:
+            notes.append(hint)
+    cols, warnings = _tidy(raw, path, pc_success)
+    return cols, notes + warnings
 
 
 def _read_table(path: Path, delimiter: str, policy: str | None) -> dict[str, list]:
@@ -180,6 +206,8 @@ def _read_json(path: Path, policy: str | None) -> tuple[dict[str, list], float |
     info = json.loads(path.read_text(encoding="utf-8"))
     name = policy if policy is not None else (path.resolve().parent.name or path.stem)
     cols: dict[str, list]
+    if isinstance(info, dict) and "per_task" in info and "per_episode" in info:
+        raise _NotSmall  # both forms: the pandas reader says which it reads
     if isinstance(info, dict) and isinstance(info.get("per_episode"), list):
         episodes = info["per_episode"]
         if not episodes or not all(isinstance(e, dict) and "success" in e for e in episodes):
@@ -191,14 +219,16 @@ def _read_json(path: Path, policy: str | None) -> tuple[dict[str, list], float |
                 raise _NotSmall  # pandas: a blank condition
             cols["condition"] = [str(s) for s in seeds]
     elif isinstance(info, dict) and isinstance(info.get("per_task"), list):
+        if "per_group" in info or "per_episode" in info or "overall" in info:
+            raise _NotSmall  # counts to check (evalsim._lerobot), left to the pandas reader
         tasks, successes = [], []
         for j, task in enumerate(info["per_task"]):
             try:
                 values = task["metrics"]["successes"]
             except (KeyError, TypeError):
                 raise _NotSmall from None
-            if not isinstance(values, list):
-                raise _NotSmall
+            if not isinstance(values, list) or not values or "n_episodes" in task:
+                raise _NotSmall  # an empty task is noted, reported counts checked
             label = task_name(task) or ":".join(
                 str(task[key]) for key in ("task_group", "task_id") if task.get(key) is not None
             )

@@ -37,6 +37,7 @@ from evalsim.cli._common import (
     plot_rates,
 )
 from evalsim.cli._log_hooks import apply_log_hooks
+from evalsim.cli._reading import reading_options
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -69,23 +70,27 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def read_task_logs(
-    files, policy: str | None = None, need_task: bool = True, extra_columns=()
+    files, policy: str | None = None, need_task: bool = True, extra_columns=(), options=None
 ) -> pd.DataFrame:
     """Read and stack several logs; every trial gets a task.
 
     A file without a ``task`` column: a LeRobot ``.json`` takes its task from the folder
     above its policy's folder; any other file is an error when ``need_task`` (else its
-    trials form one task, ``"all"``).
+    trials form one task, ``"all"``). ``options``: the reading flags
+    (:class:`evalsim._log_options.LogOptions`). A file given twice, or two files with the
+    same trials (a CSV and its Parquet copy), are refused.
     """
     import pandas as pd  # heavy: compare --by task and rank read with pandas
 
+    from evalsim._log_options import refuse_repeated_paths, refuse_same_trials
     from evalsim.trial_logs import read_trial_log
 
     if policy is not None and len(files) > 1:
         raise BadInput("--policy names the policy of a single file; give one file per call")
+    refuse_repeated_paths(files)
     frames = []
     for path in files:
-        df = read_trial_log(path, policy=policy, extra_columns=extra_columns)
+        df = read_trial_log(path, policy=policy, extra_columns=extra_columns, options=options)
         if "task" not in df.columns or (df["task"] == "").all():
             p = Path(path).resolve()
             if p.suffix.lower() == ".json" and p.parent.parent.name:
@@ -99,7 +104,10 @@ def read_task_logs(
             else:
                 df["task"] = "all"
         frames.append(df)
+    refuse_same_trials(list(zip(files, frames, strict=True)))
+    warnings = [w for f in frames for w in f.attrs.get("warnings", [])]
     df = pd.concat(frames, ignore_index=True)
+    df.attrs = {"warnings": warnings}
     empty = df["task"] == ""
     if empty.any():
         raise BadInput(f"task is empty in {int(empty.sum())} trial(s)")
@@ -233,7 +241,9 @@ def cmd_compare_by_task(args) -> Report:
         raise BadInput("--task and --by task do not go together (--by task uses every task)")
     check_plot_path(args.plot)
     order_cols = _independence.order_columns(args)
-    df = read_task_logs(args.files, args.policy, extra_columns=order_cols)
+    df = read_task_logs(
+        args.files, args.policy, extra_columns=order_cols, options=reading_options(args)
+    )
     policies = sorted(str(p) for p in df["policy"].unique())
     check_policy_pair(policies, args.a, args.b)
     df = df[df["policy"].isin([args.a, args.b])].reset_index(drop=True)
@@ -477,6 +487,9 @@ def cmd_compare_by_task(args) -> Report:
         "ratio = stratified micro width / naive width (> 1: the naive interval is too narrow)."
     )
     apply_log_hooks(args, df, rep)  # --order: per-task checks, interleaving, whole session
+    rep.data["notes"] = list(df.attrs.get("warnings", []))  # the reader's notes and warnings
+    for note in rep.data["notes"]:
+        rep.line(note)
     if args.plot:
         plot_rows = []
         for t in task_data:

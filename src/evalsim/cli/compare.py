@@ -23,6 +23,7 @@ from evalsim.cli._common import (
 )
 from evalsim.cli._gate import Gate, add_gate_option
 from evalsim.cli._log_hooks import add_log_hook_flags, apply_log_hooks
+from evalsim.cli._reading import add_reading_flags
 from evalsim.cli.compare_counts import counts_arguments, counts_table
 from evalsim.cli.compare_input import select_trials
 from evalsim.cli.compare_result import ALTERNATIVE_WORDS, Comparison, ci_points, compare_trials
@@ -225,4 +226,5 @@ def register(sub) -> None:
     add_format_flags(p)
     add_log_hook_flags(p)
     by_task.add_arguments(p)
+    add_reading_flags(p)
     p.set_defaults(run=cmd_compare)

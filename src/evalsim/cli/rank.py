@@ -26,6 +26,7 @@ from evalsim.cli._common import (
     _positive_int,
     add_json_flag,
 )
+from evalsim.cli._reading import add_reading_flags, reading_options
 from evalsim.cli.by_task import read_task_logs
 
 __all__ = ["MAX_PAIRS_SHOWN", "MIN_TASKS_AS_SAMPLE", "cmd_rank", "ranking_axes", "register"]
@@ -49,7 +50,7 @@ def cmd_rank(args) -> Report:
     from evalsim.stats.multi.aggregate import outcome_grid
     from evalsim.stats.multi.rank import compact_letter_display, rank_policies, ranking_frame
 
-    df = read_task_logs(args.files, args.policy, need_task=False)
+    df = read_task_logs(args.files, args.policy, need_task=False, options=reading_options(args))
     policies = sorted(set(df["policy"]), key=_natural)
     if len(policies) < 2:
         raise BadInput(f"rank needs at least 2 policies, the log has {', '.join(policies)}")
@@ -73,7 +74,7 @@ def cmd_rank(args) -> Report:
         grid, runs, args.alpha, conf, args.bootstrap_reps, args.bootstrap_seed, tasks=mode
     )
     frame = ranking_frame(r)
-    notes = []
+    notes = list(df.attrs.get("warnings", []))  # the reader's notes and warnings
     if mode == "fixed":
         # the per-policy interval with the tasks fixed too (episodes redrawn, tasks kept)
         frame["macro_lower"] = [r.aggregates[p].macro_fixed_lower for p in frame["policy"]]
@@ -311,4 +312,5 @@ def register(sub) -> None:
     )
     p.add_argument("--policy", help=argparse.SUPPRESS)
     add_json_flag(p)
+    add_reading_flags(p)
     p.set_defaults(run=cmd_rank)

@@ -19,6 +19,7 @@ from evalsim.cli._common import (
     plot_rates,
 )
 from evalsim.cli._log_hooks import add_log_hook_flags, apply_log_hooks
+from evalsim.cli._reading import add_reading_flags, reading_options
 from evalsim.small_logs import TrialTable, read_small_logs
 
 # evalsim.stats modules are imported inside the functions that use them: they load numba
@@ -102,6 +103,28 @@ def _group_counts(df, keys: list[str]) -> list[tuple[tuple, int, int]]:
     return out
 
 
+def task_group_rows(df, confidence: float, max_hw: float) -> list[dict] | None:
+    """k/n of every policy in every LeRobot task group (``per_group``; issue 45, item 23),
+    from the task -> group map the reader keeps in ``attrs["task_groups"]``; None without."""
+    groups = df.attrs.get("task_groups")
+    if not groups or "task" not in df.columns:
+        return None
+    counts: dict[tuple[str, str], list[int]] = {}
+    for policy, task, ok in zip(
+        df["policy"].tolist(), df["task"].tolist(), df["success"].tolist(), strict=True
+    ):
+        if task in groups:
+            kn = counts.setdefault((groups[task], policy), [0, 0])
+            kn[0] += bool(ok)
+            kn[1] += 1
+    rows = []
+    for (group, policy), (k, n) in sorted(counts.items()):
+        row = {"group": group, "policy": policy, **_rate_row(k, n, confidence)}
+        row["imprecise"] = row["half_width"] > max_hw
+        rows.append(row)
+    return rows
+
+
 def _natural(value) -> tuple:
     text = str(value)
     return (0, int(text), "") if text.lstrip("-").isdigit() else (1, 0, text)
@@ -161,14 +184,15 @@ def cmd_summarize(args) -> Report:
     order = _independence.order_columns(args)  # --order's column, kept for its log hook
     order += tuple(c for c in _clusters.cluster_columns(args) if c not in order)  # --cluster
     df = None
+    options = reading_options(args)
     if not order and not args.by:  # the options that need pandas; else a small log without it
-        df = read_small_logs(args.files, policy=args.policy)
+        df = read_small_logs(args.files, policy=args.policy, options=options)
         if df is not None and _clusters.seeds_are_clusters(df):
             df = None  # the per-seed tables of the cluster hook use pandas
     if df is None:
         from evalsim.trial_logs import read_trial_logs  # heavy (pandas): large or unusual logs
 
-        df = read_trial_logs(args.files, policy=args.policy, extra_columns=order)
+        df = read_trial_logs(args.files, policy=args.policy, extra_columns=order, options=options)
     by = _by_column(df, args.by) if args.by else None
     conf, max_hw = args.confidence, args.max_half_width
     level = f"{100 * conf:g}%"
@@ -176,6 +200,7 @@ def cmd_summarize(args) -> Report:
     sub_keys = [c for c in ("task", "seed") if c in df.columns]
     by_group = _group_rows(df, ["policy", *sub_keys], conf, max_hw) if sub_keys else None
     failures = _failure_breakdown(df) if "failure" in df.columns else None
+    task_groups = task_group_rows(df, conf, max_hw)
 
     warnings = list(df.attrs.get("warnings", []))
     for r in by_policy:
@@ -222,6 +247,7 @@ def cmd_summarize(args) -> Report:
         "by_policy": [{k: v for k, v in r.items()} for r in by_policy],
         "by_group": by_group,
         "group_keys": ["policy", *sub_keys] if sub_keys else None,
+        "task_groups": task_groups,
         "failures": failures,
         "by": by,
         "warnings": warnings,
@@ -250,6 +276,12 @@ def cmd_summarize(args) -> Report:
             f"By {' x '.join(['policy', *sub_keys])}",
             ["policy", *sub_keys, *headers],
             [[r["policy"], *[r[c] for c in sub_keys], *cells(r)] for r in by_group],
+        )
+    if task_groups:
+        rep.table(
+            "By task group (LeRobot per_group)",
+            ["group", "policy", *headers],
+            [[r["group"], r["policy"], *cells(r)] for r in task_groups],
         )
     if failures is not None:
         rows = []
@@ -330,4 +362,5 @@ def register(sub) -> None:
     )
     add_format_flags(p)
     add_log_hook_flags(p)
+    add_reading_flags(p)
     p.set_defaults(run=cmd_summarize)

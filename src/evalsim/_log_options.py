@@ -1,0 +1,312 @@
+"""How a trial log is read, beyond its format: the lab's own column names, exact duplicate
+trials, counts tables and a file given twice in another format (issue 45, items 9, 17, 24).
+
+:class:`LogOptions` is what the ``evalsim`` command's reading flags (``--columns``,
+``--duplicates``, ``--pair-episodes``) ask of the readers; :func:`prepare_table` applies it to
+one file's raw table (pandas), before :mod:`evalsim.trial_logs` tidies it.
+
+Exact duplicates. A log "can tell its trials apart" when it has a ``condition`` column or
+any column besides policy, success, task, seed and failure (a trial index, a timestamp, an
+episode id). In such a log two rows equal in every column are the same trial logged twice:
+they are refused, naming the rows, unless ``--duplicates once`` (each counted once) or
+``--duplicates keep`` (they are distinct trials the log cannot tell apart) is given. A log of
+policy and success only is not checked: its equal rows are different trials.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from evalsim._log_files import OPTIONAL_COLUMNS, REQUIRED_COLUMNS, TrialLogError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "COLUMN_ROLES",
+    "DUPLICATE_RULES",
+    "LIKELY_CONDITION_WORDS",
+    "LogOptions",
+    "condition_hint",
+    "parse_column_map",
+    "prepare_table",
+    "repeated_trials",
+]
+
+#: The columns ``--columns ROLE=COLUMN`` can map: the log's columns and a counts table's.
+COLUMN_ROLES = (*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS, "successes", "trials")
+
+#: ``--duplicates``: what to do with rows equal in every column (of a log that can tell its
+#: trials apart).
+DUPLICATE_RULES = {
+    "refuse": "refuse the log, naming the rows (default)",
+    "once": "count each such trial once",
+    "keep": "count every row (they are distinct trials the log cannot tell apart)",
+}
+
+#: Words in a column name that suggest it holds the initial condition (the pose, the scene).
+LIKELY_CONDITION_WORDS = ("pose", "condition", "episode", "init", "scene")
+
+#: Columns that say nothing about which trial a row is.
+_NOT_IDENTIFYING = {"policy", "success", "task", "seed", "failure"}
+
+
+@dataclass(frozen=True)
+class LogOptions:
+    """How the readers treat a log (the command's reading flags).
+
+    Attributes
+    ----------
+    columns : tuple of (str, str)
+        ``(role, column)``: the log's column (lower-case) that holds each role of
+        :data:`COLUMN_ROLES` (``--columns condition=pose_id``).
+    duplicates : str
+        A key of :data:`DUPLICATE_RULES`.
+    pair_episodes : bool
+        Pair LeRobot ``per_task`` runs by episode index (valid only when every run used the
+        same ``lerobot-eval --seed``).
+    """
+
+    columns: tuple[tuple[str, str], ...] = ()
+    duplicates: str = "refuse"
+    pair_episodes: bool = False
+
+    def __post_init__(self):
+        if self.duplicates not in DUPLICATE_RULES:
+            raise TrialLogError(
+                f"--duplicates {self.duplicates!r}: expected one of {', '.join(DUPLICATE_RULES)}"
+            )
+
+    @property
+    def plain(self) -> bool:
+        """Nothing beyond the default reading (the small-log reader may read the log)."""
+        return not self.columns and not self.pair_episodes
+
+    def flag_text(self) -> str:
+        """``--columns a=b,...`` as given (for messages)."""
+        return "--columns " + ",".join(f"{r}={c}" for r, c in self.columns)
+
+
+def parse_column_map(text: str) -> tuple[tuple[str, str], ...]:
+    """``"condition=pose_id,failure=failure_type"`` -> ``(("condition", "pose_id"), ...)``.
+
+    Raises
+    ------
+    TrialLogError
+        An item without ``=``, an unknown role, an empty column, or a role or column named
+        twice.
+    """
+    pairs = []
+    for item in str(text).split(","):
+        if not item.strip():
+            continue
+        if "=" not in item:
+            raise TrialLogError(
+                f"--columns {text!r}: expected ROLE=COLUMN items separated by commas, got "
+                f"{item.strip()!r}"
+            )
+        role, column = (t.strip().lower() for t in item.split("=", 1))
+        if role not in COLUMN_ROLES:
+            raise TrialLogError(
+                f"--columns: unknown role {role!r} (roles: {', '.join(COLUMN_ROLES)})"
+            )
+        if not column:
+            raise TrialLogError(f"--columns: {role}= needs a column name")
+        pairs.append((role, column))
+    roles = [r for r, _ in pairs]
+    cols = [c for _, c in pairs]
+    twice = sorted(
+        {x for x in roles if roles.count(x) > 1} | {x for x in cols if cols.count(x) > 1}
+    )
+    if twice:
+        raise TrialLogError(f"--columns names {', '.join(twice)} more than once")
+    if not pairs:
+        raise TrialLogError("--columns needs ROLE=COLUMN items, e.g. condition=pose_id")
+    return tuple(pairs)
+
+
+def condition_hint(columns, path) -> str | None:
+    """A note when a log has no ``condition`` column but one whose name suggests it."""
+    if "condition" in columns:
+        return None
+    likely = [
+        c
+        for c in columns
+        if c not in COLUMN_ROLES and any(w in str(c) for w in LIKELY_CONDITION_WORDS)
+    ]
+    if not likely:
+        return None
+    return (
+        f"note: {path}: no condition column, so its trials cannot be paired; {likely[0]!r} "
+        f"looks like one: give --columns condition={likely[0]} if it names each trial's "
+        "starting state"
+    )
+
+
+def _rename(df: pd.DataFrame, path, options: LogOptions) -> pd.DataFrame:
+    if not options.columns:
+        return df
+    have = list(df.columns)
+    renames = {}
+    for role, column in options.columns:
+        if column not in have:
+            raise TrialLogError(
+                f"{path}: {options.flag_text()}: no column {column!r} (columns found: "
+                f"{', '.join(map(str, have))})"
+            )
+        if role in have and role != column:
+            raise TrialLogError(
+                f"{path}: {options.flag_text()}: the log already has a {role!r} column beside "
+                f"{column!r}; which one is meant is ambiguous"
+            )
+        renames[column] = role
+    return df.rename(columns=renames)
+
+
+def _expand_counts(df: pd.DataFrame, path) -> pd.DataFrame:
+    """A counts table (policy, optional task, successes, trials) as one row per trial."""
+    import numpy as np
+    import pandas as pd
+
+    counts = {}
+    for col in ("successes", "trials"):
+        text = df[col].astype(str).str.strip()
+        num = pd.to_numeric(text, errors="coerce")
+        bad = num.isna() | (num < 0) | (num != np.floor(num))
+        if col == "trials":
+            bad |= num < 1
+        if bad.any():
+            i = int(bad.to_numpy().argmax())
+            raise TrialLogError(
+                f"{path}: {col} must be a whole number{' >= 1' if col == 'trials' else ''}; got "
+                f"{text.iloc[i]!r} in data row {i + 1}"
+            )
+        counts[col] = num.to_numpy(dtype=np.int64)
+    k, n = counts["successes"], counts["trials"]
+    over = k > n
+    if over.any():
+        i = int(over.argmax())
+        raise TrialLogError(f"{path}: successes {k[i]} > trials {n[i]} in data row {i + 1}")
+    keep = [c for c in df.columns if c not in ("successes", "trials")]
+    rows = np.repeat(np.arange(len(df)), n)
+    out = df[keep].iloc[rows].reset_index(drop=True)
+    # within each row's block of n trials, the first k succeed
+    start = np.repeat(np.cumsum(n) - n, n)
+    out["success"] = (np.arange(len(out)) - start) < np.repeat(k, n)
+    return out
+
+
+def repeated_trials(df: pd.DataFrame):
+    """(row, first row) pairs, 0-based, of rows equal in every column to an earlier row."""
+    import numpy as np
+
+    text = df.astype(str).apply(lambda s: s.str.strip())
+    dup = text.duplicated(keep="first").to_numpy()
+    if not dup.any():
+        return []
+    first = text.groupby(list(text.columns), sort=False, dropna=False).ngroup().to_numpy()
+    first_row = {}
+    for i, g in enumerate(first):
+        first_row.setdefault(int(g), i)
+    return [(int(i), first_row[int(first[i])]) for i in np.flatnonzero(dup)]
+
+
+def _check_duplicates(df: pd.DataFrame, path, options: LogOptions) -> tuple[pd.DataFrame, list]:
+    """Refuse, drop or keep exact duplicate rows of a log that can tell its trials apart."""
+    if not (set(map(str, df.columns)) - _NOT_IDENTIFYING):
+        return df, []
+    repeats = repeated_trials(df)
+    if not repeats:
+        return df, []
+    row, first = repeats[0]
+    shown = ", ".join(f"{c}={str(df.iloc[row][c]).strip()}" for c in df.columns)
+    if options.duplicates == "refuse":
+        raise TrialLogError(
+            f"{path}: data row {row + 1} repeats data row {first + 1} in every column ({shown})"
+            f"; {len(repeats)} such row(s): a trial logged twice would be counted twice; remove "
+            "them, or give --duplicates once (count each once) or --duplicates keep (they are "
+            "distinct trials)"
+        )
+    rows = ", ".join(str(r + 1) for r, _ in repeats[:5]) + (" ..." if len(repeats) > 5 else "")
+    if options.duplicates == "once":
+        out = df.drop(index=df.index[[r for r, _ in repeats]]).reset_index(drop=True)
+        return out, [
+            f"note: {path}: {len(repeats)} row(s) equal in every column to an earlier row (data "
+            f"rows {rows}) counted once (--duplicates once)"
+        ]
+    return df, [
+        f"note: {path}: {len(repeats)} row(s) equal in every column to an earlier row (data "
+        f"rows {rows}) counted as separate trials (--duplicates keep)"
+    ]
+
+
+def prepare_table(df: pd.DataFrame, path, options: LogOptions | None):
+    """One file's raw table (lower-case column names) as the tidy reader expects it.
+
+    Renames the lab's columns (``--columns``), expands a counts table, and refuses, drops
+    or keeps exact duplicate rows (:data:`DUPLICATE_RULES`).
+
+    Returns
+    -------
+    (DataFrame, list of str, bool)
+        The table, the notes for the reader's warnings, and whether it was a counts table.
+    """
+    options = options or LogOptions()
+    df = _rename(df, path, options)
+    notes = []
+    is_counts = "success" not in df.columns and {"successes", "trials"} <= set(df.columns)
+    if is_counts:
+        df = _expand_counts(df, path)
+        notes.append(
+            f"note: {path} is a counts table (successes and trials per row): its trials carry "
+            "no condition ids, so every comparison of them is unpaired"
+        )
+    else:
+        df, dup_notes = _check_duplicates(df, path, options)
+        notes += dup_notes
+    hint = condition_hint([str(c) for c in df.columns], path)
+    if hint:
+        notes.append(hint)
+    return df, notes, is_counts
+
+
+def refuse_repeated_paths(paths) -> None:
+    """Refuse a log given twice: the same file (after symlinks) or the same bytes."""
+    from pathlib import Path
+
+    from evalsim._log_files import digest
+
+    seen: dict[tuple, str] = {}
+    for path in paths:
+        for key in (("path", str(Path(path).resolve())), ("content", digest(path))):
+            if key[1] is None:
+                continue
+            if key in seen:
+                same = "is the same file as" if key[0] == "path" else "has the same content as"
+                raise TrialLogError(
+                    f"{path}: {same} {seen[key]}; each log must be given once (its trials "
+                    "would be counted twice)"
+                )
+            seen[key] = str(path)
+
+
+def refuse_same_trials(frames) -> None:
+    """Refuse two files holding the same trials row for row (a CSV and its Parquet copy).
+
+    Parameters
+    ----------
+    frames : sequence of (path, DataFrame)
+        Each file's tidy table, in the order given.
+    """
+    for j, (path_j, b) in enumerate(frames):
+        for path_i, a in frames[:j]:
+            if len(a) != len(b) or set(a.columns) != set(b.columns):
+                continue
+            cols = list(a.columns)
+            if a[cols].reset_index(drop=True).equals(b[cols].reset_index(drop=True)):
+                raise TrialLogError(
+                    f"{path_j}: holds the same trials as {path_i}, row for row (a copy in "
+                    "another format?); each log must be given once (its trials would be "
+                    "counted twice)"
+                )
