@@ -235,3 +235,33 @@ def test_item26_fail_on_on_a_log_and_errors_stay_2(tmp_path, capsys):
     assert rc == 1 and json.loads(out)["gate"] == {"fail_on": "worse", "fired": True}
     rc, _, err = run(capsys, "compare", log, "--a", "A", "--b", "Z", "--fail-on", "worse")
     assert rc == 2 and err.count("\n") == 1
+
+
+# --------------------------------------------------------------------------- item 18
+
+
+def _seed_log(tmp_path, seeds: int) -> str:
+    rng = np.random.default_rng(1)
+    rows = []
+    for pol, p in (("A", 0.56), ("B", 0.4), ("C", 0.7)):
+        for task in ("t1", "t2", "t3"):
+            for seed in range(seeds):
+                rows += [(pol, task, seed, int(rng.random() < p)) for _ in range(12)]
+    return _write(tmp_path / f"seeds{seeds}.csv", "policy,task,seed,success", rows)
+
+
+def test_item18_rank_one_seed_says_there_is_no_seed_interval(tmp_path, capsys):
+    log = _seed_log(tmp_path, 1)
+    rc, text, err = run(capsys, "rank", log, "--bootstrap-reps", "200")
+    assert rc == 0, err
+    flat = " ".join(text.split())
+    assert "one seed" in flat and "no seed-to-seed interval" in flat
+    # no degenerate interval printed anywhere: [x, x]
+    for lo, hi in re.findall(r"\[([-+\d.]+), ([-+\d.]+)\]", text):
+        assert lo != hi, text
+    out = run_json(capsys, "rank", log, "--bootstrap-reps", "200")
+    assert all(row["iqm"] is None for row in out["ranking"])
+    assert out["seeds_per_cell"] == 1
+    # two seeds: the IQM and its interval are there
+    out = run_json(capsys, "rank", _seed_log(tmp_path, 2), "--bootstrap-reps", "200")
+    assert all(row["iqm"] is not None for row in out["ranking"]) and out["seeds_per_cell"] == 2

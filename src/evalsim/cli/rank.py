@@ -46,6 +46,18 @@ def _natural(text: str) -> tuple:
     return tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", text))
 
 
+def seeds_per_cell(df) -> int | None:
+    """The most training seeds any policy ran on any task; None without a (full) seed column.
+
+    Issue 45, item 18: with one seed per policy and task the per-seed IQM and its bootstrap
+    interval are degenerate (zero width), so ``rank`` says that one seed gives no
+    seed-to-seed interval instead of printing them.
+    """
+    if "seed" not in df.columns or (df["seed"] == "").any():
+        return None
+    return int(df.groupby(["task", "policy"])["seed"].nunique().max())
+
+
 def cmd_rank(args) -> Report:
     from evalsim.stats.multi.aggregate import outcome_grid
     from evalsim.stats.multi.rank import compact_letter_display, rank_policies, ranking_frame
@@ -60,7 +72,8 @@ def cmd_rank(args) -> Report:
     except ValueError as err:
         raise BadInput(str(err)) from None
     runs = None
-    if "seed" in df.columns and (df["seed"] != "").all():
+    seeds = seeds_per_cell(df)
+    if seeds is not None and seeds >= 2:  # one seed gives no seed-to-seed interval (item 18)
         runs = [
             [df[(df["task"] == t) & (df["policy"] == p)]["seed"].to_numpy() for p in policies]
             for t in tasks
@@ -140,6 +153,7 @@ def cmd_rank(args) -> Report:
             for q in r.pairs
         ],
         "critical_value": r.critical_value,
+        "seeds_per_cell": seeds,
         "tasks_as": mode,
         "notes": notes,
         "bootstrap_reps": args.bootstrap_reps,
@@ -196,6 +210,11 @@ def cmd_rank(args) -> Report:
         )
     if has_iqm:
         rep.line("IQM: interquartile mean of per-seed task rates (rliable's stratified bootstrap).")
+    elif seeds == 1:
+        rep.line(
+            "One seed per policy and task: one seed gives no seed-to-seed interval, so no IQM "
+            "over seeds is shown; P(> next) uses the episodes."
+        )
     elif runs is None:
         rep.line("IQM needs a seed column (per-run scores); P(> next) then uses the episodes.")
     else:
