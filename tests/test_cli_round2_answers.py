@@ -265,3 +265,40 @@ def test_item18_rank_one_seed_says_there_is_no_seed_interval(tmp_path, capsys):
     # two seeds: the IQM and its interval are there
     out = run_json(capsys, "rank", _seed_log(tmp_path, 2), "--bootstrap-reps", "200")
     assert all(row["iqm"] is not None for row in out["ranking"]) and out["seeds_per_cell"] == 2
+
+
+# --------------------------------------------------------------------------- item 19
+
+
+def _tasks_log(tmp_path) -> str:
+    rows = []
+    for t, (pa, pb) in enumerate([(0.9, 0.8), (0.2, 0.3), (0.6, 0.5), (0.95, 0.9)]):
+        for i in range(40):
+            rows += [("A", f"t{t}", int(i < 40 * pa)), ("B", f"t{t}", int(i < 40 * pb))]
+    return _write(tmp_path / "tasks.csv", "policy,task,success", rows)
+
+
+def test_item19_by_task_says_which_interval_treats_tasks_fixed_or_sampled(tmp_path, capsys):
+    log = _tasks_log(tmp_path)
+    argv = ("compare", log, "--a", "A", "--b", "B", "--by", "task", "--bootstrap-reps", "300")
+    rc, text, err = run(capsys, *argv)
+    assert rc == 0, err
+    flat = " ".join(text.split())
+    assert "too narrow" not in flat
+    assert "tasks fixed" in flat and "--tasks-as-sample" in flat
+    out = run_json(capsys, *argv)
+    assert out["tasks_as"] == "fixed"
+    rc, text, err = run(capsys, *argv, "--tasks-as-sample")
+    flat = " ".join(text.split())
+    assert rc == 0 and "tasks as a sample" in flat and "too narrow" not in flat
+    assert run_json(capsys, *argv, "--tasks-as-sample")["tasks_as"] == "sample"
+    # the micro interval with the tasks fixed: the episodes as one sample, close to Wilson
+    agg = out["aggregates"]["A"]
+    lo, hi = proportion_confint(agg["k"], agg["n"], alpha=0.05, method="wilson")
+    assert agg["naive_ci"][0] == pytest.approx(lo, abs=0.03)
+    assert agg["naive_ci"][1] == pytest.approx(hi, abs=0.03)
+
+
+def test_item19_rank_defaults_to_tasks_fixed(tmp_path, capsys):
+    out = run_json(capsys, "rank", _tasks_log(tmp_path), "--bootstrap-reps", "100")
+    assert out["tasks_as"] == "fixed"
