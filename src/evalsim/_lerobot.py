@@ -22,7 +22,13 @@ import math
 
 from evalsim._log_files import TrialLogError, task_name
 
-__all__ = ["CI_TOLERANCE_POINTS", "PAIR_EPISODES_NOTE", "per_task_trials", "both_forms_note"]
+__all__ = [
+    "CI_TOLERANCE_POINTS",
+    "PAIR_EPISODES_NOTE",
+    "both_forms_note",
+    "empty_task_note",
+    "per_task_trials",
+]
 
 #: Two reported rates or interval ends (percent) disagree beyond this many points (the file
 #: may round to 0.1).
@@ -94,6 +100,14 @@ def _check_counts(where: str, k: int, n: int, reported: dict, path) -> list[str]
     return out
 
 
+def empty_task_note(path, label: str) -> str:
+    """The note of a task without episodes (reported, not dropped silently)."""
+    return (
+        f"note: {path}: task {label} has no episodes (metrics.successes is empty); it is "
+        "reported here and left out of every rate"
+    )
+
+
 def per_task_trials(info: dict, path, name: str, pair_episodes: bool = False):
     """The episodes of a ``per_task`` eval_info, with the checks of the reported counts.
 
@@ -146,10 +160,7 @@ def per_task_trials(info: dict, path, name: str, pair_episodes: bool = False):
             kn[0] += k
             kn[1] += n
         if not successes:
-            notes.append(
-                f"note: {path}: task {label} has no episodes (metrics.successes is empty); it "
-                "is reported here and left out of every rate"
-            )
+            notes.append(empty_task_note(path, label))
         notes += _check_counts(f"task {label}", k, n, _reported(task), path)
         cols["policy"] += [name] * n
         cols["task"] += [label] * n

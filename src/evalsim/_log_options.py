@@ -5,12 +5,14 @@ trials, counts tables and a file given twice in another format (issue 45, items 
 ``--duplicates``, ``--pair-episodes``) ask of the readers; :func:`prepare_table` applies it to
 one file's raw table (pandas), before :mod:`evalsim.trial_logs` tidies it.
 
-Exact duplicates. A log "can tell its trials apart" when it has a ``condition`` column or
-any column besides policy, success, task, seed and failure (a trial index, a timestamp, an
-episode id). In such a log two rows equal in every column are the same trial logged twice:
-they are refused, naming the rows, unless ``--duplicates once`` (each counted once) or
-``--duplicates keep`` (they are distinct trials the log cannot tell apart) is given. A log of
-policy and success only is not checked: its equal rows are different trials.
+Exact duplicates. A log "can tell its trials apart" when it has a ``condition`` column, or
+another column (besides policy, success, task, seed and failure) with at least one distinct
+value for every two rows (a trial index, a timestamp, an episode id; not a checkpoint or an
+operator column, whose few values are shared by many trials). In such a log two rows equal
+in every column are the same trial logged twice: they are refused, naming the rows, unless
+``--duplicates once`` (each counted once) or ``--duplicates keep`` (they are distinct trials
+the log cannot tell apart) is given. A log of policy and success only is not checked: its
+equal rows are different trials.
 """
 
 from __future__ import annotations
@@ -31,7 +33,10 @@ __all__ = [
     "condition_hint",
     "parse_column_map",
     "prepare_table",
+    "refuse_repeated_paths",
+    "refuse_same_trials",
     "repeated_trials",
+    "tells_trials_apart",
 ]
 
 #: The columns ``--columns ROLE=COLUMN`` can map: the log's columns and a counts table's.
@@ -212,9 +217,28 @@ def repeated_trials(df: pd.DataFrame):
     return [(int(i), first_row[int(first[i])]) for i in np.flatnonzero(dup)]
 
 
+def tells_trials_apart(columns: dict) -> bool:
+    """Whether a log's rows name their trials (see the module's docstring).
+
+    Parameters
+    ----------
+    columns : dict
+        Column name -> its values (a sequence), after the ``--columns`` renames.
+    """
+    if "condition" in columns:
+        return True
+    for name, values in columns.items():
+        if str(name) in _NOT_IDENTIFYING:
+            continue
+        values = list(values)
+        if values and 2 * len({str(v).strip() for v in values}) >= len(values):
+            return True
+    return False
+
+
 def _check_duplicates(df: pd.DataFrame, path, options: LogOptions) -> tuple[pd.DataFrame, list]:
     """Refuse, drop or keep exact duplicate rows of a log that can tell its trials apart."""
-    if not (set(map(str, df.columns)) - _NOT_IDENTIFYING):
+    if not tells_trials_apart({c: df[c].tolist() for c in df.columns}):
         return df, []
     repeats = repeated_trials(df)
     if not repeats:
@@ -271,15 +295,19 @@ def prepare_table(df: pd.DataFrame, path, options: LogOptions | None):
     return df, notes, is_counts
 
 
-def refuse_repeated_paths(paths) -> None:
-    """Refuse a log given twice: the same file (after symlinks) or the same bytes."""
+def refuse_repeated_paths(paths, content: bool = True) -> None:
+    """Refuse a log given twice: the same file (after symlinks) or (``content``) the same
+    bytes."""
     from pathlib import Path
 
     from evalsim._log_files import digest
 
     seen: dict[tuple, str] = {}
     for path in paths:
-        for key in (("path", str(Path(path).resolve())), ("content", digest(path))):
+        keys = [("path", str(Path(path).resolve()))]
+        if content:
+            keys.append(("content", digest(path)))
+        for key in keys:
             if key[1] is None:
                 continue
             if key in seen:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from evalsim._lerobot import empty_task_note
 from evalsim._log_files import (
     _FALSE,
     _TABLE_SUFFIXES,
@@ -37,7 +38,7 @@ from evalsim._log_files import (
     split_label,
     task_name,
 )
-from evalsim._log_options import _NOT_IDENTIFYING, condition_hint
+from evalsim._log_options import condition_hint, tells_trials_apart
 
 __all__ = ["SMALL_LOG_BYTES", "TrialTable", "read_small_logs"]
 
@@ -46,6 +47,9 @@ __all__ = ["SMALL_LOG_BYTES", "TrialTable", "read_small_logs"]
 SMALL_LOG_BYTES = 2 << 20
 
 _SEED_FLOAT = re.compile(r"^(-?\d+)\.0+$")
+
+#: Counts a LeRobot eval_info reports since lerobot PR #4628 (checked by evalsim._lerobot).
+_COUNT_KEYS = {"n_episodes", "n_success", "pc_success_ci95"}
 
 
 class _NotSmall(Exception):
@@ -104,6 +108,7 @@ def _read_small_logs(paths, policy: str | None) -> TrialTable:
         raise _NotSmall
     tables, sources, warnings = [], [], []
     folder_names: dict[str, str] = {}
+    task_groups: dict[str, str] = {}
     seen: set[tuple] = set()
     for path, label in specs:
         for key in (("path", str(Path(path).resolve())), ("content", digest(path))):
@@ -111,8 +116,9 @@ def _read_small_logs(paths, policy: str | None) -> TrialTable:
                 raise _NotSmall  # the pandas reader words the error
             seen.add(key)
         name = label if label is not None else policy
-        cols, table_warnings = _read_one(Path(path), name)
+        cols, table_warnings, groups = _read_one(Path(path), name)
         warnings.extend(table_warnings)
+        task_groups.update(groups)
         if Path(path).suffix.lower() == ".json" and name is None:
             folder = cols["policy"][0]
             if folder in folder_names and folder_names[folder] != str(Path(path).resolve()):
@@ -142,7 +148,10 @@ def _read_small_logs(paths, policy: str | None) -> TrialTable:
             ]
             columns[c] = np.concatenate(parts)
     warnings += case_warnings(set(columns["policy"].tolist()))
-    return TrialTable(columns, {"sources": sources, "warnings": warnings})
+    attrs = {"sources": sources, "warnings": warnings}
+    if task_groups:
+        attrs["task_groups"] = task_groups
+    return TrialTable(columns, attrs)
 
 
 def _refuse_same_trials(tables: list[dict[str, np.ndarray]]) -> None:
@@ -153,16 +162,17 @@ def _refuse_same_trials(tables: list[dict[str, np.ndarray]]) -> None:
                 raise _NotSmall
 
 
-def _read_one(path: Path, policy: str | None) -> tuple[dict[str, np.ndarray], list[str]]:
-    """One file's tidy columns (as :func:`evalsim.trial_logs.read_trial_log`) and warnings."""
+def _read_one(path: Path, policy: str | None) -> tuple[dict[str, np.ndarray], list[str], dict]:
+    """One file's tidy columns (as :func:`evalsim.trial_logs.read_trial_log`), warnings and
+    LeRobot task groups (task -> group)."""
     suffix = path.suffix.lower()
     sniff(path, suffix)
-    notes = []
+    notes, groups = [], {}
     if suffix == ".json":
-        raw, pc_success = _read_json(path, policy)
+        raw, pc_success, notes, groups = _read_json(path, policy)
     else:
         raw, pc_success = _read_table(path, _TABLE_SUFFIXES[suffix], policy), None
-        if set(raw) - _NOT_IDENTIFYING:  # can tell trials apart: exact duplicates?
+        if tells_trials_apart(raw):  # exact duplicates?
             rows = list(zip(*(raw[c] for c in raw), strict=True))
             if len(set(rows)) != len(rows):
                 raise _NotSmall  # the pandas reader names them (or applies --duplicates)
@@ -170,7 +180,7 @@ def _read_one(path: Path, policy: str | None) -> tuple[dict[str, np.ndarray], li
         if hint:
             notes.append(hint)
     cols, warnings = _tidy(raw, path, pc_success)
-    return cols, notes + warnings
+    return cols, notes + warnings, groups
 
 
 def _read_table(path: Path, delimiter: str, policy: str | None) -> dict[str, list]:
@@ -202,9 +212,11 @@ def _read_table(path: Path, delimiter: str, policy: str | None) -> dict[str, lis
     return cols
 
 
-def _read_json(path: Path, policy: str | None) -> tuple[dict[str, list], float | None]:
+def _read_json(path: Path, policy: str | None) -> tuple[dict[str, list], float | None, list, dict]:
     info = json.loads(path.read_text(encoding="utf-8"))
     name = policy if policy is not None else (path.resolve().parent.name or path.stem)
+    notes: list[str] = []
+    groups: dict[str, str] = {}
     cols: dict[str, list]
     if isinstance(info, dict) and "per_task" in info and "per_episode" in info:
         raise _NotSmall  # both forms: the pandas reader says which it reads
@@ -219,7 +231,8 @@ def _read_json(path: Path, policy: str | None) -> tuple[dict[str, list], float |
                 raise _NotSmall  # pandas: a blank condition
             cols["condition"] = [str(s) for s in seeds]
     elif isinstance(info, dict) and isinstance(info.get("per_task"), list):
-        if "per_group" in info or "per_episode" in info or "overall" in info:
+        overall = info.get("overall")
+        if "per_group" in info or (isinstance(overall, dict) and set(overall) & _COUNT_KEYS):
             raise _NotSmall  # counts to check (evalsim._lerobot), left to the pandas reader
         tasks, successes = [], []
         for j, task in enumerate(info["per_task"]):
@@ -227,19 +240,24 @@ def _read_json(path: Path, policy: str | None) -> tuple[dict[str, list], float |
                 values = task["metrics"]["successes"]
             except (KeyError, TypeError):
                 raise _NotSmall from None
-            if not isinstance(values, list) or not values or "n_episodes" in task:
-                raise _NotSmall  # an empty task is noted, reported counts checked
+            metrics = task["metrics"] if isinstance(task["metrics"], dict) else {}
+            if not isinstance(values, list) or (set(task) | set(metrics)) & _COUNT_KEYS:
+                raise _NotSmall  # reported counts are checked by the pandas reader
             label = task_name(task) or ":".join(
                 str(task[key]) for key in ("task_group", "task_id") if task.get(key) is not None
             )
             tasks += [label or str(j)] * len(values)
+            if task.get("task_group") is not None:
+                groups[label or str(j)] = str(task["task_group"])
+            if not values:
+                notes.append(empty_task_note(path, label or str(j)))
             successes += values
         if not successes:
             raise _NotSmall
         cols = {"policy": [name] * len(successes), "task": tasks, "success": successes}
     else:
         raise _NotSmall
-    return cols, reported_pc_success(info)
+    return cols, reported_pc_success(info), notes, groups
 
 
 def _success(values: list) -> np.ndarray:
