@@ -203,18 +203,28 @@ def _expand_counts(df: pd.DataFrame, path) -> pd.DataFrame:
 
 
 def repeated_trials(df: pd.DataFrame):
-    """(row, first row) pairs, 0-based, of rows equal in every column to an earlier row."""
-    import numpy as np
+    """(row, first row) pairs, 0-based, of rows equal in every column to an earlier row.
 
-    text = df.astype(str).apply(lambda s: s.str.strip())
+    A hash of every row first (one pass, vectorised); only rows whose hash repeats are
+    compared as stripped text.
+    """
+    import numpy as np
+    import pandas as pd
+
+    hashed = pd.Series(pd.util.hash_pandas_object(df, index=False).to_numpy())
+    maybe = hashed.duplicated(keep=False).to_numpy()
+    if not maybe.any():
+        return []
+    rows = np.flatnonzero(maybe)
+    text = df.iloc[rows].astype(str).apply(lambda s: s.str.strip())
     dup = text.duplicated(keep="first").to_numpy()
     if not dup.any():
         return []
     first = text.groupby(list(text.columns), sort=False, dropna=False).ngroup().to_numpy()
     first_row = {}
     for i, g in enumerate(first):
-        first_row.setdefault(int(g), i)
-    return [(int(i), first_row[int(first[i])]) for i in np.flatnonzero(dup)]
+        first_row.setdefault(int(g), int(rows[i]))
+    return [(int(rows[i]), first_row[int(first[i])]) for i in np.flatnonzero(dup)]
 
 
 def tells_trials_apart(columns: dict) -> bool:
@@ -228,17 +238,20 @@ def tells_trials_apart(columns: dict) -> bool:
     if "condition" in columns:
         return True
     for name, values in columns.items():
-        if str(name) in _NOT_IDENTIFYING:
+        if str(name) in _NOT_IDENTIFYING or not len(values):
             continue
-        values = list(values)
-        if values and 2 * len({str(v).strip() for v in values}) >= len(values):
+        if hasattr(values, "nunique"):  # a pandas column
+            distinct = int(values.astype(str).str.strip().nunique())
+        else:
+            distinct = len({str(v).strip() for v in values})
+        if 2 * distinct >= len(values):
             return True
     return False
 
 
 def _check_duplicates(df: pd.DataFrame, path, options: LogOptions) -> tuple[pd.DataFrame, list]:
     """Refuse, drop or keep exact duplicate rows of a log that can tell its trials apart."""
-    if not tells_trials_apart({c: df[c].tolist() for c in df.columns}):
+    if not tells_trials_apart({c: df[c] for c in df.columns}):
         return df, []
     repeats = repeated_trials(df)
     if not repeats:
