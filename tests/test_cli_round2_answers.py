@@ -302,3 +302,18 @@ def test_item19_by_task_says_which_interval_treats_tasks_fixed_or_sampled(tmp_pa
 def test_item19_rank_defaults_to_tasks_fixed(tmp_path, capsys):
     out = run_json(capsys, "rank", _tasks_log(tmp_path), "--bootstrap-reps", "100")
     assert out["tasks_as"] == "fixed"
+
+
+def test_item26_fail_on_with_by_task(tmp_path, capsys):
+    rows = []
+    for task in ("t1", "t2"):
+        for i in range(30):
+            rows += [("A", task, int(i < 27)), ("B", task, int(i < 12))]
+    log = _write(tmp_path / "tasks.csv", "policy,task,success", rows)
+    argv = ("compare", log, "--a", "A", "--b", "B", "--by", "task", "--bootstrap-reps", "100")
+    rc, text, _ = run(capsys, *argv, "--fail-on", "worse")
+    assert rc == 1
+    assert text.index("gate (stated before the data)") < text.index("verdict")
+    assert text.rstrip().splitlines()[-1].startswith("gate: FAIL")
+    rc, out, _ = run(capsys, *argv, "--fail-on", "worse", "--alternative", "greater", "--json")
+    assert rc == 0 and json.loads(out)["gate"] == {"fail_on": "worse", "fired": False}

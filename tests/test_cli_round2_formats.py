@@ -388,3 +388,24 @@ def test_item24_bad_counts_table_one_line(tmp_path, capsys):
     bad = _write(tmp_path / "bad.csv", "policy,successes,trials", [("A", 21, 20)])
     err = _one_line_error(capsys, "summarize", bad)
     assert "data row 1" in err and "successes" in err
+
+
+def _simreal_logs(tmp_path, real_rows, header="policy,condition,success"):
+    rng = np.random.default_rng(7)
+    real = _write(tmp_path / "real.csv", header, real_rows)
+    sim_rows = [("pi", f"c{i}", int(rng.random() < 0.8)) for i in range(20)]
+    sim_rows += [("pi", f"s{j}", int(rng.random() < 0.8)) for j in range(400)]
+    sim = _write(tmp_path / "sim.csv", "policy,condition,success", sim_rows)
+    return real, sim
+
+
+def test_item09_item17_simreal_reads_with_the_same_flags(tmp_path, capsys):
+    rows = [("pi", f"c{i}", int(i % 4 != 0)) for i in range(20)]
+    real, sim = _simreal_logs(tmp_path, [*rows, rows[3]])
+    err = _one_line_error(capsys, "simreal", real, sim)
+    assert "data row 21 repeats data row 4" in err
+    rc, _, err = run(capsys, "simreal", real, sim, "--duplicates", "once")
+    assert rc == 0, err
+    real, sim = _simreal_logs(tmp_path, rows, header="policy,pose_id,success")
+    rc, _, err = run(capsys, "simreal", real, sim, "--columns", "condition=pose_id")
+    assert rc == 0, err

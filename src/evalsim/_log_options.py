@@ -155,6 +155,8 @@ def _rename(df: pd.DataFrame, path, options: LogOptions) -> pd.DataFrame:
     have = list(df.columns)
     renames = {}
     for role, column in options.columns:
+        if column not in have and role in have:
+            continue  # this file names the role itself (several files, several schemas)
         if column not in have:
             raise TrialLogError(
                 f"{path}: {options.flag_text()}: no column {column!r} (columns found: "

@@ -36,6 +36,7 @@ from evalsim.cli._common import (
     check_policy_pair,
     plot_rates,
 )
+from evalsim.cli._gate import Gate
 from evalsim.cli._log_hooks import apply_log_hooks
 from evalsim.cli._reading import reading_options
 
@@ -191,6 +192,17 @@ ALT_WORDS = {
 }
 
 
+def across_decision(alternative: str, decide, alpha: float) -> str | None:
+    """The policy the across-task verdict declares better: "A", "B" or None (the rule of
+    :func:`_verdict`: the deciding test's p below alpha; two-sided, the side of its odds
+    ratio B vs A)."""
+    if not decide.pvalue < alpha:
+        return None
+    if alternative == "two-sided":
+        return "B" if decide.odds_ratio > 1 else "A"
+    return "B" if alternative == "greater" else "A"
+
+
 def _verdict(args, tasks, alpha, level, decide, name, n_diff, cmh) -> str:
     """The verdict sentence from the deciding across-task test ``decide`` (its p-value is
     for ``args.alternative``; its odds ratio is B vs A)."""
@@ -199,11 +211,9 @@ def _verdict(args, tasks, alpha, level, decide, name, n_diff, cmh) -> str:
     orr = f"common odds ratio B vs A {decide.odds_ratio:.2f} ({ci})"
     p = f"{name} p = {_p(decide.pvalue)}"
     nt = len(tasks)
-    if decide.pvalue < alpha:
-        if alt == "two-sided":
-            better = b if decide.odds_ratio > 1 else a
-        else:
-            better = b if alt == "greater" else a
+    decided = across_decision(alt, decide, alpha)
+    if decided is not None:
+        better = b if decided == "B" else a
         worse = a if better == b else b
         side = "" if alt == "two-sided" else f", {ALT_WORDS[alt]}"
         verdict = f"across {nt} tasks {better} does better than {worse}: {p}{side} < {alpha:g}"
@@ -444,6 +454,10 @@ def cmd_compare_by_task(args) -> Report:
         "verdict": verdict,
     }
     rep = Report(data)
+    gate = None
+    if args.fail_on is not None:  # the CI gate's rule, before the result (issue 45, item 26)
+        gate = Gate(args.fail_on, across_decision(alt, decide, alpha))
+        rep.line(gate.rule)
     side = ALT_WORDS[alt]
     rep.table(
         f"Per task: {args.b} (B) vs {args.a} (A), Wilson {level}; p {side}",
@@ -541,4 +555,8 @@ def cmd_compare_by_task(args) -> Report:
         rep.line(f"figure: {args.plot}")
     rep.line("")
     rep.line(_independence.qualify_verdict(rep, verdict))
+    if gate is not None:
+        rep.data["gate"] = gate.to_dict()
+        rep.line(gate.outcome)
+        rep.exit_status = gate.exit_status
     return rep
