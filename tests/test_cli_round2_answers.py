@@ -317,3 +317,12 @@ def test_item26_fail_on_with_by_task(tmp_path, capsys):
     assert text.rstrip().splitlines()[-1].startswith("gate: FAIL")
     rc, out, _ = run(capsys, *argv, "--fail-on", "worse", "--alternative", "greater", "--json")
     assert rc == 0 and json.loads(out)["gate"] == {"fail_on": "worse", "fired": False}
+
+
+def test_item10_by_task_notes_that_test_is_not_used(tmp_path, capsys):
+    rows = [(p, t, int(i % 3 != 0)) for t in ("t1", "t2") for p in "AB" for i in range(12)]
+    log = _write(tmp_path / "tasks.csv", "policy,task,success", rows)
+    argv = ("compare", log, "--a", "A", "--b", "B", "--by", "task", "--bootstrap-reps", "50")
+    out = run_json(capsys, *argv, "--test", "boschloo")
+    assert any("--test boschloo" in n for n in out["notes"]), out["notes"]
+    assert not any("--test" in n for n in run_json(capsys, *argv)["notes"])

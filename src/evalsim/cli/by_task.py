@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from evalsim.cli import _independence
+from evalsim.cli import _independence, _tests
 from evalsim.cli._common import (
     BadInput,
     Report,
@@ -537,6 +537,11 @@ def cmd_compare_by_task(args) -> Report:
     _success_table(rep, aggs, level, args.bootstrap_reps, tasks_as)
     apply_log_hooks(args, df, rep)  # --order: per-task checks, interleaving, whole session
     rep.data["notes"] = list(df.attrs.get("warnings", []))  # the reader's notes and warnings
+    if args.test != _tests.DEFAULT_TEST:  # issue 45, item 10: never ignored silently
+        rep.data["notes"].append(
+            f"note: --test {args.test} is not used with --by task: each task gets its exact "
+            "McNemar or Fisher test, and the exact stratified tests decide across tasks"
+        )
     for note in rep.data["notes"]:
         rep.line(note)
     if args.plot:
