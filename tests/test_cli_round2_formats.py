@@ -409,3 +409,21 @@ def test_item09_item17_simreal_reads_with_the_same_flags(tmp_path, capsys):
     real, sim = _simreal_logs(tmp_path, rows, header="policy,pose_id,success")
     rc, _, err = run(capsys, "simreal", real, sim, "--columns", "condition=pose_id")
     assert rc == 0, err
+
+
+def test_item09_a_trial_repeated_in_another_file_is_refused(tmp_path, capsys):
+    one = [("A", t, t % 2) for t in range(1, 21)] + [("B", t, t % 3 == 0) for t in range(21, 41)]
+    two = [("A", t, t % 2) for t in range(41, 61)] + [("B", t, t % 3 == 0) for t in range(61, 81)]
+    s1 = _write(tmp_path / "s1.csv", "policy,trial,success", [(p, t, int(s)) for p, t, s in one])
+    rows2 = [(p, t, int(s)) for p, t, s in two] + [("A", 7, 1)]  # trial 7 again
+    s2 = _write(tmp_path / "s2.csv", "policy,trial,success", rows2)
+    err = _one_line_error(capsys, "summarize", s1, s2)
+    assert "s2.csv: data row 41 repeats data row 7 of" in err and "s1.csv" in err
+    out = run_json(capsys, "summarize", s1, s2, "--duplicates", "once")
+    assert sum(r["n"] for r in out["by_policy"]) == 80
+    out = run_json(capsys, "summarize", s1, s2, "--duplicates", "keep")
+    assert sum(r["n"] for r in out["by_policy"]) == 81
+    # distinct trials in two files: no complaint, and the trial column is not kept
+    s3 = _write(tmp_path / "s3.csv", "policy,trial,success", [(p, t, int(s)) for p, t, s in two])
+    out = run_json(capsys, "compare", s1, s3, "--a", "A", "--b", "B")
+    assert (out["n_a"], out["n_b"]) == (40, 40)

@@ -368,3 +368,83 @@ def refuse_same_trials(frames) -> None:
                     "another format?); each log must be given once (its trials would be "
                     "counted twice)"
                 )
+
+
+def cross_file_duplicates(named_frames, options: LogOptions | None):
+    """Exact duplicate trials across files: refused, counted once or kept, as within a file.
+
+    Parameters
+    ----------
+    named_frames : sequence of (path, DataFrame)
+        Each file's tidy table, with the raw columns it would otherwise drop still in it
+        (their names in ``attrs["raw_columns"]``), in the order given.
+    options : LogOptions or None
+        Its ``duplicates`` rule (:data:`DUPLICATE_RULES`).
+
+    Returns
+    -------
+    (list of DataFrame, list of str)
+        The tables without their raw columns (and, with ``once``, without the repeated
+        rows), and the notes.
+    """
+    import numpy as np
+    import pandas as pd
+
+    options = options or LogOptions()
+    frames = [df for _, df in named_frames]
+    notes: list[str] = []
+    if len(frames) > 1:
+        cols = list(dict.fromkeys(c for df in frames for c in df.columns))
+        table = pd.concat(
+            [
+                pd.DataFrame(
+                    {c: df[c].astype(str).str.strip() if c in df.columns else "" for c in cols}
+                )
+                for df in frames
+            ],
+            ignore_index=True,
+        )
+        if tells_trials_apart({c: table[c] for c in cols}):
+            sizes = [len(df) for df in frames]
+            file_of = np.repeat(np.arange(len(frames)), sizes)
+            start = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+            repeats = [(r, f) for r, f in repeated_trials(table) if file_of[r] != file_of[f]]
+            if repeats:
+                frames, notes = _cross_file_rule(named_frames, repeats, file_of, start, options)
+    out = []
+    for df in frames:
+        raw = [c for c in df.attrs.get("raw_columns", ()) if c in df.columns]
+        out.append(df.drop(columns=raw) if raw else df)
+    return out, notes
+
+
+def _cross_file_rule(named_frames, repeats, file_of, start, options: LogOptions):
+    """Apply ``options.duplicates`` to rows that repeat a row of another file."""
+    paths = [str(p) for p, _ in named_frames]
+    frames = [df for _, df in named_frames]
+    r, f = repeats[0]
+    fr, ff = int(file_of[r]), int(file_of[f])
+    row = frames[fr].iloc[r - start[fr]]
+    shown = ", ".join(f"{c}={str(row[c]).strip()}" for c in frames[fr].columns)
+    if options.duplicates == "refuse":
+        raise TrialLogError(
+            f"{paths[fr]}: data row {r - start[fr] + 1} repeats data row {f - start[ff] + 1} of "
+            f"{paths[ff]} in every column ({shown}); {len(repeats)} such row(s) across the "
+            "files: a trial logged twice would be counted twice; remove them, or give "
+            "--duplicates once (count each once) or --duplicates keep (they are distinct trials)"
+        )
+    word = "counted once" if options.duplicates == "once" else "counted as separate trials"
+    note = (
+        f"note: {len(repeats)} row(s) equal in every column to a row of another file "
+        f"({paths[fr]}, data row {r - start[fr] + 1}, first) {word} (--duplicates "
+        f"{options.duplicates})"
+    )
+    if options.duplicates == "once":
+        drop: dict[int, list[int]] = {}
+        for r, _ in repeats:
+            drop.setdefault(int(file_of[r]), []).append(int(r - start[file_of[r]]))
+        frames = [
+            df.drop(index=df.index[drop[i]]).reset_index(drop=True) if i in drop else df
+            for i, df in enumerate(frames)
+        ]
+    return frames, [note]

@@ -110,13 +110,15 @@ def _read_small_logs(paths, policy: str | None) -> TrialTable:
     folder_names: dict[str, str] = {}
     task_groups: dict[str, str] = {}
     seen: set[tuple] = set()
+    everything: list[dict] = []  # every column of every file, as text: duplicates across files
     for path, label in specs:
         for key in (("path", str(Path(path).resolve())), ("content", digest(path))):
             if key in seen:
                 raise _NotSmall  # the pandas reader words the error
             seen.add(key)
         name = label if label is not None else policy
-        cols, table_warnings, groups = _read_one(Path(path), name)
+        cols, table_warnings, groups, others = _read_one(Path(path), name)
+        everything.append({**{c: [str(v) for v in a.tolist()] for c, a in cols.items()}, **others})
         warnings.extend(table_warnings)
         task_groups.update(groups)
         if Path(path).suffix.lower() == ".json" and name is None:
@@ -134,6 +136,7 @@ def _read_small_logs(paths, policy: str | None) -> TrialTable:
         )
         tables.append(cols)
     _refuse_same_trials(tables)
+    _refuse_repeats_across_files(everything)
     if len(tables) == 1:
         columns = tables[0]
     else:  # pandas.concat: columns in order of first appearance, missing ones blank
@@ -154,6 +157,24 @@ def _read_small_logs(paths, policy: str | None) -> TrialTable:
     return TrialTable(columns, attrs)
 
 
+def _refuse_repeats_across_files(files: list[dict[str, list]]) -> None:
+    """A row equal in every column to a row of another file (in logs that tell trials
+    apart): left to the pandas reader, which names it or applies ``--duplicates``."""
+    if len(files) < 2:
+        return
+    names = list(dict.fromkeys(c for f in files for c in f))
+    union = {c: [v for f in files for v in f.get(c, [""] * len(f["success"]))] for c in names}
+    if not tells_trials_apart(union):
+        return
+    earlier: set[tuple] = set()
+    for f in files:
+        n = len(f["success"])
+        rows = set(zip(*(f.get(c, [""] * n) for c in names), strict=True))
+        if rows & earlier:
+            raise _NotSmall
+        earlier |= rows
+
+
 def _refuse_same_trials(tables: list[dict[str, np.ndarray]]) -> None:
     """Two files with the same trials row for row: left to the pandas reader's message."""
     for j, b in enumerate(tables):
@@ -162,9 +183,9 @@ def _refuse_same_trials(tables: list[dict[str, np.ndarray]]) -> None:
                 raise _NotSmall
 
 
-def _read_one(path: Path, policy: str | None) -> tuple[dict[str, np.ndarray], list[str], dict]:
-    """One file's tidy columns (as :func:`evalsim.trial_logs.read_trial_log`), warnings and
-    LeRobot task groups (task -> group)."""
+def _read_one(path: Path, policy: str | None) -> tuple[dict, list[str], dict, dict]:
+    """One file's tidy columns (as :func:`evalsim.trial_logs.read_trial_log`), warnings,
+    LeRobot task groups (task -> group) and its other columns (stripped text)."""
     suffix = path.suffix.lower()
     sniff(path, suffix)
     notes, groups = [], {}
@@ -180,7 +201,8 @@ def _read_one(path: Path, policy: str | None) -> tuple[dict[str, np.ndarray], li
         if hint:
             notes.append(hint)
     cols, warnings = _tidy(raw, path, pc_success)
-    return cols, notes + warnings, groups
+    others = {c: [str(v).strip() for v in raw[c]] for c in raw if c not in cols}
+    return cols, notes + warnings, groups, others
 
 
 def _read_table(path: Path, delimiter: str, policy: str | None) -> dict[str, list]:

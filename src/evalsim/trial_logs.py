@@ -61,6 +61,7 @@ from evalsim._log_files import reported_pc_success as _reported_pc_success
 from evalsim._log_files import sniff as _sniff
 from evalsim._log_options import (
     LogOptions,
+    cross_file_duplicates,
     prepare_table,
     refuse_repeated_paths,
     refuse_same_trials,
@@ -99,7 +100,13 @@ def read_trial_logs(
     task_groups: dict[str, str] = {}
     for path, label in specs:
         name = label if label is not None else policy
-        df = read_trial_log(path, policy=name, extra_columns=extra_columns, options=options)
+        df = read_trial_log(
+            path,
+            policy=name,
+            extra_columns=extra_columns,
+            options=options,
+            keep_raw_columns=len(specs) > 1,  # for the duplicates across files, then dropped
+        )
         task_groups.update(df.attrs.get("task_groups", {}))
         warnings.extend(df.attrs.get("warnings", []))
         if Path(path).suffix.lower() == ".json" and name is None:
@@ -111,11 +118,24 @@ def read_trial_logs(
                     "do not merge"
                 )
             folder_names[folder] = str(Path(path).resolve())
+        raw = set(df.attrs.get("raw_columns", ()))
         sources.append(
-            {"path": str(path), "label": label, "rows": len(df), "columns": list(df.columns)}
+            {
+                "path": str(path),
+                "label": label,
+                "rows": len(df),
+                "columns": [c for c in df.columns if c not in raw],
+            }
         )
         frames.append(df)
-    refuse_same_trials([(path, df) for (path, _), df in zip(specs, frames, strict=True)])
+    named = [(path, df) for (path, _), df in zip(specs, frames, strict=True)]
+    refuse_same_trials(
+        [(p, df.drop(columns=list(df.attrs.get("raw_columns", ())))) for p, df in named]
+    )
+    frames, cross_notes = cross_file_duplicates(named, options)
+    warnings += cross_notes
+    for src, df in zip(sources, frames, strict=True):
+        src["rows"] = len(df)
     counts_table = any(df.attrs.get("counts_table") for df in frames)
     if len(frames) == 1:
         out = frames[0]
@@ -138,6 +158,7 @@ def read_trial_log(
     policy: str | None = None,
     extra_columns=(),
     options: LogOptions | None = None,
+    keep_raw_columns: bool = False,
 ) -> pd.DataFrame:
     """Read one trial log and return the tidy, validated table.
 
@@ -156,6 +177,9 @@ def read_trial_log(
         The lab's column names, the rule for exact duplicate rows, LeRobot pairing by
         episode index (:class:`evalsim._log_options.LogOptions`); a counts table
         (successes, trials) is read as one row per trial.
+    keep_raw_columns : bool
+        Also keep a table's other columns, as read (their names in ``attrs["raw_columns"]``),
+        for the duplicate check across files of :func:`read_trial_logs`.
 
     Raises
     ------
@@ -197,10 +221,16 @@ def read_trial_log(
             "its episodes are in file order"
         )
     json_attrs = dict(df.attrs) if suffix == ".json" else {}
-    out = _tidy(df, path, tuple(extra_columns))
+    known = (*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS, *extra_columns)
+    raw = [str(c) for c in df.columns if str(c) not in known] if keep_raw_columns else []
+    if suffix == ".json":
+        raw = []
+    out = _tidy(df, path, (*extra_columns, *raw))
     out.attrs["warnings"] = notes + json_attrs.get("notes", []) + out.attrs["warnings"]
     if is_counts:
         out.attrs["counts_table"] = True
+    if raw:
+        out.attrs["raw_columns"] = raw
     if json_attrs.get("task_groups"):
         out.attrs["task_groups"] = json_attrs["task_groups"]
     return out
