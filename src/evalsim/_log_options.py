@@ -393,29 +393,41 @@ def cross_file_duplicates(named_frames, options: LogOptions | None):
     options = options or LogOptions()
     frames = [df for _, df in named_frames]
     notes: list[str] = []
-    if len(frames) > 1:
-        cols = list(dict.fromkeys(c for df in frames for c in df.columns))
+    # only files that tell their own trials apart can repeat a trial of another such file
+    telling = [i for i, df in enumerate(frames) if tells_trials_apart(_columns(df))]
+    if len(telling) > 1:
+        cols = list(dict.fromkeys(c for i in telling for c in frames[i].columns))
         table = pd.concat(
             [
                 pd.DataFrame(
-                    {c: df[c].astype(str).str.strip() if c in df.columns else "" for c in cols}
+                    {
+                        c: frames[i][c].astype(str).str.strip() if c in frames[i].columns else ""
+                        for c in cols
+                    }
                 )
-                for df in frames
+                for i in telling
             ],
             ignore_index=True,
         )
-        if tells_trials_apart({c: table[c] for c in cols}):
-            sizes = [len(df) for df in frames]
-            file_of = np.repeat(np.arange(len(frames)), sizes)
-            start = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-            repeats = [(r, f) for r, f in repeated_trials(table) if file_of[r] != file_of[f]]
-            if repeats:
-                frames, notes = _cross_file_rule(named_frames, repeats, file_of, start, options)
+        sizes = [len(frames[i]) for i in telling]
+        file_of = np.repeat(np.arange(len(telling)), sizes)
+        start = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        repeats = [(r, f) for r, f in repeated_trials(table) if file_of[r] != file_of[f]]
+        if repeats:
+            chosen = [named_frames[i] for i in telling]
+            kept, notes = _cross_file_rule(chosen, repeats, file_of, start, options)
+            for i, df in zip(telling, kept, strict=True):
+                frames[i] = df
     out = []
     for df in frames:
         raw = [c for c in df.attrs.get("raw_columns", ()) if c in df.columns]
         out.append(df.drop(columns=raw) if raw else df)
     return out, notes
+
+
+def _columns(df) -> dict:
+    """A table's columns with its raw ones, for :func:`tells_trials_apart`."""
+    return {c: df[c] for c in df.columns}
 
 
 def _cross_file_rule(named_frames, repeats, file_of, start, options: LogOptions):

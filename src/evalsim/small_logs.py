@@ -160,12 +160,10 @@ def _read_small_logs(paths, policy: str | None) -> TrialTable:
 def _refuse_repeats_across_files(files: list[dict[str, list]]) -> None:
     """A row equal in every column to a row of another file (in logs that tell trials
     apart): left to the pandas reader, which names it or applies ``--duplicates``."""
+    files = [f for f in files if tells_trials_apart(f)]  # files that tell trials apart
     if len(files) < 2:
         return
     names = list(dict.fromkeys(c for f in files for c in f))
-    union = {c: [v for f in files for v in f.get(c, [""] * len(f["success"]))] for c in names}
-    if not tells_trials_apart(union):
-        return
     earlier: set[tuple] = set()
     for f in files:
         n = len(f["success"])
