@@ -162,6 +162,7 @@ def test_item24_compare_counts_in_one_line(capsys):
         (("compare", "17/20"), "two counts"),
         (("compare", "17/20", "14/20", "15/20"), "two counts"),
         (("compare", "17/0", "14/20"), "at least one trial"),
+        (("compare", "17/20", "14/20", "--by", "task"), "--by needs a trial log"),
     ],
 )
 def test_item24_bad_counts_one_line(capsys, argv, needle):

@@ -154,6 +154,7 @@ def _counts_report(c: Comparison, gate: Gate | None) -> Report:
     before it and its outcome after it); JSON: the whole record."""
     d = c.decision
     rep = Report(c.as_json())
+    _independence.qualify_verdict(rep, c.verdict)  # no order known: qualified is false
     if gate is not None:
         rep.line(gate.rule)
     rep.line(
@@ -172,7 +173,7 @@ def cmd_compare(args) -> Report:
                 raise BadInput(
                     f"the following arguments are required: --{flag} (see evalsim compare --help)"
                 )
-    if args.by == "task":  # per-task tables and pooled verdicts: cli/by_task.py
+    if args.by == "task" and counts is None:  # per-task tables and pooled verdicts
         return by_task.cmd_compare_by_task(args)
     check_plot_path(args.plot)
     gate = None
