@@ -269,7 +269,8 @@ def test_compare_paired_mcnemar(tmp_path, capsys):
 
 def test_compare_repeated_condition_is_not_paired(tmp_path, capsys):
     rows = _paired_rows([(1, 0), (0, 1), (1, 1)])
-    rows.append({"policy": "A", "condition": "c0", "success": 1})  # c0 run twice by A
+    # c0 run twice by A, with another outcome (an exact duplicate row is refused: issue 45)
+    rows.append({"policy": "A", "condition": "c0", "success": 0})
     path = write_log(tmp_path / "log.csv", rows)
     rc, text, err = run(capsys, "compare", path, "--a", "A", "--b", "B")
     assert rc == 0 and err == ""

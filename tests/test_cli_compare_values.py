@@ -391,9 +391,10 @@ def test_test_and_interval_disagree(tmp_path, capsys):
 
 def test_pairing_notes(tmp_path, capsys):
     rows = paired({(1, 0): 2, (0, 1): 2})
-    dup = write(tmp_path / "dup.csv", [*rows, {"policy": "base", "condition": "c1", "success": 1}])
+    # c1 run twice by base, with another outcome (an exact duplicate is refused: issue 45)
+    dup = write(tmp_path / "dup.csv", [*rows, {"policy": "base", "condition": "c1", "success": 0}])
     out = run_json(capsys, "compare", dup, "--a", "base", "--b", "new")
-    assert out["paired"] is False and (out["n_a"], out["k_a"]) == (5, 3)
+    assert out["paired"] is False and (out["n_a"], out["k_a"]) == (5, 2)
     assert out["notes"] == [
         "note: policy A ran condition = c1 more than once: cannot pair, unpaired analysis"
     ]
@@ -685,7 +686,8 @@ def test_paired_without_discordant_pairs_falls_back_to_the_fisher_mde(tmp_path, 
 def test_usage_names_the_arguments(capsys):
     rc, out, _ = run(capsys, "compare", "--help")
     assert rc == 0
-    assert "--a X --b Y" in flat(out) and "FILE [FILE ...]" in out
+    # --a and --b are optional in the usage since `compare K/N K/N` (issue 45, item 24)
+    assert "[--a X] [--b Y]" in flat(out) and "FILE [FILE ...]" in out
 
 
 # ----------------------------------------------------------------------------- result object

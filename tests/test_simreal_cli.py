@@ -152,7 +152,8 @@ def test_bad_input_one_line_exit_2(capsys, tmp_path):
     _, sp = write_logs(d, [1], [1], further)
     (d / "real.csv").write_text("policy,condition,success\n")  # n = 0
     assert "no trials" in bad(capsys, "simreal", d / "real.csv", sp)
-    rp, sp = write_logs(_dir(tmp_path, "f"), real, twin, further, extra_sim=["pi,c0,1"])
+    # c0 twice with another outcome (an exact duplicate row is refused by the reader: issue 45)
+    rp, sp = write_logs(_dir(tmp_path, "f"), real, twin, further, extra_sim=["pi,c0,0"])
     assert "condition c0 appears more than once" in bad(capsys, "simreal", rp, sp)
     d = _dir(tmp_path, "g")
     (d / "real.csv").write_text("policy,success\npi,1\npi,0\n")

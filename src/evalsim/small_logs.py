@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from evalsim._lerobot import empty_task_note
 from evalsim._log_files import (
     _FALSE,
     _TABLE_SUFFIXES,
@@ -37,6 +38,7 @@ from evalsim._log_files import (
     split_label,
     task_name,
 )
+from evalsim._log_options import condition_hint, tells_trials_apart
 
 __all__ = ["SMALL_LOG_BYTES", "TrialTable", "read_small_logs"]
 
@@ -45,6 +47,9 @@ __all__ = ["SMALL_LOG_BYTES", "TrialTable", "read_small_logs"]
 SMALL_LOG_BYTES = 2 << 20
 
 _SEED_FLOAT = re.compile(r"^(-?\d+)\.0+$")
+
+#: Counts a LeRobot eval_info reports since lerobot PR #4628 (checked by evalsim._lerobot).
+_COUNT_KEYS = {"n_episodes", "n_success", "pc_success_ci95"}
 
 
 class _NotSmall(Exception):
@@ -73,9 +78,16 @@ class TrialTable:
         return TrialTable({c: v[key] for c, v in self._data.items()}, self.attrs)
 
 
-def read_small_logs(paths, policy: str | None = None) -> TrialTable | None:
+def read_small_logs(paths, policy: str | None = None, options=None) -> TrialTable | None:
     """The logs as :func:`evalsim.trial_logs.read_trial_logs` would read them (without
-    ``extra_columns``), or None when they are not small, well-formed CSV/TSV/JSON logs."""
+    ``extra_columns``), or None when they are not small, well-formed CSV/TSV/JSON logs.
+
+    Also None (the pandas reader then words or applies it) with reading ``options`` beyond
+    the default (:attr:`evalsim._log_options.LogOptions.plain`), for exact duplicate rows,
+    two files with the same trials, and LeRobot files with reported counts or groups.
+    """
+    if options is not None and not options.plain:
+        return None
     try:
         return _read_small_logs(paths, policy)
     except (_NotSmall, TrialLogError, OSError, UnicodeDecodeError, ValueError, csv.Error):
@@ -96,15 +108,19 @@ def _read_small_logs(paths, policy: str | None) -> TrialTable:
         raise _NotSmall
     tables, sources, warnings = [], [], []
     folder_names: dict[str, str] = {}
+    task_groups: dict[str, str] = {}
     seen: set[tuple] = set()
+    everything: list[dict] = []  # every column of every file, as text: duplicates across files
     for path, label in specs:
         for key in (("path", str(Path(path).resolve())), ("content", digest(path))):
             if key in seen:
                 raise _NotSmall  # the pandas reader words the error
             seen.add(key)
         name = label if label is not None else policy
-        cols, table_warnings = _read_one(Path(path), name)
+        cols, table_warnings, groups, others = _read_one(Path(path), name)
+        everything.append({**{c: [str(v) for v in a.tolist()] for c, a in cols.items()}, **others})
         warnings.extend(table_warnings)
+        task_groups.update(groups)
         if Path(path).suffix.lower() == ".json" and name is None:
             folder = cols["policy"][0]
             if folder in folder_names and folder_names[folder] != str(Path(path).resolve()):
@@ -119,6 +135,8 @@ def _read_small_logs(paths, policy: str | None) -> TrialTable:
             }
         )
         tables.append(cols)
+    _refuse_same_trials(tables)
+    _refuse_repeats_across_files(everything)
     if len(tables) == 1:
         columns = tables[0]
     else:  # pandas.concat: columns in order of first appearance, missing ones blank
@@ -133,18 +151,56 @@ def _read_small_logs(paths, policy: str | None) -> TrialTable:
             ]
             columns[c] = np.concatenate(parts)
     warnings += case_warnings(set(columns["policy"].tolist()))
-    return TrialTable(columns, {"sources": sources, "warnings": warnings})
+    attrs = {"sources": sources, "warnings": warnings}
+    if task_groups:
+        attrs["task_groups"] = task_groups
+    return TrialTable(columns, attrs)
 
 
-def _read_one(path: Path, policy: str | None) -> tuple[dict[str, np.ndarray], list[str]]:
-    """One file's tidy columns (as :func:`evalsim.trial_logs.read_trial_log`) and warnings."""
+def _refuse_repeats_across_files(files: list[dict[str, list]]) -> None:
+    """A row equal in every column to a row of another file (in logs that tell trials
+    apart): left to the pandas reader, which names it or applies ``--duplicates``."""
+    files = [f for f in files if tells_trials_apart(f)]  # files that tell trials apart
+    if len(files) < 2:
+        return
+    names = list(dict.fromkeys(c for f in files for c in f))
+    earlier: set[tuple] = set()
+    for f in files:
+        n = len(f["success"])
+        rows = set(zip(*(f.get(c, [""] * n) for c in names), strict=True))
+        if rows & earlier:
+            raise _NotSmall
+        earlier |= rows
+
+
+def _refuse_same_trials(tables: list[dict[str, np.ndarray]]) -> None:
+    """Two files with the same trials row for row: left to the pandas reader's message."""
+    for j, b in enumerate(tables):
+        for a in tables[:j]:
+            if set(a) == set(b) and all(np.array_equal(a[c], b[c]) for c in a):
+                raise _NotSmall
+
+
+def _read_one(path: Path, policy: str | None) -> tuple[dict, list[str], dict, dict]:
+    """One file's tidy columns (as :func:`evalsim.trial_logs.read_trial_log`), warnings,
+    LeRobot task groups (task -> group) and its other columns (stripped text)."""
     suffix = path.suffix.lower()
     sniff(path, suffix)
+    notes, groups = [], {}
     if suffix == ".json":
-        raw, pc_success = _read_json(path, policy)
+        raw, pc_success, notes, groups = _read_json(path, policy)
     else:
         raw, pc_success = _read_table(path, _TABLE_SUFFIXES[suffix], policy), None
-    return _tidy(raw, path, pc_success)
+        if tells_trials_apart(raw):  # exact duplicates?
+            rows = list(zip(*(raw[c] for c in raw), strict=True))
+            if len(set(rows)) != len(rows):
+                raise _NotSmall  # the pandas reader names them (or applies --duplicates)
+        hint = condition_hint(list(raw), path)
+        if hint:
+            notes.append(hint)
+    cols, warnings = _tidy(raw, path, pc_success)
+    others = {c: [str(v).strip() for v in raw[c]] for c in raw if c not in cols}
+    return cols, notes + warnings, groups, others
 
 
 def _read_table(path: Path, delimiter: str, policy: str | None) -> dict[str, list]:
@@ -176,10 +232,14 @@ def _read_table(path: Path, delimiter: str, policy: str | None) -> dict[str, lis
     return cols
 
 
-def _read_json(path: Path, policy: str | None) -> tuple[dict[str, list], float | None]:
+def _read_json(path: Path, policy: str | None) -> tuple[dict[str, list], float | None, list, dict]:
     info = json.loads(path.read_text(encoding="utf-8"))
     name = policy if policy is not None else (path.resolve().parent.name or path.stem)
+    notes: list[str] = []
+    groups: dict[str, str] = {}
     cols: dict[str, list]
+    if isinstance(info, dict) and "per_task" in info and "per_episode" in info:
+        raise _NotSmall  # both forms: the pandas reader says which it reads
     if isinstance(info, dict) and isinstance(info.get("per_episode"), list):
         episodes = info["per_episode"]
         if not episodes or not all(isinstance(e, dict) and "success" in e for e in episodes):
@@ -191,25 +251,33 @@ def _read_json(path: Path, policy: str | None) -> tuple[dict[str, list], float |
                 raise _NotSmall  # pandas: a blank condition
             cols["condition"] = [str(s) for s in seeds]
     elif isinstance(info, dict) and isinstance(info.get("per_task"), list):
+        overall = info.get("overall")
+        if "per_group" in info or (isinstance(overall, dict) and set(overall) & _COUNT_KEYS):
+            raise _NotSmall  # counts to check (evalsim._lerobot), left to the pandas reader
         tasks, successes = [], []
         for j, task in enumerate(info["per_task"]):
             try:
                 values = task["metrics"]["successes"]
             except (KeyError, TypeError):
                 raise _NotSmall from None
-            if not isinstance(values, list):
-                raise _NotSmall
+            metrics = task["metrics"] if isinstance(task["metrics"], dict) else {}
+            if not isinstance(values, list) or (set(task) | set(metrics)) & _COUNT_KEYS:
+                raise _NotSmall  # reported counts are checked by the pandas reader
             label = task_name(task) or ":".join(
                 str(task[key]) for key in ("task_group", "task_id") if task.get(key) is not None
             )
             tasks += [label or str(j)] * len(values)
+            if task.get("task_group") is not None:
+                groups[label or str(j)] = str(task["task_group"])
+            if not values:
+                notes.append(empty_task_note(path, label or str(j)))
             successes += values
         if not successes:
             raise _NotSmall
         cols = {"policy": [name] * len(successes), "task": tasks, "success": successes}
     else:
         raise _NotSmall
-    return cols, reported_pc_success(info)
+    return cols, reported_pc_success(info), notes, groups
 
 
 def _success(values: list) -> np.ndarray:

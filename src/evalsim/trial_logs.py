@@ -44,6 +44,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from evalsim._lerobot import both_forms_note, per_task_trials
 from evalsim._log_files import (
     _FALSE,
     _PARQUET_SUFFIXES,
@@ -56,10 +57,15 @@ from evalsim._log_files import (
     pairing_key,
     split_label,
 )
-from evalsim._log_files import digest as _digest
 from evalsim._log_files import reported_pc_success as _reported_pc_success
 from evalsim._log_files import sniff as _sniff
-from evalsim._log_files import task_name as _task_name
+from evalsim._log_options import (
+    LogOptions,
+    cross_file_duplicates,
+    prepare_table,
+    refuse_repeated_paths,
+    refuse_same_trials,
+)
 
 __all__ = [
     "OPTIONAL_COLUMNS",
@@ -73,32 +79,35 @@ __all__ = [
 ]
 
 
-def read_trial_logs(paths, policy: str | None = None, extra_columns=()) -> pd.DataFrame:
+def read_trial_logs(
+    paths, policy: str | None = None, extra_columns=(), options: LogOptions | None = None
+) -> pd.DataFrame:
     """Read several logs (see :func:`read_trial_log`) and stack them in the order given.
 
     Each entry may be ``PATH=NAME`` (NAME is the policy of that file). ``policy`` (the
     older ``--policy`` option) names the policy of a single file. The result carries
     ``attrs["sources"]`` (one dict per file: path, label, rows, columns) and
-    ``attrs["warnings"]`` (one line each). ``extra_columns``: see :func:`read_trial_log`.
+    ``attrs["warnings"]`` (one line each). ``extra_columns``, ``options``: see
+    :func:`read_trial_log`. Two files holding the same trials row for row (a CSV and its
+    Parquet copy) are refused, as a file given twice is.
     """
     specs = [split_label(p) for p in paths]
     if policy is not None and len(specs) > 1:
         raise TrialLogError("--policy names the policy of a single file; give one file per call")
     frames, sources, warnings = [], [], []
     folder_names: dict[str, str] = {}
-    seen: dict[tuple, str] = {}
+    refuse_repeated_paths([path for path, _ in specs])
+    task_groups: dict[str, str] = {}
     for path, label in specs:
-        for key in (("path", str(Path(path).resolve())), ("content", _digest(path))):
-            if key[1] is not None and key in seen:
-                same = "is the same file as" if key[0] == "path" else "has the same content as"
-                raise TrialLogError(
-                    f"{path}: {same} {seen[key]}; each log must be given once (its trials "
-                    "would be counted twice)"
-                )
-            if key[1] is not None:
-                seen[key] = str(path)
         name = label if label is not None else policy
-        df = read_trial_log(path, policy=name, extra_columns=extra_columns)
+        df = read_trial_log(
+            path,
+            policy=name,
+            extra_columns=extra_columns,
+            options=options,
+            keep_raw_columns=len(specs) > 1,  # for the duplicates across files, then dropped
+        )
+        task_groups.update(df.attrs.get("task_groups", {}))
         warnings.extend(df.attrs.get("warnings", []))
         if Path(path).suffix.lower() == ".json" and name is None:
             folder = str(df["policy"].iloc[0])
@@ -109,10 +118,25 @@ def read_trial_logs(paths, policy: str | None = None, extra_columns=()) -> pd.Da
                     "do not merge"
                 )
             folder_names[folder] = str(Path(path).resolve())
+        raw = set(df.attrs.get("raw_columns", ()))
         sources.append(
-            {"path": str(path), "label": label, "rows": len(df), "columns": list(df.columns)}
+            {
+                "path": str(path),
+                "label": label,
+                "rows": len(df),
+                "columns": [c for c in df.columns if c not in raw],
+            }
         )
         frames.append(df)
+    named = [(path, df) for (path, _), df in zip(specs, frames, strict=True)]
+    refuse_same_trials(
+        [(p, df.drop(columns=list(df.attrs.get("raw_columns", ())))) for p, df in named]
+    )
+    frames, cross_notes = cross_file_duplicates(named, options)
+    warnings += cross_notes
+    for src, df in zip(sources, frames, strict=True):
+        src["rows"] = len(df)
+    counts_table = any(df.attrs.get("counts_table") for df in frames)
     if len(frames) == 1:
         out = frames[0]
     else:
@@ -122,11 +146,19 @@ def read_trial_logs(paths, policy: str | None = None, extra_columns=()) -> pd.Da
                 out[col] = out[col].fillna("").astype(str)
     warnings += case_warnings(str(v) for v in out["policy"].unique())
     out.attrs = {"sources": sources, "warnings": warnings}
+    if task_groups:
+        out.attrs["task_groups"] = task_groups
+    if counts_table:
+        out.attrs["counts_table"] = True
     return out
 
 
 def read_trial_log(
-    path: str | os.PathLike, policy: str | None = None, extra_columns=()
+    path: str | os.PathLike,
+    policy: str | None = None,
+    extra_columns=(),
+    options: LogOptions | None = None,
+    keep_raw_columns: bool = False,
 ) -> pd.DataFrame:
     """Read one trial log and return the tidy, validated table.
 
@@ -141,6 +173,13 @@ def read_trial_log(
     extra_columns : sequence of str
         Further columns (lower-case names) to keep as read, e.g. the trial order of
         ``--order``; a table without one of them is an error.
+    options : LogOptions, optional
+        The lab's column names, the rule for exact duplicate rows, LeRobot pairing by
+        episode index (:class:`evalsim._log_options.LogOptions`); a counts table
+        (successes, trials) is read as one row per trial.
+    keep_raw_columns : bool
+        Also keep a table's other columns, as read (their names in ``attrs["raw_columns"]``),
+        for the duplicate check across files of :func:`read_trial_logs`.
 
     Raises
     ------
@@ -156,11 +195,13 @@ def read_trial_log(
     suffix = path.suffix.lower()
     if suffix == ".json" or suffix in _TABLE_SUFFIXES or suffix in _PARQUET_SUFFIXES:
         _sniff(path, suffix)
+    notes, is_counts = [], False
     if suffix == ".json":
-        df = _read_lerobot_json(path, policy)
+        df = _read_lerobot_json(path, policy, options)
     elif suffix in _TABLE_SUFFIXES or suffix in _PARQUET_SUFFIXES:
         df = _read_table(path, suffix)
         df.columns = [str(c).strip().lower() for c in df.columns]
+        df, notes, is_counts = prepare_table(df, path, options)
         missing = [c for c in extra_columns if c not in df.columns]
         if missing:
             have = ", ".join(map(str, df.columns)) or "none"
@@ -179,7 +220,20 @@ def read_trial_log(
             f"{path}: a LeRobot JSON log has no column {', '.join(extra_columns)}; "
             "its episodes are in file order"
         )
-    return _tidy(df, path, tuple(extra_columns))
+    json_attrs = dict(df.attrs) if suffix == ".json" else {}
+    known = (*REQUIRED_COLUMNS, *OPTIONAL_COLUMNS, *extra_columns)
+    raw = [str(c) for c in df.columns if str(c) not in known] if keep_raw_columns else []
+    if suffix == ".json":
+        raw = []
+    out = _tidy(df, path, (*extra_columns, *raw))
+    out.attrs["warnings"] = notes + json_attrs.get("notes", []) + out.attrs["warnings"]
+    if is_counts:
+        out.attrs["counts_table"] = True
+    if raw:
+        out.attrs["raw_columns"] = raw
+    if json_attrs.get("task_groups"):
+        out.attrs["task_groups"] = json_attrs["task_groups"]
+    return out
 
 
 def _read_table(path: Path, suffix: str) -> pd.DataFrame:
@@ -206,12 +260,24 @@ def _read_table(path: Path, suffix: str) -> pd.DataFrame:
         raise TrialLogError(f"{path}: unreadable file ({msg})") from None
 
 
-def _read_lerobot_json(path: Path, policy: str | None) -> pd.DataFrame:
+def _read_lerobot_json(path: Path, policy: str | None, options=None) -> pd.DataFrame:
     try:
         info = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
         raise TrialLogError(f"{path}: unreadable JSON ({err})") from None
     name = policy if policy is not None else (path.resolve().parent.name or path.stem)
+    if isinstance(info, dict) and isinstance(info.get("per_task"), list):
+        pair = bool(options is not None and options.pair_episodes)
+        cols, notes, groups = per_task_trials(info, path, name, pair_episodes=pair)
+        if isinstance(info.get("per_episode"), list):
+            notes.insert(0, both_forms_note(info, path, cols))
+        if not cols["success"]:
+            raise TrialLogError(f"{path}: no episodes (every per_task successes list is empty)")
+        df = pd.DataFrame(cols)
+        df.attrs["pc_success"] = _reported_pc_success(info)
+        df.attrs["notes"] = notes
+        df.attrs["task_groups"] = groups
+        return df
     if isinstance(info, dict) and isinstance(info.get("per_episode"), list):
         rows = []
         for i, episode in enumerate(info["per_episode"]):
@@ -223,25 +289,6 @@ def _read_lerobot_json(path: Path, policy: str | None) -> pd.DataFrame:
             rows.append(row)
         if not rows:
             raise TrialLogError(f"{path}: no episodes (per_episode is empty)")
-        df = pd.DataFrame(rows)
-        df.attrs["pc_success"] = _reported_pc_success(info)
-        return df
-    if isinstance(info, dict) and isinstance(info.get("per_task"), list):
-        rows = []
-        for j, task in enumerate(info["per_task"]):
-            try:
-                successes = task["metrics"]["successes"]
-            except (KeyError, TypeError):
-                raise TrialLogError(f"{path}: per_task[{j}] has no metrics.successes") from None
-            label = _task_name(task) or ":".join(
-                str(task[key]) for key in ("task_group", "task_id") if task.get(key) is not None
-            )
-            if not isinstance(successes, list):
-                raise TrialLogError(f"{path}: per_task[{j}] metrics.successes is not a list")
-            for s in successes:
-                rows.append({"policy": name, "task": label or str(j), "success": s})
-        if not rows:
-            raise TrialLogError(f"{path}: no episodes (every per_task successes list is empty)")
         df = pd.DataFrame(rows)
         df.attrs["pc_success"] = _reported_pc_success(info)
         return df

@@ -90,7 +90,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``evalsim`` command; return its exit status (0 ok, 2 bad input, 3 no library)."""
+    """Run the ``evalsim`` command; return its exit status (0 ok, 1 ``compare --fail-on``
+    fired, 2 bad input, 3 no library)."""
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -135,7 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()
     except BrokenPipeError:  # `evalsim ... | head`: the reader left; not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return 0
+    return report.exit_status  # 0, or 1 when compare --fail-on fired
 
 
 if __name__ == "__main__":

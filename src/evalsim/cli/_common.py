@@ -281,12 +281,16 @@ class Report:
 
     data: dict
     blocks: list = field(default_factory=list)
+    #: The command's exit status once the report is printed (1: ``compare --fail-on`` fired).
+    exit_status: int = 0
 
     def table(self, title: str, headers: Sequence[str], rows: Sequence[Sequence]) -> None:
         self.blocks.append(("table", title, list(headers), [list(r) for r in rows]))
 
-    def line(self, text: str) -> None:
-        self.blocks.append(("line", text))
+    def line(self, text: str, wrap: bool = True) -> None:
+        """A sentence; in text, wrapped at 100 columns unless ``wrap`` is False (a one-line
+        answer meant for ``grep`` and scripts)."""
+        self.blocks.append(("line", text) if wrap else ("line", text, False))
 
     def render(self, fmt: str = "text") -> str:
         """The report as ``text`` (aligned columns), ``markdown`` or ``latex`` (booktabs)."""
@@ -298,6 +302,9 @@ class Report:
             return _render_latex(self.blocks)
         out: list[str] = []
         for block in self.blocks:
+            if block[0] == "line" and len(block) > 2:  # not wrapped
+                out.append(block[1])
+                continue
             if block[0] == "line":
                 # Long sentences wrap at 100 columns; continuation lines are indented.
                 out.extend(

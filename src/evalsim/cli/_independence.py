@@ -56,6 +56,23 @@ def add_order_argument(p: argparse.ArgumentParser) -> None:
             "independent (exact runs, trend and first-vs-second-half tests)"
         ),
     )
+    dates = p.add_mutually_exclusive_group()
+    dates.add_argument(
+        "--dayfirst",
+        dest="dayfirst",
+        action="store_const",
+        const=True,
+        default=None,
+        help="--order dates like 03/02/2026 are day-first (3 February); by default the "
+        "format is detected over the whole column and ambiguous dates are refused",
+    )
+    dates.add_argument(
+        "--monthfirst",
+        dest="dayfirst",
+        action="store_const",
+        const=False,
+        help="--order dates like 03/02/2026 are month-first (2 March)",
+    )
 
 
 def order_columns(args) -> tuple[str, ...]:
@@ -63,8 +80,73 @@ def order_columns(args) -> tuple[str, ...]:
     return column_flag(args, ORDER_DEST, "--order")
 
 
-def _order_key(values: pd.Series, column: str) -> np.ndarray:
-    """Sortable int64/float keys from a numeric or timestamp column; BadInput otherwise."""
+#: A date written with the day and the month as numbers first (03/02/2026, 3.2.26 09:00).
+_NUMERIC_DATE = r"^\s*(\d{1,2})[/.\-](\d{1,2})[/.\-](\d{2,4})(?!\d)"
+
+
+def date_order(text: pd.Series, column: str, dayfirst: bool | None = None) -> bool | None:
+    """Whether the column's numeric dates are day-first, decided over the whole column.
+
+    Issue 45, item 12: parsed one by one, "13/02/2026" is read day-first (13 > 12) and
+    "05/02/2026" month-first, scrambling the order. A first number above 12 anywhere in the
+    column makes it day-first, a second number above 12 month-first; both is an error, and
+    neither (every date ambiguous) is an error unless ``dayfirst`` says which.
+
+    Parameters
+    ----------
+    text : Series of str
+        The column, stripped.
+    column : str
+        Its name, for messages.
+    dayfirst : bool, optional
+        ``--dayfirst`` (True) or ``--monthfirst`` (False); checked against the column.
+
+    Returns
+    -------
+    bool or None
+        ``dayfirst`` for the parser; None when the column holds no such dates (ISO dates,
+        numbers).
+
+    Raises
+    ------
+    BadInput
+        Day-first and month-first dates in one column, a flag the column contradicts, or
+        ambiguous dates without a flag.
+    """
+    parts = text.str.extract(_NUMERIC_DATE)
+    has = parts[0].notna().to_numpy()
+    if not has.any():
+        return None
+    first = parts[0].to_numpy()[has].astype(int)
+    second = parts[1].to_numpy()[has].astype(int)
+    rows = np.flatnonzero(has)
+    day_rows, month_rows = rows[first > 12], rows[second > 12]
+    if day_rows.size and month_rows.size:
+        raise BadInput(
+            f"--order column {column!r}: {text.iloc[day_rows[0]]!r} (data row {day_rows[0] + 1}) "
+            f"is day-first but {text.iloc[month_rows[0]]!r} (data row {month_rows[0] + 1}) is "
+            "month-first; one column must use one date format"
+        )
+    found = True if day_rows.size else (False if month_rows.size else None)
+    if found is not None and dayfirst is not None and found != dayfirst:
+        row = (day_rows if found else month_rows)[0]
+        said, flag = ("day", "monthfirst") if found else ("month", "dayfirst")
+        raise BadInput(
+            f"--order column {column!r}: {text.iloc[row]!r} (data row {row + 1}) is "
+            f"{said}-first, against --{flag}"
+        )
+    if found is None and dayfirst is None:
+        raise BadInput(
+            f"--order column {column!r}: dates like {text.iloc[rows[0]]!r} are ambiguous (no "
+            "date in the column has a day above 12 to tell day-first from month-first); give "
+            "--dayfirst or --monthfirst"
+        )
+    return found if found is not None else dayfirst
+
+
+def _order_key(values: pd.Series, column: str, dayfirst: bool | None = None) -> np.ndarray:
+    """Sortable int64/float keys from a numeric or timestamp column; BadInput otherwise.
+    Numeric dates are day-first or month-first over the whole column (:func:`date_order`)."""
     import pandas as pd  # heavy: only with --order, which reads the log with pandas
 
     if pd.api.types.is_numeric_dtype(values) and values.notna().all():
@@ -76,7 +158,8 @@ def _order_key(values: pd.Series, column: str) -> np.ndarray:
     num = pd.to_numeric(text, errors="coerce")
     if num.notna().all():
         return num.to_numpy(dtype=np.float64)
-    when = pd.to_datetime(text, errors="coerce", utc=True, format="mixed")
+    first = date_order(text, column, dayfirst)
+    when = pd.to_datetime(text, errors="coerce", utc=True, format="mixed", dayfirst=bool(first))
     if when.notna().all():
         return when.astype("int64").to_numpy()
     bad = num.isna() & when.isna()
@@ -187,7 +270,9 @@ def _interleaving(df: pd.DataFrame, order: np.ndarray, a: str, b: str) -> dict:
     return {"status": status, "first": first, "switches": switches, "max_switches": most}
 
 
-def independence_data(df: pd.DataFrame, column: str, alpha: float, pair=None) -> dict:
+def independence_data(
+    df: pd.DataFrame, column: str, alpha: float, pair=None, dayfirst: bool | None = None
+) -> dict:
     """The ``independence`` section: per-group checks, warnings and (for a pair) interleaving.
 
     Parameters
@@ -200,8 +285,10 @@ def independence_data(df: pd.DataFrame, column: str, alpha: float, pair=None) ->
         Family-wise level of the three checks (each at alpha / 3).
     pair : (str, str), optional
         ``compare``'s A and B: also report how they were interleaved.
+    dayfirst : bool, optional
+        ``--dayfirst`` / ``--monthfirst`` for numeric dates (:func:`date_order`).
     """
-    key = _order_key(df[column], column)
+    key = _order_key(df[column], column, dayfirst)
     groups = _group_checks(df, key, alpha)
     warnings = [g["warning"] for g in groups if g["warning"]]
     data = {"order_column": column, "alpha": alpha, "level_each": alpha / 3, "groups": groups}
@@ -225,7 +312,7 @@ def add_report(rep: Report, df: pd.DataFrame, args, alpha: float, pair=None) -> 
     cols = order_columns(args)
     if not cols:
         return
-    data = independence_data(df, cols[0], alpha, pair)
+    data = independence_data(df, cols[0], alpha, pair, getattr(args, "dayfirst", None))
     rep.data["independence"] = data
     rows = []
     for g in data["groups"]:
@@ -277,3 +364,55 @@ def apply_hook(args, df: pd.DataFrame, rep: Report) -> None:
         add_report(rep, df[df["policy"].isin(pair)], args, args.alpha, pair=pair)
     else:
         add_report(rep, df, args, 1 - args.confidence)
+
+
+def verdict_qualifications(data: dict) -> list[str]:
+    """Why a verdict cannot be read at face value: the order checks a report carries.
+
+    Issue 45, item 13: a verdict printed under "DEPENDENT" or "all of A ran before B" must
+    say so itself. Reads the ``independence`` section (:func:`independence_data`) and the
+    whole-session one (:mod:`evalsim.cli._session`) of a report's JSON record.
+
+    Returns
+    -------
+    list of str
+        One reason per failed independence check or blocked order, in report order; empty
+        when the order was not checked or nothing failed.
+    """
+    reasons = []
+    ind = data.get("independence") or {}
+    for g in ind.get("groups", []):
+        if g.get("dependent"):
+            label = " / ".join(str(g[k]) for k in ("policy", "task") if k in g)
+            reasons.append(
+                f"{label}: the trials are not independent ({', '.join(g['flagged'])} "
+                f"below alpha/3 over {ind['order_column']})"
+            )
+    inter = ind.get("interleaving")
+    if inter and inter["status"] == "blocked":
+        others = sorted({str(g["policy"]) for g in ind["groups"]} - {inter["first"]})
+        reasons.append(
+            f"all of {inter['first']} ran before {' and '.join(others) or 'the other'} (by "
+            f"{ind['order_column']}): drift is mixed into the difference"
+        )
+    for g in (data.get("session_independence") or {}).get("groups", []):
+        if g.get("dependent"):
+            reasons.append(
+                f"{g['policy']}: its success rate moves over the whole session "
+                f"({', '.join(g['flagged'])})"
+            )
+    return reasons
+
+
+def qualify_verdict(rep: Report, verdict: str) -> str:
+    """The verdict line of ``rep``, qualified by :func:`verdict_qualifications`; sets the
+    JSON keys ``qualified`` (bool), ``qualified_reasons`` (list) and ``verdict``."""
+    reasons = verdict_qualifications(rep.data)
+    rep.data["qualified"] = bool(reasons)
+    rep.data["qualified_reasons"] = reasons
+    if not reasons:
+        rep.data["verdict"] = verdict
+        return f"verdict: {verdict}"
+    why = "; ".join(reasons)
+    rep.data["verdict"] = f"qualified ({why}): {verdict}"
+    return f"verdict (qualified: {why}): {verdict}"

@@ -26,7 +26,9 @@ if TYPE_CHECKING:
 __all__ = ["apply_session_hook", "session_checks"]
 
 
-def session_checks(df: pd.DataFrame, column: str, alpha: float) -> list[dict]:
+def session_checks(
+    df: pd.DataFrame, column: str, alpha: float, dayfirst: bool | None = None
+) -> list[dict]:
     """Each policy's whole session in ``column`` order, across tasks: the three exact
     independence checks (runs, trend, halves) on its success sequence.
 
@@ -39,7 +41,7 @@ def session_checks(df: pd.DataFrame, column: str, alpha: float) -> list[dict]:
     from evalsim.stats.independence.checks import independence_checks
 
     checks_of = independence_checks
-    key = _independence._order_key(df[column], column)
+    key = _independence._order_key(df[column], column, dayfirst)
     success = df["success"].to_numpy()
     tasks = df["task"].to_numpy()
     out = []
@@ -89,7 +91,7 @@ def apply_session_hook(args, df: pd.DataFrame, rep: Report) -> None:
         alpha = args.alpha
     else:
         alpha = 1 - args.confidence
-    groups = session_checks(df, cols[0], alpha)
+    groups = session_checks(df, cols[0], alpha, getattr(args, "dayfirst", None))
     rep.data["session_independence"] = {"order_column": cols[0], "alpha": alpha, "groups": groups}
     rows = []
     for g in groups:

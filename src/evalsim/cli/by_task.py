@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from evalsim.cli import _independence
+from evalsim.cli import _independence, _tests
 from evalsim.cli._common import (
     BadInput,
     Report,
@@ -36,7 +36,9 @@ from evalsim.cli._common import (
     check_policy_pair,
     plot_rates,
 )
+from evalsim.cli._gate import Gate
 from evalsim.cli._log_hooks import apply_log_hooks
+from evalsim.cli._reading import reading_options
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -66,26 +68,38 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--bootstrap-seed", type=_count, default=0, help="with --by task: seed (default 0)"
     )
+    p.add_argument(
+        "--tasks-as-sample",
+        action="store_true",
+        help="with --by task: intervals over tasks that treat the tasks as a sample of a "
+        "population of tasks; default: tasks fixed (these tasks are the benchmark), as rank",
+    )
 
 
 def read_task_logs(
-    files, policy: str | None = None, need_task: bool = True, extra_columns=()
+    files, policy: str | None = None, need_task: bool = True, extra_columns=(), options=None
 ) -> pd.DataFrame:
     """Read and stack several logs; every trial gets a task.
 
     A file without a ``task`` column: a LeRobot ``.json`` takes its task from the folder
     above its policy's folder; any other file is an error when ``need_task`` (else its
-    trials form one task, ``"all"``).
+    trials form one task, ``"all"``). ``options``: the reading flags
+    (:class:`evalsim._log_options.LogOptions`). A file given twice, or two files with the
+    same trials (a CSV and its Parquet copy), are refused.
     """
     import pandas as pd  # heavy: compare --by task and rank read with pandas
 
+    from evalsim._log_options import refuse_repeated_paths, refuse_same_trials
     from evalsim.trial_logs import read_trial_log
 
     if policy is not None and len(files) > 1:
         raise BadInput("--policy names the policy of a single file; give one file per call")
+    # the same file twice; equal bytes only through the trials (below): a LeRobot file's
+    # task comes from its folder, so two task folders may hold equal files
+    refuse_repeated_paths(files, content=False)
     frames = []
     for path in files:
-        df = read_trial_log(path, policy=policy, extra_columns=extra_columns)
+        df = read_trial_log(path, policy=policy, extra_columns=extra_columns, options=options)
         if "task" not in df.columns or (df["task"] == "").all():
             p = Path(path).resolve()
             if p.suffix.lower() == ".json" and p.parent.parent.name:
@@ -99,7 +113,10 @@ def read_task_logs(
             else:
                 df["task"] = "all"
         frames.append(df)
+    refuse_same_trials(list(zip(files, frames, strict=True)))
+    warnings = [w for f in frames for w in f.attrs.get("warnings", [])]
     df = pd.concat(frames, ignore_index=True)
+    df.attrs = {"warnings": warnings}
     empty = df["task"] == ""
     if empty.any():
         raise BadInput(f"task is empty in {int(empty.sum())} trial(s)")
@@ -175,6 +192,17 @@ ALT_WORDS = {
 }
 
 
+def across_decision(alternative: str, decide, alpha: float) -> str | None:
+    """The policy the across-task verdict declares better: "A", "B" or None (the rule of
+    :func:`_verdict`: the deciding test's p below alpha; two-sided, the side of its odds
+    ratio B vs A)."""
+    if not decide.pvalue < alpha:
+        return None
+    if alternative == "two-sided":
+        return "B" if decide.odds_ratio > 1 else "A"
+    return "B" if alternative == "greater" else "A"
+
+
 def _verdict(args, tasks, alpha, level, decide, name, n_diff, cmh) -> str:
     """The verdict sentence from the deciding across-task test ``decide`` (its p-value is
     for ``args.alternative``; its odds ratio is B vs A)."""
@@ -183,11 +211,9 @@ def _verdict(args, tasks, alpha, level, decide, name, n_diff, cmh) -> str:
     orr = f"common odds ratio B vs A {decide.odds_ratio:.2f} ({ci})"
     p = f"{name} p = {_p(decide.pvalue)}"
     nt = len(tasks)
-    if decide.pvalue < alpha:
-        if alt == "two-sided":
-            better = b if decide.odds_ratio > 1 else a
-        else:
-            better = b if alt == "greater" else a
+    decided = across_decision(alt, decide, alpha)
+    if decided is not None:
+        better = b if decided == "B" else a
         worse = a if better == b else b
         side = "" if alt == "two-sided" else f", {ALT_WORDS[alt]}"
         verdict = f"across {nt} tasks {better} does better than {worse}: {p}{side} < {alpha:g}"
@@ -218,6 +244,61 @@ class _OneSided:
         self.odds_ratio_upper = res.odds_ratio_upper
 
 
+def _success_table(rep: Report, aggs, level: str, reps: int, tasks_as: str) -> None:
+    """Micro and macro success over the tasks, with the intervals of ``tasks_as``.
+
+    Issue 45, item 19: "tasks fixed" (the default, as ``rank`` and the exact tests: these
+    tasks are the benchmark) and "tasks as a sample" (of a population of tasks) answer
+    different questions; the table shows the intervals of the one chosen and says which.
+    """
+    if tasks_as == "fixed":
+        rows = [
+            [
+                a.policy,
+                f"{a.k}/{a.n}",
+                _pct(a.micro) + " " + _ci_pct(a.naive_lower, a.naive_upper),
+                _pct(a.macro) + " " + _ci_pct(a.macro_fixed_lower, a.macro_fixed_upper),
+                _ci_pct(a.mover_lower, a.mover_upper),
+            ]
+            for a in aggs
+        ]
+        rep.table(
+            f"Success over tasks ({level}; tasks fixed)",
+            ["policy", "k/n", "micro [episodes]", "macro [episodes]", "macro [MOVER]"],
+            rows,
+        )
+        rep.line(
+            "Tasks fixed (these tasks are the benchmark, as for the exact tests): micro: "
+            f"bootstrap of all episodes ({reps} replicates); macro: bootstrap of the episodes "
+            "within each task; MOVER: from the tasks' Wilson intervals. --tasks-as-sample "
+            "gives the intervals that treat the tasks as a sample of a population of tasks "
+            "(wider by the spread between tasks)."
+        )
+        return
+    rows = [
+        [
+            a.policy,
+            f"{a.k}/{a.n}",
+            _pct(a.micro) + " " + _ci_pct(a.micro_lower, a.micro_upper),
+            _pct(a.macro) + " " + _ci_pct(a.macro_lower, a.macro_upper),
+            _ci_pct(a.naive_lower, a.naive_upper),
+            f"{a.width_ratio:.2f}",
+        ]
+        for a in aggs
+    ]
+    rep.table(
+        f"Success over tasks ({level}; tasks as a sample)",
+        ["policy", "k/n", "micro [sampled]", "macro [sampled]", "micro [tasks fixed]", "ratio"],
+        rows,
+    )
+    rep.line(
+        "Tasks as a sample (--tasks-as-sample) of a population of tasks: bootstrap of tasks, "
+        f"then episodes ({reps} replicates); tasks fixed: all episodes as one sample; ratio = "
+        "sampled micro width / tasks-fixed width, the widening the task spread adds when the "
+        "tasks stand for other tasks (for these tasks the tasks-fixed interval is the one)."
+    )
+
+
 def cmd_compare_by_task(args) -> Report:
     from evalsim.stats.multi.aggregate import aggregate_success, outcome_grid
     from evalsim.stats.multi.paired import stratified_mcnemar_test
@@ -233,7 +314,9 @@ def cmd_compare_by_task(args) -> Report:
         raise BadInput("--task and --by task do not go together (--by task uses every task)")
     check_plot_path(args.plot)
     order_cols = _independence.order_columns(args)
-    df = read_task_logs(args.files, args.policy, extra_columns=order_cols)
+    df = read_task_logs(
+        args.files, args.policy, extra_columns=order_cols, options=reading_options(args)
+    )
     policies = sorted(str(p) for p in df["policy"].unique())
     check_policy_pair(policies, args.a, args.b)
     df = df[df["policy"].isin([args.a, args.b])].reset_index(drop=True)
@@ -270,6 +353,7 @@ def cmd_compare_by_task(args) -> Report:
             [p[1] for p in pairs], [p[0] for p in pairs], alt, confidence=conf
         )
     aggs, _ = aggregate_success(grid, args.bootstrap_reps, conf, args.bootstrap_seed)
+    tasks_as = "sample" if args.tasks_as_sample else "fixed"
 
     task_data = []
     for r, pr in zip(rows, pairs, strict=True):
@@ -365,10 +449,15 @@ def cmd_compare_by_task(args) -> Report:
         "aggregates": {args.a: agg_dict(aggs[0]), args.b: agg_dict(aggs[1])},
         "bootstrap_reps": args.bootstrap_reps,
         "bootstrap_seed": args.bootstrap_seed,
+        "tasks_as": tasks_as,
         "plot": args.plot,
         "verdict": verdict,
     }
     rep = Report(data)
+    gate = None
+    if args.fail_on is not None:  # the CI gate's rule, before the result (issue 45, item 26)
+        gate = Gate(args.fail_on, across_decision(alt, decide, alpha))
+        rep.line(gate.rule)
     side = ALT_WORDS[alt]
     rep.table(
         f"Per task: {args.b} (B) vs {args.a} (A), Wilson {level}; p {side}",
@@ -445,38 +534,16 @@ def cmd_compare_by_task(args) -> Report:
     rep.table(
         "Across tasks (odds ratio B vs A)", ["test", "p", f"odds ratio [{level}]", "note"], across
     )
-    agg_rows = []
-    for a in aggs:
-        agg_rows.append(
-            [
-                a.policy,
-                f"{a.k}/{a.n}",
-                _pct(a.micro) + " " + _ci_pct(a.micro_lower, a.micro_upper),
-                _pct(a.macro) + " " + _ci_pct(a.macro_lower, a.macro_upper),
-                _ci_pct(a.mover_lower, a.mover_upper),
-                _ci_pct(a.naive_lower, a.naive_upper),
-                f"{a.width_ratio:.2f}",
-            ]
-        )
-    rep.table(
-        f"Success over tasks ({level})",
-        [
-            "policy",
-            "k/n",
-            "micro [stratified]",
-            "macro [stratified]",
-            "macro [MOVER]",
-            "naive",
-            "ratio",
-        ],
-        agg_rows,
-    )
-    rep.line(
-        f"stratified: bootstrap of tasks, then episodes ({args.bootstrap_reps} replicates); "
-        "MOVER: these tasks fixed, from their Wilson intervals; naive: episodes as one sample; "
-        "ratio = stratified micro width / naive width (> 1: the naive interval is too narrow)."
-    )
+    _success_table(rep, aggs, level, args.bootstrap_reps, tasks_as)
     apply_log_hooks(args, df, rep)  # --order: per-task checks, interleaving, whole session
+    rep.data["notes"] = list(df.attrs.get("warnings", []))  # the reader's notes and warnings
+    if args.test != _tests.DEFAULT_TEST:  # issue 45, item 10: never ignored silently
+        rep.data["notes"].append(
+            f"note: --test {args.test} is not used with --by task: each task gets its exact "
+            "McNemar or Fisher test, and the exact stratified tests decide across tasks"
+        )
+    for note in rep.data["notes"]:
+        rep.line(note)
     if args.plot:
         plot_rows = []
         for t in task_data:
@@ -492,5 +559,9 @@ def cmd_compare_by_task(args) -> Report:
         plot_rates(plot_rows, args.plot, f"{args.a} vs {args.b}, by task", conf)
         rep.line(f"figure: {args.plot}")
     rep.line("")
-    rep.line(f"verdict: {verdict}")
+    rep.line(_independence.qualify_verdict(rep, verdict))
+    if gate is not None:
+        rep.data["gate"] = gate.to_dict()
+        rep.line(gate.outcome)
+        rep.exit_status = gate.exit_status
     return rep

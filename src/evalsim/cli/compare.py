@@ -10,8 +10,9 @@ from __future__ import annotations
 import argparse
 import functools
 
-from evalsim.cli import _tests, by_task
+from evalsim.cli import _independence, _tests, by_task
 from evalsim.cli._common import (
+    BadInput,
     Report,
     _open_unit,
     _p,
@@ -20,7 +21,10 @@ from evalsim.cli._common import (
     check_plot_path,
     plot_rates,
 )
+from evalsim.cli._gate import Gate, add_gate_option
 from evalsim.cli._log_hooks import add_log_hook_flags, apply_log_hooks
+from evalsim.cli._reading import add_reading_flags
+from evalsim.cli.compare_counts import counts_arguments, counts_table
 from evalsim.cli.compare_input import select_trials
 from evalsim.cli.compare_result import ALTERNATIVE_WORDS, Comparison, ci_points, compare_trials
 from evalsim.small_logs import TrialTable
@@ -86,7 +90,7 @@ def _difference_table(c: Comparison, rep: Report) -> None:
     rep.table(title, ["method", "estimate", "interval"], rows)
 
 
-def _report(c: Comparison, log_hooks=None) -> Report:
+def _report(c: Comparison, log_hooks=None, gate: Gate | None = None) -> Report:
     """The report of ``c``: its JSON record and, for text, markdown and LaTeX, its blocks.
 
     ``log_hooks(report)``, when given, adds the log hooks' tables and lines (and JSON keys)
@@ -95,6 +99,8 @@ def _report(c: Comparison, log_hooks=None) -> Report:
     d, pa = c.decision, c.pairs
     rep = Report(c.as_json())
     rep.line(f"decision rule (stated before the data): {c.rule}")
+    if gate is not None:
+        rep.line(gate.rule)
     rows = [
         [d.a + " (A)", f"{d.k_a}/{d.n_a}", _pct(d.rate_a)],
         [d.b + " (B)", f"{d.k_b}/{d.n_b}", _pct(d.rate_b)],
@@ -127,7 +133,7 @@ def _report(c: Comparison, log_hooks=None) -> Report:
     for note in c.notes:
         rep.line(note)
     rep.line("")
-    rep.line(f"verdict: {c.verdict}")
+    rep.line(_independence.qualify_verdict(rep, c.verdict))
     return rep
 
 
@@ -143,16 +149,53 @@ def _plot(c: Comparison, path: str) -> None:
     plot_rates(plot_rows, path, f"{d.a} vs {d.b}", 1 - d.alpha)
 
 
+def _counts_report(c: Comparison, gate: Gate | None) -> Report:
+    """``compare K/N K/N``: the verdict in one line (with ``--fail-on``, the gate's rule
+    before it and its outcome after it); JSON: the whole record."""
+    d = c.decision
+    rep = Report(c.as_json())
+    _independence.qualify_verdict(rep, c.verdict)  # no order known: qualified is false
+    if gate is not None:
+        rep.line(gate.rule)
+    rep.line(
+        f"{d.a} {d.k_a}/{d.n_a} vs {d.b} {d.k_b}/{d.n_b}, unpaired (two independent samples): "
+        f"{c.verdict}",
+        wrap=False,
+    )
+    return rep
+
+
 def cmd_compare(args) -> Report:
-    if args.by == "task":  # per-task tables and pooled verdicts: cli/by_task.py
+    counts = counts_arguments(args.files)
+    if counts is None:
+        for flag in ("a", "b"):
+            if getattr(args, flag) is None:
+                raise BadInput(
+                    f"the following arguments are required: --{flag} (see evalsim compare --help)"
+                )
+    if args.by == "task" and counts is None:  # per-task tables and pooled verdicts
         return by_task.cmd_compare_by_task(args)
     check_plot_path(args.plot)
-    df, a, b = select_trials(args)
+    gate = None
+    if counts is not None:
+        df = counts_table(args, counts)
+        a, b = df[df["policy"] == args.a], df[df["policy"] == args.b]
+    else:
+        df, a, b = select_trials(args)
     result = compare_trials(args, df, a, b)
-    hooks = None
-    if not isinstance(df, TrialTable):  # a small-log table has no hook to run (see select_trials)
-        hooks = functools.partial(apply_log_hooks, args, df)
-    rep = _report(result, hooks)
+    if args.fail_on is not None:
+        gate = Gate(args.fail_on, result.decided)
+    if counts is not None:
+        rep = _counts_report(result, gate)
+    else:
+        hooks = None
+        if not isinstance(df, TrialTable):  # a small-log table has no hook to run
+            hooks = functools.partial(apply_log_hooks, args, df)
+        rep = _report(result, hooks, gate)
+    if gate is not None:
+        rep.data["gate"] = gate.to_dict()
+        rep.line(gate.outcome)
+        rep.exit_status = gate.exit_status
     if args.plot:
         _plot(result, args.plot)
     return rep
@@ -162,10 +205,13 @@ def register(sub) -> None:
     """Add the ``compare`` subcommand to the ``evalsim`` parser."""
     p = sub.add_parser("compare", help="is policy B different from policy A?")
     p.add_argument(
-        "files", nargs="+", metavar="FILE", help="CSV, Parquet or LeRobot JSON log; PATH=NAME"
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="CSV, Parquet or LeRobot JSON log; PATH=NAME; or two counts K/N (A, then B)",
     )
-    p.add_argument("--a", required=True, metavar="X", help="reference policy")
-    p.add_argument("--b", required=True, metavar="Y", help="policy compared with it")
+    p.add_argument("--a", metavar="X", help="reference policy (required with a log)")
+    p.add_argument("--b", metavar="Y", help="policy compared with it (required with a log)")
     p.add_argument("--task", help="use only the trials of this task")
     p.add_argument("--alpha", type=_open_unit, default=0.05, help="default 0.05")
     p.add_argument(
@@ -177,7 +223,9 @@ def register(sub) -> None:
     p.add_argument("--unpaired", action="store_true", help="ignore condition ids")
     _tests.add_test_option(p)
     p.add_argument("--policy", help=argparse.SUPPRESS)
+    add_gate_option(p)
     add_format_flags(p)
     add_log_hook_flags(p)
     by_task.add_arguments(p)
+    add_reading_flags(p)
     p.set_defaults(run=cmd_compare)

@@ -12,6 +12,7 @@ import numpy as np
 from evalsim._log_files import pairing_key
 from evalsim.cli import _clusters, _independence
 from evalsim.cli._common import BadInput, check_policy_pair
+from evalsim.cli._reading import reading_options
 from evalsim.small_logs import TrialTable, read_small_logs
 
 
@@ -87,12 +88,13 @@ def select_trials(args, small: bool = True):
     order = _independence.order_columns(args)  # --order's column, kept for its log hook
     order += tuple(c for c in _clusters.cluster_columns(args) if c not in order)  # --cluster
     df = None
+    options = reading_options(args)
     if small and not order:  # --order, --cluster need pandas; else a small log is read without
-        df = read_small_logs(args.files, policy=args.policy)
+        df = read_small_logs(args.files, policy=args.policy, options=options)
     if df is None:
         from evalsim.trial_logs import read_trial_logs  # heavy (pandas): large, unusual logs
 
-        df = read_trial_logs(args.files, policy=args.policy, extra_columns=order)
+        df = read_trial_logs(args.files, policy=args.policy, extra_columns=order, options=options)
     if args.task is not None:
         if "task" not in df.columns:
             raise BadInput("--task given but the log has no 'task' column")
@@ -111,6 +113,8 @@ def pair_trials(args, df, a, b):
     """(merged pairs or None, note): paired when every trial of A and B has a condition."""
     if args.unpaired:
         return None, "--unpaired given: unpaired analysis"
+    if "counts" in df.attrs:  # K/N counts (compare_counts): their note says unpaired
+        return None, None
     keys = pairing_key(df)
     if keys and ((a["condition"] == "").any() or (b["condition"] == "").any()):
         # both readers list their files in attrs["sources"] and refuse a blank condition, so a

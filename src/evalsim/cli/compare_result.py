@@ -367,6 +367,12 @@ def compare_trials(args, df, a, b) -> Comparison:
                 f"note: {unmatched} trial(s) without a partner are left out of the test, the "
                 "interval and the verdict (all three use the same paired trials)"
             )
+        if args.test != _tests.DEFAULT_TEST:
+            notes.append(
+                f"note: --test {args.test} applies to unpaired trials; these pair up by "
+                f"{'/'.join(pairing_key(df))}, so exact McNemar decides (give --unpaired to "
+                f"decide by {TWO_SAMPLE_TESTS[args.test].label} on all trials instead)"
+            )
         test_name, method, p = "exact McNemar", "tango", pa.pvalue
         ci = pa.intervals["tango"]
         method_label = "Tango score (paired)"

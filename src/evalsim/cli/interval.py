@@ -8,7 +8,9 @@ from evalsim.cli._common import (
     _count,
     _interval_pair,
     _open_unit,
+    _p,
     _positive_int,
+    _probability,
     add_json_flag,
 )
 
@@ -39,7 +41,41 @@ def cmd_interval(args) -> Report:
     if notes:
         rep.line("note: " + "; ".join(notes) + ".")
     rep.line("Report Wilson (or Clopper-Pearson when a guaranteed minimum coverage is required).")
+    if args.vs is not None:
+        _vs_report(rep, args.k, args.n, args.vs, ivs)
     return rep
+
+
+def _vs_report(rep: Report, k: int, n: int, rate: float, ivs: dict) -> None:
+    """``--vs RATE``: the exact binomial test against a stated rate, and whether the rate lies
+    in each interval (issue 45, item 25)."""
+    from evalsim.stats.proportion.intervals import REGISTRY
+    from evalsim.stats.proportion.rate_test import rate_test
+
+    t = rate_test(k, n, rate)
+    inside = {m: bool(lo <= rate <= hi) for m, (lo, hi) in ivs.items()}
+    rep.data["vs"] = {**t.to_dict(), "in_interval": inside}
+    rep.line("")
+    rep.line(f"Exact binomial test of {k}/{n} against the stated rate {rate:g}")
+    rep.table(
+        "",
+        ["question", "p", "rule"],
+        [
+            ["rate differs from it", _p(t.pvalue_two_sided), "two-sided: " + TWO_SIDED_WORDS],
+            ["rate is above it", _p(t.pvalue_greater), "one-sided: P(X >= k)"],
+            ["rate is below it", _p(t.pvalue_less), "one-sided: P(X <= k)"],
+        ],
+    )
+    ins = [REGISTRY[m].label for m, v in inside.items() if v]
+    outs = [REGISTRY[m].label for m, v in inside.items() if not v]
+    if ins:
+        rep.line(f"{rate:g} lies inside the interval of: {', '.join(ins)}.")
+    if outs:
+        rep.line(f"{rate:g} lies outside the interval of: {', '.join(outs)}.")
+
+
+#: The two-sided rule as the table states it.
+TWO_SIDED_WORDS = "counts no more likely than k, P(X = j) <= P(X = k)(1 + 1e-7)"
 
 
 def register(sub) -> None:
@@ -48,5 +84,12 @@ def register(sub) -> None:
     p.add_argument("k", type=_count, help="number of successes")
     p.add_argument("n", type=_positive_int, help="number of trials")
     p.add_argument("--confidence", type=_open_unit, default=0.95, help="default 0.95")
+    p.add_argument(
+        "--vs",
+        type=_probability,
+        metavar="RATE",
+        help="also test k/n against this stated rate (exact binomial test, two-sided and "
+        "one-sided) and say whether it lies in each interval",
+    )
     add_json_flag(p)
     p.set_defaults(run=cmd_interval)

@@ -29,6 +29,7 @@ from evalsim.cli._common import (
 )
 from evalsim.cli._ladder import ladder_report
 from evalsim.cli._paired_log import rank_discordant_counts
+from evalsim.cli._reading import add_reading_flags, reading_options
 from evalsim.cli.by_task import read_task_logs
 
 __all__ = ["MAX_PAIRS_SHOWN", "MIN_TASKS_AS_SAMPLE", "cmd_rank", "ranking_axes", "register"]
@@ -48,12 +49,30 @@ def _natural(text: str) -> tuple:
     return tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", text))
 
 
+def seeds_per_cell(df) -> int | None:
+    """The most training seeds any policy ran on any task; None without a (full) seed column.
+
+    Issue 45, item 18: with one seed per policy and task the per-seed IQM and its bootstrap
+    interval are degenerate (zero width), so ``rank`` says that one seed gives no
+    seed-to-seed interval instead of printing them.
+    """
+    if "seed" not in df.columns or (df["seed"] == "").any():
+        return None
+    return int(df.groupby(["task", "policy"])["seed"].nunique().max())
+
+
 def cmd_rank(args) -> Report:
     from evalsim.stats.multi.aggregate import outcome_grid
     from evalsim.stats.multi.rank import compact_letter_display, rank_policies, ranking_frame
 
     extra = (args.ordered.lower(),) if args.ordered not in (None, "policy") else ()
-    df = read_task_logs(args.files, args.policy, need_task=False, extra_columns=extra)
+    df = read_task_logs(
+        args.files,
+        args.policy,
+        need_task=False,
+        extra_columns=extra,
+        options=reading_options(args),
+    )
     policies = sorted(set(df["policy"]), key=_natural)
     if len(policies) < 2:
         raise BadInput(f"rank needs at least 2 policies, the log has {', '.join(policies)}")
@@ -64,7 +83,8 @@ def cmd_rank(args) -> Report:
         raise BadInput(str(err)) from None
     paired = rank_discordant_counts(df, policies, tasks, args.unpaired)
     runs = None
-    if "seed" in df.columns and (df["seed"] != "").all():
+    seeds = seeds_per_cell(df)
+    if seeds is not None and seeds >= 2:  # one seed gives no seed-to-seed interval (item 18)
         runs = [
             [df[(df["task"] == t) & (df["policy"] == p)]["seed"].to_numpy() for p in policies]
             for t in tasks
@@ -78,7 +98,7 @@ def cmd_rank(args) -> Report:
         grid, runs, args.alpha, conf, args.bootstrap_reps, args.bootstrap_seed, mode, paired
     )
     frame = ranking_frame(r)
-    notes = []
+    notes = list(df.attrs.get("warnings", []))  # the reader's notes and warnings
     if mode == "fixed":
         # the per-policy interval with the tasks fixed too (episodes redrawn, tasks kept)
         frame["macro_lower"] = [r.aggregates[p].macro_fixed_lower for p in frame["policy"]]
@@ -145,6 +165,7 @@ def cmd_rank(args) -> Report:
         ],
         "test": r.test,
         "critical_value": r.critical_value,
+        "seeds_per_cell": seeds,
         "tasks_as": mode,
         "notes": notes,
         "bootstrap_reps": args.bootstrap_reps,
@@ -200,6 +221,11 @@ def cmd_rank(args) -> Report:
         )
     if has_iqm:
         rep.line("IQM: interquartile mean of per-seed task rates (rliable's stratified bootstrap).")
+    elif seeds == 1:
+        rep.line(
+            "One seed per policy and task: one seed gives no seed-to-seed interval, so no IQM "
+            "over seeds is shown; P(> next) uses the episodes."
+        )
     elif runs is None:
         rep.line("IQM needs a seed column (per-run scores); P(> next) then uses the episodes.")
     else:
@@ -322,4 +348,5 @@ def register(sub) -> None:
     p.add_argument("--ordered", metavar="COLUMN", help="policies as a ladder ordered by COLUMN")
     p.add_argument("--policy", help=argparse.SUPPRESS)
     add_json_flag(p)
+    add_reading_flags(p)
     p.set_defaults(run=cmd_rank)

@@ -29,6 +29,7 @@ from evalsim.cli._common import (
     add_json_flag,
     check_out_path,
 )
+from evalsim.cli._reading import add_reading_flags, reading_options
 from evalsim.stats.boundaries import (
     BOUNDARY_FAMILIES,
     CLI_BOUNDARY_FAMILIES,
@@ -214,7 +215,7 @@ def cmd_check(args) -> Report:
     from evalsim.trial_logs import read_trial_logs  # heavy (pandas): only sequential check
 
     design = _load(args.design)
-    df = read_trial_logs(args.files)
+    df = read_trial_logs(args.files, options=reading_options(args))
     if args.task is not None:
         if "task" not in df.columns or args.task not in set(df["task"]):
             raise BadInput(f"task {args.task!r} not in the log")
@@ -280,6 +281,9 @@ def cmd_check(args) -> Report:
             f"{design.n_max}; they are not used (the design ends at n_max)"
         )
     rep.line(_cert_text(design))
+    rep.data["warnings"] = list(df.attrs.get("warnings", []))  # the reader's notes
+    for w in rep.data["warnings"]:
+        rep.line(w)
     return rep
 
 
@@ -370,6 +374,7 @@ def register(sub) -> None:
     c.add_argument("--b", required=True, metavar="Y", help="policy compared with it")
     c.add_argument("--task", help="use only the trials of this task")
     add_json_flag(c)
+    add_reading_flags(c)
     c.set_defaults(run=cmd_check)
 
     s = inner.add_parser("sheet", help="printable bench sheet (PNG and PDF)")

@@ -23,6 +23,7 @@ from evalsim.cli._common import (
     _pct,
     add_json_flag,
 )
+from evalsim.cli._reading import add_reading_flags, reading_options
 from evalsim.stats.names import SIMREAL_FULL_JOINT_RATIO, SIMREAL_METHODS
 
 #: The methods ``--real-share`` applies to (the rest ignore it, and the command says so).
@@ -118,8 +119,9 @@ def _pairs(real: pd.DataFrame, sim: pd.DataFrame, real_path: str, sim_path: str)
 def cmd_simreal(args) -> Report:
     from evalsim.trial_logs import read_trial_logs  # pandas: see _pairs
 
-    real_all = read_trial_logs([args.real_log])
-    sim_all = read_trial_logs([args.sim_log])
+    options = reading_options(args)
+    real_all = read_trial_logs([args.real_log], options=options)
+    sim_all = read_trial_logs([args.sim_log], options=options)
     policy = _policy(real_all, sim_all, args.policy)
     real = real_all[real_all["policy"] == policy].reset_index(drop=True)
     sim = sim_all[sim_all["policy"] == policy].reset_index(drop=True)
@@ -256,6 +258,7 @@ def register(sub) -> None:
         "interval (default: each method's own)",
     )
     add_json_flag(p)
+    add_reading_flags(p)
     p.add_argument(
         "--format", choices=FORMATS, default=None, help="text (default), markdown, latex or json"
     )

@@ -19,6 +19,7 @@ from evalsim.cli._common import (
     plot_rates,
 )
 from evalsim.cli._log_hooks import add_log_hook_flags, apply_log_hooks
+from evalsim.cli._reading import add_reading_flags, reading_options
 from evalsim.small_logs import TrialTable, read_small_logs
 
 # evalsim.stats modules are imported inside the functions that use them: they load numba
@@ -59,6 +60,20 @@ def _trials_for(rate: float, half_width: float, confidence: float) -> tuple[int,
     return int(res.first_n), int(res.stays_below_from)
 
 
+def points_above(half_width: float, limit: float) -> str:
+    """A half-width in points, printed with the digits that show it exceeds ``limit``.
+
+    Issue 45, item 20: 10.44 points printed "+/-10" beside a "+/-10" threshold read as
+    equal; the fewest decimals (up to 3) at which the printed half-width is larger than the
+    printed limit are used, so the comparison holds as the reader sees it.
+    """
+    pts, lim = 100 * half_width, 100 * limit
+    for digits in range(4):
+        if round(pts, digits) > round(lim, digits):
+            return f"{pts:.{digits}f}"
+    return f"{pts:.3f}"
+
+
 def _group_rows(df, keys: list[str], confidence: float, max_hw: float) -> list[dict]:
     rows = []
     for values, k, n in _group_counts(df, keys):
@@ -86,6 +101,28 @@ def _group_counts(df, keys: list[str]) -> list[tuple[tuple, int, int]]:
         values = values if isinstance(values, tuple) else (values,)
         out.append((values, int(g["success"].sum()), len(g)))
     return out
+
+
+def task_group_rows(df, confidence: float, max_hw: float) -> list[dict] | None:
+    """k/n of every policy in every LeRobot task group (``per_group``; issue 45, item 23),
+    from the task -> group map the reader keeps in ``attrs["task_groups"]``; None without."""
+    groups = df.attrs.get("task_groups")
+    if not groups or "task" not in df.columns:
+        return None
+    counts: dict[tuple[str, str], list[int]] = {}
+    for policy, task, ok in zip(
+        df["policy"].tolist(), df["task"].tolist(), df["success"].tolist(), strict=True
+    ):
+        if task in groups:
+            kn = counts.setdefault((groups[task], policy), [0, 0])
+            kn[0] += bool(ok)
+            kn[1] += 1
+    rows = []
+    for (group, policy), (k, n) in sorted(counts.items()):
+        row = {"group": group, "policy": policy, **_rate_row(k, n, confidence)}
+        row["imprecise"] = row["half_width"] > max_hw
+        rows.append(row)
+    return rows
 
 
 def _natural(value) -> tuple:
@@ -147,14 +184,15 @@ def cmd_summarize(args) -> Report:
     order = _independence.order_columns(args)  # --order's column, kept for its log hook
     order += tuple(c for c in _clusters.cluster_columns(args) if c not in order)  # --cluster
     df = None
+    options = reading_options(args)
     if not order and not args.by:  # the options that need pandas; else a small log without it
-        df = read_small_logs(args.files, policy=args.policy)
+        df = read_small_logs(args.files, policy=args.policy, options=options)
         if df is not None and _clusters.seeds_are_clusters(df):
             df = None  # the per-seed tables of the cluster hook use pandas
     if df is None:
         from evalsim.trial_logs import read_trial_logs  # heavy (pandas): large or unusual logs
 
-        df = read_trial_logs(args.files, policy=args.policy, extra_columns=order)
+        df = read_trial_logs(args.files, policy=args.policy, extra_columns=order, options=options)
     by = _by_column(df, args.by) if args.by else None
     conf, max_hw = args.confidence, args.max_half_width
     level = f"{100 * conf:g}%"
@@ -162,6 +200,7 @@ def cmd_summarize(args) -> Report:
     sub_keys = [c for c in ("task", "seed") if c in df.columns]
     by_group = _group_rows(df, ["policy", *sub_keys], conf, max_hw) if sub_keys else None
     failures = _failure_breakdown(df) if "failure" in df.columns else None
+    task_groups = task_group_rows(df, conf, max_hw)
 
     warnings = list(df.attrs.get("warnings", []))
     for r in by_policy:
@@ -176,7 +215,8 @@ def cmd_summarize(args) -> Report:
                 )
             warnings.append(
                 f"warning: {r['policy']}: n = {r['n']} gives a {level} Wilson interval of "
-                f"+/-{100 * r['half_width']:.0f} points, wider than the +/-{100 * max_hw:g} a "
+                f"+/-{points_above(r['half_width'], max_hw)} points, wider than the "
+                f"+/-{100 * max_hw:g} a "
                 f"reader would assume from '{_pct(r['rate'], 0)}'{needed}"
             )
         if r["k"] in (0, r["n"]):
@@ -207,6 +247,7 @@ def cmd_summarize(args) -> Report:
         "by_policy": [{k: v for k, v in r.items()} for r in by_policy],
         "by_group": by_group,
         "group_keys": ["policy", *sub_keys] if sub_keys else None,
+        "task_groups": task_groups,
         "failures": failures,
         "by": by,
         "warnings": warnings,
@@ -224,7 +265,9 @@ def cmd_summarize(args) -> Report:
             _pct(r["rate"]),
             _ci_pct(*r["wilson"]),
             _ci_pct(*r["clopper_pearson"]),
-            _pts(r["half_width"]) + (" !" if r["imprecise"] else ""),
+            f"{points_above(r['half_width'], max_hw)} pts !"
+            if r["imprecise"]
+            else _pts(r["half_width"]),
         ]
 
     rep.table("By policy", ["policy", *headers], [[r["policy"], *cells(r)] for r in by_policy])
@@ -233,6 +276,12 @@ def cmd_summarize(args) -> Report:
             f"By {' x '.join(['policy', *sub_keys])}",
             ["policy", *sub_keys, *headers],
             [[r["policy"], *[r[c] for c in sub_keys], *cells(r)] for r in by_group],
+        )
+    if task_groups:
+        rep.table(
+            "By task group (LeRobot per_group)",
+            ["group", "policy", *headers],
+            [[r["group"], r["policy"], *cells(r)] for r in task_groups],
         )
     if failures is not None:
         rows = []
@@ -313,4 +362,5 @@ def register(sub) -> None:
     )
     add_format_flags(p)
     add_log_hook_flags(p)
+    add_reading_flags(p)
     p.set_defaults(run=cmd_summarize)
