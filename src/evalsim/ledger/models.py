@@ -121,7 +121,8 @@ VALUE_RANGE: dict[str, tuple[float, float]] = {"gap": (-1.0, 1.0)}
 #: Values of ``f`` a pool check must tell the document's number from: the ends of a
 #: probability's range ("never", "always") and, for a gap, no gap at all. A range that holds
 #: one of them cannot fail on that side, so the check does not resolve the claim.
-TRIVIAL: dict[str, tuple[float, ...]] = {"gap": (0.0,)}
+#: Quantiles of k/n take the values 0 and 1 as ordinary outcomes: none is trivial there.
+TRIVIAL: dict[str, tuple[float, ...]] = {"gap": (0.0,), "kn_quantiles": ()}
 
 BANDS: dict[str, Callable] = {
     "mean_wilson_width": _mean_width_band,

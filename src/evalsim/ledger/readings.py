@@ -126,7 +126,11 @@ def evaluate_source(tables: Tables, source: dict, claim_id: str = "?") -> tuple[
                 f"claim {claim_id!r}: unknown check {source['check']!r}; allowed: {sorted(CHECKS)}"
             )
         values, desc = CHECKS[source["check"]](**(source.get("args") or {}))
-        return np.atleast_1d(np.asarray(values, dtype=float)), f"ledger check: {desc}"
+        values, desc = np.atleast_1d(np.asarray(values, dtype=float)), f"ledger check: {desc}"
+        if "multiply" in source:
+            values = values * float(source["multiply"])
+            desc += f" x {source['multiply']}"
+        return values, desc
     if "expr" in source:
         names, descs = {}, []
         for name, spec in (source.get("values") or {}).items():
