@@ -41,10 +41,11 @@ def test_coverage_vs_p_is_small_multiples_one_method_per_row():
     fig = coverage_vs_p_figure([10, 20, 50], 0.95, p_points=41)
     axes = np.array(fig.axes).reshape(len(METHODS), 3)
     assert axes.size == 3 * len(METHODS)
-    assert [ax.get_title() for ax in axes[0]] == ["n = 10 trials", "n = 20 trials", "n = 50 trials"]
-    assert [ax.get_ylabel() for ax in axes[:, 0]] == [REGISTRY[m].label for m in METHODS]
+    assert [ax.get_title(loc="right") for ax in axes[0]] == ["n = 10", "n = 20", "n = 50"]
+    assert [ax.get_title(loc="left") for ax in axes[:, 0]] == [REGISTRY[m].label for m in METHODS]
     # each row's label in its method's color, distinct across methods
-    assert [ax.yaxis.label.get_color() for ax in axes[:, 0]] == [REGISTRY[m].color for m in METHODS]
+    assert [ax.title.get_color() for ax in axes[:, 0]] == [REGISTRY[m].color for m in METHODS]
+    assert f"of {len(METHODS)} nominal" in fig._suptitle.get_text()  # counted, not typed
     grid = np.linspace(0.01, 0.99, 41)
     for i, method in enumerate(METHODS):
         for j, n in enumerate([10, 20, 50]):
