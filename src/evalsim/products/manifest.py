@@ -235,6 +235,11 @@ def _resample_policies(c):
     return [dict(p) for p in c["policies"]]
 
 
+def _sigma_by_policy(c) -> dict[str, float]:
+    """Each configured policy's aim noise, mm (figure legends name policies with it)."""
+    return {p["name"]: float(p["sigma_mm"]) for p in c["policies"]}
+
+
 _TASK = ("task", _first_task)
 
 _EXACT = [
@@ -774,7 +779,7 @@ _MULTI = [
         "multi",
         "figure",
         "multi:per_task_figure",
-        _args("confidence"),
+        _args("confidence", ("sigma_mm", _sigma_by_policy)),
         lambda c: {"table": _csv("T34_per_task")},
     ),
     Product(
