@@ -297,7 +297,9 @@ def test_f10_plots_the_table(table):
     )
     assert len(ax_p.lines) == 5  # two policies x two designs, the alpha line
     # the bottom-right axis ends near its data, not at 100%
-    assert ax_p.get_ylim()[1] <= max(1.25 * max(np.max(np.asarray(ln.get_ydata(), float)) for ln in ax_p.lines), 10)
+    assert ax_p.get_ylim()[1] <= max(
+        1.25 * max(np.max(np.asarray(ln.get_ydata(), float)) for ln in ax_p.lines), 10
+    )
     matplotlib.pyplot.close(fig)
 
 
