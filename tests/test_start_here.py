@@ -64,3 +64,23 @@ def test_make_rebuilds_a_venv_that_imports_another_checkout(tmp_path):
     assert "rm -rf .venv" in plan and "-m venv .venv" in plan
     pth.write_text(f"{tmp_path}/src\n")
     assert "rm -rf" not in dry_run()
+
+
+def test_report_overview_names_products_by_the_documents_names():
+    from types import SimpleNamespace
+
+    from jinja2 import Environment
+
+    text = (REPO / "workflow" / "report" / "workflow.rst").read_text(encoding="utf-8")
+    macros = text.split("The **evalsim** study", 1)[0]
+    env = Environment(trim_blocks=True, lstrip_blocks=True)
+
+    def label(target, labels):
+        rec = SimpleNamespace(target=target, labels=labels)
+        return env.from_string(macros + "{{ product_label(rec) }}").render(rec=rec).strip()
+
+    t08 = next(p for p in PRODUCTS if p.id.startswith("T08_"))
+    assert label(f"{t08.id}.html", t08.report_label) == "Table B, lesson 25 (T08)"
+    t30 = next(p for p in PRODUCTS if p.id.startswith("T30_"))
+    assert label(f"{t30.id}.html", t30.report_label) == "T30"
+    assert label("F01_width_coverage.png", None) == "F01"
