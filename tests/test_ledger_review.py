@@ -55,7 +55,8 @@ REVIEW = [
     # 000 l.270: "B fails to produce one in about a third of evaluations"
     ("000-35", "document rounding", "1 - 0.645 = 0.355, 'about a third'"),
     # 000 l.288: "With 20 trials each, the better policy scores the same or worse 17% of the time"
-    ("000-39", "matches", "exact P(B <= A) at n = 20 is 0.173"),
+    # (issue 46: the paragraph restates Table E, 0.170; the exact 0.173 is reported beside)
+    ("000-39", "matches", "Table E's 0.170 rounds to 17% (exact P(B <= A) 0.173)"),
     # 000 l.106: "disjoint 95% intervals are a stricter test than a direct comparison"
     # (Table E, n = 20: disjoint 0.025 vs Fisher 0.113): issue 23's missing claim.
     ("000-50", "matches", "P(disjoint Wilson) < P(Fisher p < 0.05) at every n"),
