@@ -115,6 +115,9 @@ def _parse_stated(raw: dict) -> tuple[str, np.ndarray, tuple[int | None, ...]]:
             decimals.append(_decimals(t))
         decimals = tuple(decimals)
     text = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
+    formulas = [v for v in _as_list(raw.get("stated_value", [])) if isinstance(v, str)]
+    if formulas and len(values) == 1:
+        text = f"{formulas[0]} = {values[0]:.4g}"  # the document's formula, evaluated
     return text, np.asarray(values, dtype=float), decimals
 
 
