@@ -14,13 +14,28 @@ export MPLBACKEND := Agg
 venv: $(VENV)/.installed
 venv-dev: $(VENV)/.installed-dev
 
-$(VENV)/.installed: requirements.txt pyproject.toml
+# A .venv copied with its clone still runs the original's interpreter (its scripts' #! lines)
+# and imports the original's src (the editable install's .pth): when the .pth names another
+# checkout's src, the venv is removed and rebuilt here.
+VENV_SRC := $(shell cat $(VENV)/lib/python*/site-packages/__editable__.evalsim-*.pth 2>/dev/null | head -n 1)
+ifneq ($(VENV_SRC),)
+ifneq ($(VENV_SRC),$(CURDIR)/src)
+VENV_STALE := venv-moved
+endif
+endif
+
+.PHONY: venv-moved
+venv-moved:
+	@echo "$(VENV) imports $(VENV_SRC), not $(CURDIR)/src (a copied clone): rebuilding it"
+	rm -rf $(VENV)
+
+$(VENV)/.installed: requirements.txt pyproject.toml $(VENV_STALE)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements.txt
 	$(BIN)/pip install --quiet --disable-pip-version-check --no-deps -e .
 	touch $@
 
-$(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt
+$(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt $(VENV_STALE)
 	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
 	touch $@
 

@@ -284,7 +284,8 @@ def test_f10_plots_the_table(table):
     df, curve = table
     fig = D.drift_figure(df, curve, 50, ALPHA, ["A", "B"])
     ax_c, ax_f, ax_b, ax_p = fig.axes
-    line = next(ln for ln in ax_f.lines if ln.get_label() == "equal (A vs A), blocked")
+    label = f"two equal policies (A against A); order {D.DESIGNS['blocked']}"
+    line = next(ln for ln in ax_f.lines if ln.get_label() == label)
     sel = df[
         (df.part == "compare")
         & (df.n_per_policy == 50)
@@ -295,6 +296,10 @@ def test_f10_plots_the_table(table):
         line.get_ydata(), 100 * sel.sort_values("drift_mm_per_100").false_win
     )
     assert len(ax_p.lines) == 5  # two policies x two designs, the alpha line
+    # the bottom-right axis ends near its data, not at 100%
+    assert ax_p.get_ylim()[1] <= max(
+        1.25 * max(np.max(np.asarray(ln.get_ydata(), float)) for ln in ax_p.lines), 10
+    )
     matplotlib.pyplot.close(fig)
 
 

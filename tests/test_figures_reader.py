@@ -41,10 +41,11 @@ def test_coverage_vs_p_is_small_multiples_one_method_per_row():
     fig = coverage_vs_p_figure([10, 20, 50], 0.95, p_points=41)
     axes = np.array(fig.axes).reshape(len(METHODS), 3)
     assert axes.size == 3 * len(METHODS)
-    assert [ax.get_title() for ax in axes[0]] == ["n = 10 trials", "n = 20 trials", "n = 50 trials"]
-    assert [ax.get_ylabel() for ax in axes[:, 0]] == [REGISTRY[m].label for m in METHODS]
+    assert [ax.get_title(loc="right") for ax in axes[0]] == ["n = 10", "n = 20", "n = 50"]
+    assert [ax.get_title(loc="left") for ax in axes[:, 0]] == [REGISTRY[m].label for m in METHODS]
     # each row's label in its method's color, distinct across methods
-    assert [ax.yaxis.label.get_color() for ax in axes[:, 0]] == [REGISTRY[m].color for m in METHODS]
+    assert [ax._left_title.get_color() for ax in axes[:, 0]] == [REGISTRY[m].color for m in METHODS]
+    assert f"of {len(METHODS)} nominal" in fig._suptitle.get_text()  # counted, not typed
     grid = np.linspace(0.01, 0.99, 41)
     for i, method in enumerate(METHODS):
         for j, n in enumerate([10, 20, 50]):
@@ -139,49 +140,42 @@ def designs():
     }
 
 
-def test_f05_legend_is_legible_and_paired_curve_is_drawn_over_alpha(designs):
-    from evalsim.products.sequential.figures import false_win_figure, type1_curve
+def test_f05_is_one_panel_per_design_named_by_the_registry(designs):
+    from evalsim.products.sequential.figures import design_label, false_win_figure, type1_curve
 
     fig = false_win_figure(designs, alpha=0.05, n_naive=10, p_points=21)
-    (ax,) = fig.axes
+    assert len(fig.axes) == len(designs)  # small multiples: no design hides another
     texts = _legend_texts(fig)
     assert texts[0] == "α = 0.05 (the target)"
-    for name, d in designs.items():
-        assert f"{name} (certified max {d.certificate.upper:.5f})" in texts
-    legend = ax.get_legend()
-    assert min(t.get_fontsize() for t in legend.get_texts()) >= 7  # the house legend size
-    fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
-    assert legend.get_window_extent(renderer).y1 < ax.get_window_extent(renderer).y0
-    by_label = {ln.get_label(): ln for ln in ax.get_lines()}
-    alpha_line = by_label["α = 0.05 (the target)"]
-    paired = by_label[texts[2]]
-    assert paired.get_zorder() > alpha_line.get_zorder()
-    assert paired.get_linewidth() < alpha_line.get_linewidth()  # the band shows around it
-    np.testing.assert_allclose(
-        paired.get_ydata(), type1_curve(designs["paired-pocock"], np.linspace(0, 1, 21))
-    )
+    assert min(t.get_fontsize() for t in fig.legends[0].get_texts()) >= 7  # the house size
+    for ax, (name, d) in zip(fig.axes, designs.items(), strict=True):
+        title = ax.get_title(loc="left").replace("\n", " ")
+        assert design_label(d).replace("\n", " ") in title and name not in title
+        assert f"certified max {d.certificate.upper:.5f}" in title
+        by_label = {ln.get_label(): ln for ln in ax.get_lines()}
+        alpha_line = by_label["α = 0.05 (the target)"]
+        curve = by_label["the design's false-win rate (exact)"]
+        assert curve.get_zorder() > alpha_line.get_zorder()
+        assert curve.get_linewidth() < alpha_line.get_linewidth()  # the band shows around it
+        np.testing.assert_allclose(curve.get_ydata(), type1_curve(d, np.linspace(0, 1, 21)))
 
 
-def test_f06_curves_and_reference_lines_are_distinguishable(designs):
-    from evalsim.products.sequential.figures import power_ess_figure
+def test_f06_power_per_design_and_expected_trials_together(designs):
+    from evalsim.products.sequential.figures import design_label, power_ess_figure
 
     fig = power_ess_figure(designs, 0.5, [0.5, 0.7, 0.9], 0.05)
-    ax1, ax2 = fig.axes
-    design_lines = [ln for ln in ax1.get_lines() if ln.get_label() in designs]
+    *power_axes, ax_e = fig.axes
+    assert len(power_axes) == len(designs)
+    labels = [design_label(d) for d in designs.values()]
+    for ax, label in zip(power_axes, labels, strict=True):
+        refs = [ln for ln in ax.get_lines() if ln.get_label().startswith("fixed n =")]
+        assert len(refs) == 1 and refs[0].get_color() == "0.35"
+        assert [ln.get_label() for ln in ax.get_lines() if ln not in refs] == [label]
+    design_lines = [ln for ln in ax_e.get_lines() if ln.get_label() in labels]
     styles = {(ln.get_color(), str(ln.get_linestyle()), ln.get_marker()) for ln in design_lines}
     assert len(design_lines) == 2 and len(styles) == 2
     assert len({ln.get_marker() for ln in design_lines}) == 2  # not by color alone
-    refs = [ln for ln in ax1.get_lines() if ln.get_label().startswith("reference: fixed n")]
-    assert {ln.get_label() for ln in refs} == {
-        "reference: fixed n = 16 (paired, exact)",
-        "reference: fixed n = 16 (unpaired, exact)",
-    }
-    assert len({str(ln.get_linestyle()) for ln in refs}) == 2
-    for ln in refs:
-        assert ln.get_marker() in ("None", None, "") and ln.get_color() == "0.35"
-    assert len(ax2.get_lines()) == 2 + 2  # two designs, the two references at n_max
-    assert set(_legend_texts(fig)) == set(designs) | {ln.get_label() for ln in refs}
+    assert set(_legend_texts(fig)) == set(labels)
 
 
 # ----------------------------------------------------------------------- success_vs_sigma

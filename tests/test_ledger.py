@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from ledger_pools import pools
 
 from evalsim.ledger import (
     VERDICTS,
@@ -96,19 +97,19 @@ def test_value_rule_matches_then_differs_when_the_result_moves(claims):
 
 
 def test_approx_one_in_n(claims):
-    t03 = _table(policy=["A", "B"], **{"P(>=9/10) at p_stated": [0.215, 0.645]})
+    t03 = _table(policy=["A", "B"], **{"P(>=9/10) at p_pool": [0.215, 0.645]})
     assert _ledger(claims, "000-01", T03=t03).verdict == "document rounding"
-    t03.loc[0, "P(>=9/10) at p_stated"] = 0.30  # one in 3.3, not one in five
+    t03.loc[0, "P(>=9/10) at p_pool"] = 0.30  # one in 3.3, not one in five
     assert _ledger(claims, "000-01", T03=t03).verdict == "document error"
 
 
 def test_simulation_rule_uses_two_standard_errors(claims):
     t07 = _table(policy=["A", "B"], rate=[0.72, 0.88], trials=[300, 300])
-    row = _ledger(claims, "000-21", T07=t07)
+    row = _ledger(claims, "000-21", **pools(t07))
     assert row.verdict == "matches", row.reason
     # 0.737 vs 0.60 with n = 300 each: SE ~ 0.037, 3.7 SE apart.
     t07.loc[0, "rate"] = 0.60
-    row = _ledger(claims, "000-21", T07=t07)
+    row = _ledger(claims, "000-21", **pools(t07))
     assert row.verdict == "simulation differs"
     assert "SE" in row.reason
 
@@ -183,9 +184,12 @@ def test_unstated_premise_gives_ambiguous_when_readings_disagree(claims):
     row = _ledger(claims, "002-02", **_widths_at_ten(44.0, 46.0, 47.0, 0.45))
     assert row.verdict == "document rounding", row.reason
     assert "Other readings" in row.reason
-    # All readings disagree with the document: "document error", not "ambiguous".
+    # The tables' readings all disagree, but the exact mean width at lesson 25's 221/300
+    # (computed, issue 46) reproduces it: still "ambiguous", and a reading on our pools
+    # (T08) never decides.
     row = _ledger(claims, "002-02", **_widths_at_ten(30.0, 60.0, 62.0, 0.30))
-    assert row.verdict == "document error", row.reason
+    assert row.verdict == "ambiguous", row.reason
+    assert "221/300" in row.reason.split("; not by: ")[0] and "resampled" not in row.reason
 
 
 def test_one_in_six_is_decided_by_the_exact_binomial(claims):
@@ -220,7 +224,7 @@ def test_gap_claim_answers_both_questions(claims):
     def t07(a, b):
         return _table(policy=["A", "B"], rate=[a, b], trials=[300, 300])
 
-    row = _ledger(claims, "000-26", T07=t07(0.737, 0.877))
+    row = _ledger(claims, "000-26", **pools(t07(0.737, 0.877)))
     assert row.verdict == "matches", row.reason
     assert "(a) at the document's own p_a = 0.737, p_b = 0.877: 0.14 (within" in row.reason
     assert float(row.reproduced) == pytest.approx(0.14)
@@ -228,7 +232,7 @@ def test_gap_claim_answers_both_questions(claims):
         # 2 SE of a 300-trial pool gap is below 0.08: every one of these is far outside.
         se = math.sqrt(a * (1 - a) / 300 + b * (1 - b) / 300)
         assert abs(b - a - 0.14) > 2.5 * se
-        row = _ledger(claims, "000-26", T07=t07(a, b))
+        row = _ledger(claims, "000-26", **pools(t07(a, b)))
         assert row.verdict == "simulation differs", (a, b, row.reason)
         assert "the document's number is outside" in row.reason
 
@@ -743,7 +747,7 @@ def test_mc_and_simulation_rules(tmp_path):
     assert row.verdict == "matches"
     assert row.reason == (
         f"{0.08 / se:.1f} SE apart (two independent estimates, n = 300 document, 100 ours); "
-        "criterion 2 SE"
+        f"criterion 2 SE; resolution: detects a difference of {2 * se:.6g} or more"
     )
     row = _judge_one(tmp_path, _one(stated="0.42", rule="simulation", criterion=se2), **t)
     assert row.verdict == "simulation differs"
@@ -856,6 +860,10 @@ def test_readme_section_lists_the_rows_that_do_not_match(claims):
         policy=["A", "B"],
         **{"P(>=9/10) at p_stated": [0.2160, 0.6466], "P(>=9/10) at p_pool": [0.30, 0.6453]},
     )
+    # 000-01 and 000-02 read the document's own count 221/300 first (its 0.737 is a rounding).
+    t03 = t03.rename(
+        columns={"P(>=9/10) at p_stated": "P(>=9/10) at p_pool", "P(>=9/10) at p_pool": "x"}
+    ).assign(**{"P(>=9/10) at p_stated": t03["P(>=9/10) at p_pool"]})
     df = build_ledger(_by_id(claims, "000-01") + _by_id(claims, "000-02"), "/x", {"T03": t03})
     body = readme_disagreements(df)
     assert (
@@ -863,7 +871,10 @@ def test_readme_section_lists_the_rows_that_do_not_match(claims):
         in body
     )
     assert "| id | stated | reproduced | verdict | reason |" in body
-    assert "| 000-02 | 0.215 | 0.216 | document error | off by 0.001, more than the printed" in body
+    assert (
+        "| 000-02 | 0.215 | 0.216 | document error | Primary reading (document inputs): off by "
+        "0.001, more than the printed" in body
+    )
     assert 'Rows whose verdict is not "matches":\n\n| id |' in body
     assert "| 000-01 | one time in five (= 1/5) |" in body
     assert section("x\n<!-- BEGIN generated:s -->\n\nbody\n\n<!-- END generated:s -->", "s") == (

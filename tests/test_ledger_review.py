@@ -10,6 +10,9 @@ The review runs in CI: the ledger is built from the smoke pipeline the suite alr
 (``smoke_run``, one run per session), whose grids hold every row a claim reads. A checkout
 with a full study in ``results/`` is reviewed as well.
 
+Issue 46 adds four rows the written primary-reading rule decides (000-40, 000-44, 000-47,
+001-28) and ten claims no row covered, each with the sentence that decides it.
+
 Issue 23 lists eleven disagreements between a student's reading and the ledger: 000-28,
 000-29 (000-33 is merged into 000-28), 000-34.A, 000-34.B, 000-31, 000-36.n10 (000-18.n10
 merged), 000-26, 004-05, 002-05, 001-11 and 004-08. Each is below, marked "issue 23".
@@ -52,7 +55,8 @@ REVIEW = [
     # 000 l.270: "B fails to produce one in about a third of evaluations"
     ("000-35", "document rounding", "1 - 0.645 = 0.355, 'about a third'"),
     # 000 l.288: "With 20 trials each, the better policy scores the same or worse 17% of the time"
-    ("000-39", "matches", "exact P(B <= A) at n = 20 is 0.173"),
+    # (issue 46: the paragraph restates Table E, 0.170; the exact 0.173 is reported beside)
+    ("000-39", "matches", "Table E's 0.170 rounds to 17% (exact P(B <= A) 0.173)"),
     # 000 l.106: "disjoint 95% intervals are a stricter test than a direct comparison"
     # (Table E, n = 20: disjoint 0.025 vs Fisher 0.113): issue 23's missing claim.
     ("000-50", "matches", "P(disjoint Wilson) < P(Fisher p < 0.05) at every n"),
@@ -106,6 +110,47 @@ REVIEW = [
     # structure across initial conditions, which manipulation tasks nearly always do": a
     # claim about manipulation tasks in general, which one simulated task cannot count.
     ("001-31", "ambiguous", "'nearly always' is about all manipulation tasks"),
+    # ---- issue 46: four rows decided by the written primary-reading rule (config/claims.yaml)
+    # issue 46. 000 l.288 "the difference is significant only 11% of the time": the paragraph
+    # under Table E restates its 0.113 (rule: table). The exact power 0.119 is reported.
+    ("000-40", "matches", "Table E's 0.113 rounds to 11%"),
+    # issue 46. 000 l.333 "Ten trials give an interval about 0.46 wide": Table B's 0.463
+    # (rule: table); at the document's 221/300 the exact mean width is 0.4618, reported.
+    ("000-44", "matches", "Table B's 0.463 rounds to 0.46"),
+    # issue 46. 000 l.54/96 "Halving it costs four times the trials" ... "The half-width is
+    # about z sqrt(p(1-p)/n); halving it needs n four times larger" (rule: derivation).
+    ("000-47", "matches", "the lesson's half-width approximation gives exactly 4"),
+    # issue 46. 001 l.128 "80% power promises ... one experiment in five returns a null"
+    # (rule: derivation): 1 - 0.80 = 1/5 exactly, not a rounding.
+    ("001-28", "matches", "1 - 0.80 is one in five exactly"),
+    # ---- issue 46: ten claims no row covered
+    # 001 l.35 "the exact Clopper-Pearson interval is the conservative, strictly wider
+    # alternative": not wider at 0/n and n/n from n = 46 (0/50: 0.0711 vs 0.0713).
+    ("001-40", "document error", "110 (k, n), n <= 100, where it is not wider"),
+    # 004 l.32 "This method guarantees coverage probability no less than the nominal
+    # confidence level": its minimum exact coverage over p is at least 0.95.
+    ("004-20", "matches", "Clopper-Pearson's minimum coverage over p is >= 0.95"),
+    # 004 l.51 Wilson "delivers better statistical coverage": the rule calls it ambiguous
+    # (which 'better' is unstated). A careful reader may call it an error: Wilson's minimum
+    # coverage falls below 95%, where Clopper-Pearson's never does; closer to 95% on average
+    # is the other reading, and there Wilson is better.
+    ("004-21", "ambiguous", "better on average, worse at the minimum"),
+    # 000 l.178 "SciPy uses 1e-14 for the same purpose": the installed fisher_exact's epsilon.
+    ("000-60", "matches", "epsilon = 1e-14 in the installed SciPy"),
+    # 000 l.210-211, 217, 237: SciPy's default method="exact", confidence_level=0.95;
+    # statsmodels' method="normal" (Wald): read from the installed signatures.
+    ("000-61", "matches", "the installed defaults are exact/0.95 and normal"),
+    # 000 l.94 "The center moves toward 0.5 by z^2/2n": at 9/10 it moves 0.111, not 0.192.
+    ("000-62", "document error", "the shift depends on p-hat: 0.111 at 9/10, not 0.192"),
+    # 002 l.43 "the rate at which you declare a winner ... climbs with the number of looks".
+    ("002-20", "matches", "F03's exact false-win rate rises at every step of the looks"),
+    # 002 l.7-11 9/10 on Friday, 6/10 on Monday: "neither of you did anything wrong".
+    ("002-21", "matches", "two-sided Fisher p of 9/10 vs 6/10 is 0.30"),
+    # 004 l.77 "if correlation between paired runs becomes weak, the power gain diminishes".
+    ("004-22", "matches", "T13's paired n rises as rho falls"),
+    # 004 l.81 "Treating every episode as an independent sample ... produces over-optimistic
+    # p-values": the naive bootstrap's p-value is smaller than the hierarchical one (T28).
+    ("004-23", "matches", "p_hierarchical / p_naive >= 1 on our pools"),
 ]
 # Simulation claims: (a) from the document's own inputs must hold, whatever the pools.
 SELF_CONSISTENT = [
@@ -174,7 +219,8 @@ def test_reviewed_verdict(ledger, cid, verdict, why):
 @pytest.mark.parametrize("cid", SELF_CONSISTENT)
 def test_table_b_c_e_are_self_consistent(ledger, cid):
     row = ledger.loc[cid]
-    assert row.verdict in ("matches", "simulation differs"), row.reason
+    assert row.verdict in ("matches", "simulation differs", "not resolvable with the pools")
+    assert "resolution: range width" in row.reason, row.reason
     assert "(a) at the document's own" in row.reason and "(within rounding" in row.reason
 
 
@@ -197,12 +243,14 @@ def test_the_true_gap_against_the_pool_counts(ledger, study):
     # issue 23. 000 l.280: "The true gap is 0.14" (0.877 - 0.737). Expectation from T07's
     # counts; the document's 0.14 is itself the gap of two 300-trial pools (l.246-247), so its
     # sampling error counts as well as ours (issue 23: "a computed 2 SE is 0.0886").
-    (path,) = (study / "results" / "tables").glob("T07_*.csv")
-    t07 = pd.read_csv(path).set_index("policy")
-    a, b = t07.loc["A"], t07.loc["B"]
+    # The pooled seeds (T30), the largest honest sample (issue 46).
+    (path,) = (study / "results" / "tables").glob("T30_*.csv")
+    t30 = pd.read_csv(path)
+    t30 = t30[(t30.criterion == "strict") & (t30.scope == "pooled seeds")].set_index("policy")
+    a, b = t30.loc["A"], t30.loc["B"]
     se = math.sqrt(
-        a.rate * (1 - a.rate) / a.trials
-        + b.rate * (1 - b.rate) / b.trials
+        a.rate * (1 - a.rate) / a.n
+        + b.rate * (1 - b.rate) / b.n
         + 0.737 * 0.263 / 300
         + 0.877 * 0.123 / 300
     )
@@ -211,8 +259,9 @@ def test_the_true_gap_against_the_pool_counts(ledger, study):
     assert "(a) at the document's own p_a = 0.737, p_b = 0.877: 0.14 (within" in row.reason
     if z > 2.6:
         assert row.verdict == "simulation differs", row.reason
-    elif z < 1.4:
-        assert row.verdict == "matches", row.reason
+    elif z < 1.4:  # inside the range; a range that also holds 0 does not resolve (issue 46)
+        want = "not resolvable with the pools" if "the range holds 0" in row.reason else "matches"
+        assert row.verdict == want, row.reason
 
 
 def test_paired_designs_read_from_the_sizing_table(ledger, study):
@@ -225,3 +274,22 @@ def test_paired_designs_read_from_the_sizing_table(ledger, study):
     assert paired / unpaired < 0.6
     assert float(ledger.loc["004-12"].reproduced) == pytest.approx(paired / unpaired, rel=1e-5)
     assert np.isclose(unpaired, 3213)
+
+
+def test_no_reading_on_our_pools_is_a_document_error(ledger, repo):
+    # issue 46: the alternative readings of 000-01, 000-40, 000-41 and 000-45 on our pools
+    # were labelled "document error"; by the verdicts' own definitions a difference only our
+    # pools show is "simulation differs".
+    claims = {c.id: c for c in load_claims(repo / "config" / "claims.yaml")}
+    seen = 0
+    for cid, row in ledger.iterrows():
+        for src in claims[cid].sources:
+            if not src.get("on_pools"):
+                continue
+            seen += 1
+            part = row.reason.split(f"{src['method']} = ", 1)
+            if len(part) == 2:  # reported as another reading: "= value (verdict)"
+                assert not part[1].split(")", 1)[0].endswith("document error"), (cid, row.reason)
+            elif row.method == src["method"]:
+                assert row.verdict != "document error", (cid, row.reason)
+    assert seen >= 10

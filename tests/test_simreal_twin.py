@@ -234,9 +234,9 @@ def test_f11_draws_every_method_at_the_pairs_law():
     pools, twins = _synthetic(100, (70, 8, 6, 16))
     fig = twin_coverage_figure(pools, {"g": twins}, "cube30", "A", "g", [10, 20, 50], 500, 0.95)
     ax_c, ax_w = fig.axes[:2]
-    assert [ln.get_label() for ln in ax_c.lines if not ln.get_label().startswith("_")] == list(
-        sr.METHODS
-    )
+    assert [ln.get_label() for ln in ax_c.lines if not ln.get_label().startswith("_")] == [
+        sr.LABELS[m] for m in sr.METHODS
+    ]
     law = pair_law(pools, twins, "cube30", "A")
     cp = sr.operating_characteristics(law["p_real"], law["p_sim"], law["correlation"], 20, 500)
     w_cp = ax_w.lines[list(sr.METHODS).index("clopper_pearson")].get_ydata()

@@ -50,6 +50,12 @@ def _min(*args):
     return np.min(_flat(args))
 
 
+def _diff(values):
+    """Steps between consecutive values; one value (or a scalar) has no step: [0]."""
+    values = np.atleast_1d(np.asarray(values, dtype=float))
+    return np.diff(values) if values.size > 1 else np.zeros(1)
+
+
 #: The callable names an expression may use (dotted names are looked up as a whole).
 FUNCTIONS = {
     "sqrt": np.sqrt,
@@ -60,6 +66,7 @@ FUNCTIONS = {
     "ceil": np.ceil,
     "floor": np.floor,
     "log10": np.log10,
+    "diff": _diff,
     "norm.ppf": stats.norm.ppf,
     "norm.cdf": stats.norm.cdf,
     "norm.sf": stats.norm.sf,

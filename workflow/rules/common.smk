@@ -36,7 +36,12 @@ def report_figure(fid, category):
     """Figure ``fid``'s outputs, the PNG shown in the HTML report with its caption."""
     paths = figure(fid)
     return {
-        "png": report(paths["png"], caption=f"../report/{fid}.rst", category=category),
+        "png": report(
+            paths["png"],
+            caption=f"../report/{fid}.rst",
+            category=category,
+            labels={"product": "study's own: the scene", "id": fid},
+        ),
         "pdf": paths["pdf"],
     }
 

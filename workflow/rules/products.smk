@@ -12,11 +12,15 @@ from evalsim.products.manifest import PRODUCTS, product_paths
 
 def product_outputs(product):
     """A product's outputs; its report entry (a table's HTML page, a figure's PNG) carries
-    its caption, workflow/report/<caption>.rst, in the report category of its stage."""
+    its caption, workflow/report/<caption>.rst, in the report category of its stage, and is
+    listed by the documents' name for it with the id beside (Product.report_label)."""
     paths = product_paths(product)
     shown = "html" if product.kind == "table" else "png"
     paths[shown] = report(
-        paths[shown], caption=f"../report/{product.caption}.rst", category=product.stage
+        paths[shown],
+        caption=f"../report/{product.caption}.rst",
+        category=product.stage,
+        labels=product.report_label,
     )
     return paths
 

@@ -48,6 +48,10 @@ rule report_claims_ledger:
             "results/report/claims.html",
             caption="../report/claims_ledger.rst",
             category="report",
+            labels={
+                "product": "the claims ledger: every printed number",
+                "id": "claims",
+            },
         ),
     log:
         "logs/report/claims_ledger.log",

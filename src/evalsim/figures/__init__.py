@@ -93,11 +93,23 @@ def ranking_intervals(
 
 
 def save_figure(fig, png_path: str | os.PathLike, pdf_path: str | os.PathLike) -> None:
-    """Save ``fig`` as PNG and PDF atomically, then close it."""
+    """Save ``fig`` as PNG and PDF atomically, then close it.
+
+    A figure with further pages (a list of figures as ``fig.more_pages``, e.g. F07's tick
+    boxes) is written as one multi-page PDF; the PNG shows the first page.
+    """
+    from matplotlib.backends.backend_pdf import PdfPages
+
+    meta = {"Creator": None, "Producer": None, "CreationDate": None}
+    pages = [fig, *getattr(fig, "more_pages", [])]
     with atomic_path(png_path) as tmp:
         fig.savefig(tmp, format="png", metadata={"Software": None})
     with atomic_path(pdf_path) as tmp:
-        fig.savefig(
-            tmp, format="pdf", metadata={"Creator": None, "Producer": None, "CreationDate": None}
-        )
-    plt.close(fig)
+        if len(pages) == 1:
+            fig.savefig(tmp, format="pdf", metadata=meta)
+        else:
+            with PdfPages(tmp, metadata=meta) as pdf:
+                for page in pages:
+                    pdf.savefig(page)
+    for page in pages:
+        plt.close(page)

@@ -14,23 +14,30 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
-from matplotlib.patches import Patch
 
 from evalsim.figures import OKABE_ITO
 from evalsim.stats.sequential.core import SequentialDesign
 
-__all__ = ["bench_sheet"]
+__all__ = ["bench_sheet", "tick_pages"]
 
 _A4_LANDSCAPE_IN = (11.69, 8.27)
 
 
-def _stop_marks(ax, d, lead, final, color) -> None:
+def _stop_marks(ax, d, lead, final, color, final_label=None) -> None:
     """A boundary's stop marks: filled squares where a look stops, open ones at the last look."""
     ok = np.isfinite(lead)
     ax.scatter(d[ok], lead[ok], marker="s", s=9, color=color, lw=0, zorder=3)
     okf = np.isfinite(final)
     ax.scatter(
-        d[okf], final[okf], marker="s", s=9, facecolor="none", edgecolor=color, lw=0.6, zorder=3
+        d[okf],
+        final[okf],
+        marker="s",
+        s=9,
+        facecolor="none",
+        edgecolor=color,
+        lw=0.6,
+        zorder=3,
+        label=final_label,
     )
 
 
@@ -70,22 +77,53 @@ def _paired_sheet(design: SequentialDesign):
         ys.extend(lead.tolist())
     ax.scatter(xs, ys, s=1.2, color="0.55", lw=0)
     ok = np.isfinite(up_lead)
-    ax.fill_between(d[ok], up_lead[ok] - 0.5, top + 1, color=OKABE_ITO[2], alpha=0.25, lw=0)
-    _stop_marks(ax, d, up_lead, fin_up, OKABE_ITO[2])
+    ax.fill_between(
+        d[ok],
+        up_lead[ok] - 0.5,
+        top + 1,
+        color=OKABE_ITO[2],
+        alpha=0.25,
+        lw=0,
+        label="stop: B better (filled squares: the lowest such point)",
+    )
+    _stop_marks(
+        ax,
+        d,
+        up_lead,
+        fin_up,
+        OKABE_ITO[2],
+        f"at pair {design.n_max} (the last): B better on or above",
+    )
     if design.two_sided:
         okl = np.isfinite(lo_lead)
         ax.fill_between(
-            d[okl], bottom - 1, lo_lead[okl] + 0.5, color=OKABE_ITO[3], alpha=0.25, lw=0
+            d[okl],
+            bottom - 1,
+            lo_lead[okl] + 0.5,
+            color=OKABE_ITO[3],
+            alpha=0.25,
+            lw=0,
+            label="stop: A better",
         )
         _stop_marks(ax, d, lo_lead, fin_lo, OKABE_ITO[3])
     if design.futility is not None:
         fl = np.where(r["fut_hi"] >= 0, 2 * r["fut_hi"] - d, np.nan)
         okz = np.isfinite(fl)
-        ax.scatter(d[okz], fl[okz], marker="v", s=8, color=OKABE_ITO[1], lw=0, zorder=3)
+        ax.scatter(
+            d[okz],
+            fl[okz],
+            marker="v",
+            s=8,
+            color=OKABE_ITO[1],
+            lw=0,
+            zorder=3,
+            label=f"from pair {design.futility['from']}: may stop for futility on or below",
+        )
     ax.set_xlim(-0.5, d_max + 0.5)
     ax.set_ylim(bottom - 0.5, top + 0.5)
-    ax.set_xlabel("discordant pairs so far (pairs where exactly one policy succeeded)")
-    ax.set_ylabel("B-alone minus A-alone")
+    ax.set_xlabel("discordant pairs so far (pairs where exactly one policy succeeded)", fontsize=10)
+    ax.set_ylabel("B-alone minus A-alone", fontsize=10)
+    ax.tick_params(labelsize=9)
     ax.grid(True, which="major", color="0.85", lw=0.5)
     ax.set_xticks(np.arange(0, d_max + 1, 10))
     ax.set_xticks(np.arange(0, d_max + 1, 1), minor=True)
@@ -94,49 +132,75 @@ def _paired_sheet(design: SequentialDesign):
         f"Bench sheet -- {design.label}{cert}\n"
         "After each pair: only B succeeded -> one step right and up; only A -> right and down; "
         "both or neither -> no move (tick the margin box). Stop when you enter a shaded region.",
-        fontsize=9,
+        fontsize=10,
     )
-    handles = [
-        Patch(
-            color=OKABE_ITO[2],
-            alpha=0.25,
-            label="stop: B better (filled squares: the lowest such point)",
-        ),
-        plt.Line2D(
-            [],
-            [],
-            color=OKABE_ITO[2],
-            marker="s",
-            mfc="none",
-            ls="",
-            label=f"at pair {design.n_max} (the last): B better on or above",
-        ),
-    ]
-    if design.two_sided:
-        handles.append(Patch(color=OKABE_ITO[3], alpha=0.25, label="stop: A better"))
-    if design.futility is not None:
-        handles.append(
-            plt.Line2D(
-                [],
-                [],
-                color=OKABE_ITO[1],
-                marker="v",
-                ls="",
-                label=f"from pair {design.futility['from']}: may stop for futility on or below",
-            )
-        )
-    ax.legend(handles=handles, loc="lower left", frameon=True, fontsize=8)
+    # Under the axes, left: inside, it covered part of the lattice the operator marks.
+    ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.09), frameon=False, fontsize=9, ncol=1)
     ax.text(
         1.0,
         -0.09,
-        "pairs run (tick): " + "□ " * 40,
+        f"Tick one box per pair run: {_pages_note(design.n_max)}",
         transform=ax.transAxes,
         ha="right",
         va="top",
-        fontsize=7,
+        fontsize=9,
     )
     fig.tight_layout()
     return fig
+
+
+#: Tick boxes per row and rows per page of the tick pages (A4 landscape, 9 pt numbers).
+BOXES_PER_ROW = 20
+ROWS_PER_PAGE = 10
+
+
+def _pages_note(n_max: int) -> str:
+    pages = -(-n_max // (BOXES_PER_ROW * ROWS_PER_PAGE))
+    where = "the next page" if pages == 1 else f"the next {pages} pages"
+    return f"{n_max} numbered boxes on {where} of the PDF"
+
+
+def tick_pages(n_max: int, label: str, unit: str = "pair") -> list:
+    """A4-landscape pages of ``n_max`` numbered tick boxes, one per pair (or trial) run.
+
+    :data:`BOXES_PER_ROW` x :data:`ROWS_PER_PAGE` boxes a page, each about 13 mm square
+    with its number in 9 pt, so the operator never runs out before the design's last pair.
+
+    Parameters
+    ----------
+    n_max : int
+        The design's largest number of pairs (trials per policy for an unpaired design).
+    label : str
+        The design, for each page's header.
+    unit : str
+        What one box counts ("pair" or "trial per policy").
+    """
+    from matplotlib.patches import Rectangle
+
+    per_page = BOXES_PER_ROW * ROWS_PER_PAGE
+    n_pages = -(-n_max // per_page)
+    pages = []
+    for page in range(n_pages):
+        first = page * per_page + 1
+        last = min(n_max, first + per_page - 1)
+        fig = plt.figure(figsize=_A4_LANDSCAPE_IN)
+        ax = fig.add_axes((0.04, 0.05, 0.92, 0.8))
+        ax.set_xlim(0, BOXES_PER_ROW)
+        ax.set_ylim(ROWS_PER_PAGE, 0)
+        ax.set_axis_off()
+        for i in range(first, last + 1):
+            r, c = divmod(i - first, BOXES_PER_ROW)
+            ax.add_patch(Rectangle((c + 0.12, r + 0.12), 0.76, 0.76, fill=False, ec="0.2", lw=0.8))
+            ax.text(c + 0.16, r + 0.16, str(i), ha="left", va="top", fontsize=9, color="0.3")
+        fig.text(
+            0.04,
+            0.93,
+            f"Bench sheet -- {label}: tick one box per {unit} run ({unit}s {first}-{last} "
+            f"of {n_max}; page {page + 2} of {n_pages + 1})",
+            fontsize=11,
+        )
+        pages.append(fig)
+    return pages
 
 
 def _unpaired_sheet(design: SequentialDesign):
@@ -156,21 +220,43 @@ def _unpaired_sheet(design: SequentialDesign):
             color=OKABE_ITO[i],
             label=f"A has succeeded in about {rate:.0%} of its trials",
         )
-    ax.set_xlabel("trials per policy so far")
-    ax.set_ylabel("lead k_B - k_A needed to stop: B better")
+    ax.set_xlabel("trials per policy so far", fontsize=10)
+    ax.set_ylabel("lead k_B - k_A needed to stop: B better", fontsize=10)
+    ax.tick_params(labelsize=9)
     ax.grid(True, color="0.85", lw=0.5)
     cert = _certified(design)
     ax.set_title(
         f"Bench sheet -- {design.label}{cert}\n"
         "At each look, stop with 'B better' when B's lead reaches the line for A's current count "
         "(exact thresholds per k_A: the design file).",
+        fontsize=10,
+    )
+    ax.legend(frameon=False, fontsize=9)
+    ax.text(
+        1.0,
+        -0.09,
+        f"Tick one box per trial per policy: {_pages_note(design.n_max)}",
+        transform=ax.transAxes,
+        ha="right",
+        va="top",
         fontsize=9,
     )
-    ax.legend(frameon=False, fontsize=8)
     fig.tight_layout()
     return fig
 
 
 def bench_sheet(design: SequentialDesign):
-    """F07: the printable bench sheet of a design (A4 landscape)."""
-    return _paired_sheet(design) if design.kind == "paired" else _unpaired_sheet(design)
+    """F07: the printable bench sheet of a design (A4 landscape).
+
+    The first page is the design's lattice (paired) or thresholds (unpaired); the tick boxes,
+    one per pair (or trial per policy) up to the design's ``n_max``, follow on as many pages
+    as they need (:func:`tick_pages`), kept on the figure as ``more_pages``:
+    :func:`evalsim.figures.save_figure` writes every page into the PDF (the PNG shows the
+    first).
+    """
+    if design.kind == "paired":
+        fig, unit = _paired_sheet(design), "pair"
+    else:
+        fig, unit = _unpaired_sheet(design), "trial per policy"
+    fig.more_pages = tick_pages(design.n_max, design.label, unit)
+    return fig

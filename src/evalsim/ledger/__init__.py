@@ -15,7 +15,15 @@ writes one row per claim with a verdict and a one-line reason:
   sampling error, give another number;
 - ``document error``: the document's number does not follow from its own stated inputs;
 - ``ambiguous``: the document leaves out a premise and the plausible readings disagree, or the
-  claim is not a number a rule can decide.
+  claim is not a number a rule can decide;
+- ``not resolvable with the pools``: the document follows from its own inputs and our pools
+  agree, but the pool check's range also holds a trivial value (0 or 1 for a probability, 0
+  for a gap), so it could not have failed: the pools cannot tell.
+
+Each claim names its primary reading (``primary``, :data:`evalsim.ledger.claims.PRIMARY`):
+the reading the sentence states, chosen by one written rule (the header of
+``config/claims.yaml``). That reading is the claim's first source and decides; a reading on
+our pools (``on_pools``) can only say "matches", "simulation differs" or "not resolvable".
 
 A simulation claim with a ``model`` answers two questions separately
 (:mod:`evalsim.ledger.models`): (a) the number recomputed exactly from the document's own

@@ -11,10 +11,31 @@ from dataclasses import dataclass, field
 import numpy as np
 import yaml
 
+from evalsim.ledger.checks import CHECKS
 from evalsim.ledger.models import check_model
-from evalsim.safe_expr import ExpressionError, parse
+from evalsim.safe_expr import ExpressionError, evaluate, parse
 
 RULES = ("value", "approx", "at_least", "at_most", "roundoff", "mc", "simulation", "judgement")
+
+#: The primary reading of a claim: the reading the sentence states, chosen by the first kind
+#: in this order that fits the sentence (the claims file names it in each claim's
+#: ``primary``). The claim's FIRST source is that reading and decides the verdict; the other
+#: sources are reported beside it. Only ``premise unstated`` lets several readings decide
+#: together (they disagree: "ambiguous").
+PRIMARY = {
+    "table": "the sentence restates the document's own table: that table, as printed",
+    "derivation": "the sentence restates the document's own derivation: that derivation "
+    "recomputed from the document's inputs",
+    "stated method": "the document names its method: that method at the document's inputs",
+    "document inputs": "no method named: the exact computation at the document's printed "
+    "inputs (never our pools)",
+    "library": "a statement about a library: the installed library itself",
+    "pools": "the number comes from the document's own simulation: our pools, with the "
+    "sampling error of both",
+    "premise unstated": "the document leaves out a premise: every plausible reading, "
+    "'ambiguous' when they disagree",
+    "judgement": "not a number a rule can decide",
+}
 
 
 class SourceError(LookupError):
@@ -47,6 +68,11 @@ class Claim:
     # A bound about robot tasks in general that our pools are one instance of: when it fails
     # on the pools, the party that differs is the simulation, not the document.
     about_pools: bool = False
+    # Which reading the sentence states (a key of PRIMARY); "" only in hand-built test claims.
+    primary: str = ""
+    # One sentence the ledger adds to the row's reason (e.g. a calibration that makes the
+    # agreement partly true by construction).
+    note: str = ""
 
     @property
     def stated_display(self) -> str:
@@ -73,7 +99,11 @@ def _parse_stated(raw: dict) -> tuple[str, np.ndarray, tuple[int | None, ...]]:
     stated = raw.get("stated")
     texts = [str(s) for s in _as_list(stated)]
     if "stated_value" in raw:
-        values = [float(v) for v in _as_list(raw["stated_value"])]
+        # A string is the document's own formula at its own inputs ("1.96 ** 2 / (2 * 10)").
+        values = [
+            float(evaluate(v, {})) if isinstance(v, str) else float(v)
+            for v in _as_list(raw["stated_value"])
+        ]
         decimals = tuple(None for _ in values)
     else:
         values, decimals = [], []
@@ -85,6 +115,9 @@ def _parse_stated(raw: dict) -> tuple[str, np.ndarray, tuple[int | None, ...]]:
             decimals.append(_decimals(t))
         decimals = tuple(decimals)
     text = texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
+    formulas = [v for v in _as_list(raw.get("stated_value", [])) if isinstance(v, str)]
+    if formulas and len(values) == 1:
+        text = f"{formulas[0]} = {values[0]:.4g}"  # the document's formula, evaluated
     return text, np.asarray(values, dtype=float), decimals
 
 
@@ -123,9 +156,15 @@ def _merge_item(base: dict, item: dict) -> dict:
 CLAIM_KEYS = {
     "id", "doc", "lines", "quote", "printed", "stated", "stated_value", "scale", "rule",
     "tolerance", "criterion", "n_doc", "sources", "method_stated", "premise_unstated",
-    "reason", "context", "expand", "model", "about_pools",
+    "reason", "context", "expand", "model", "about_pools", "primary", "note",
 }  # fmt: skip
-SOURCE_KEYS = {"method", "table", "column", "where", "agg", "expr", "values", "multiply"}
+# ``on_pools``: the reading is computed on our pools (it can only "match" or find that the
+# "simulation differs"); ``claim``: the document's own printed number of another claim (a
+# restated table cell); ``check`` + ``args``: a function of evalsim.ledger.checks.CHECKS.
+SOURCE_KEYS = {
+    "method", "table", "column", "where", "agg", "expr", "values", "multiply", "on_pools",
+    "claim", "check", "args",
+}  # fmt: skip
 
 
 def _claim_from_raw(raw: dict, docs: dict) -> Claim:
@@ -143,11 +182,19 @@ def _claim_from_raw(raw: dict, docs: dict) -> Claim:
             raise ValueError(
                 f"claim {raw['id']!r}: unknown source key(s) {bad}; allowed: {sorted(SOURCE_KEYS)}"
             )
+        if "check" in src and src["check"] not in CHECKS:
+            raise ValueError(
+                f"claim {raw['id']!r}: unknown check {src['check']!r}; allowed: {sorted(CHECKS)}"
+            )
         if "expr" in src:
             try:
                 parse(src["expr"], src.get("values") or {})
             except ExpressionError as err:
                 raise ExpressionError(f"claim {raw['id']!r}: expr {src['expr']!r}: {err}") from None
+    if raw.get("primary", "") and raw["primary"] not in PRIMARY:
+        raise ValueError(
+            f"claim {raw['id']!r}: unknown primary {raw['primary']!r}; allowed: {list(PRIMARY)}"
+        )
     if raw["rule"] not in RULES:
         raise ValueError(f"claim {raw['id']!r}: unknown rule {raw['rule']!r}; allowed: {RULES}")
     if "model" in raw:
@@ -175,6 +222,8 @@ def _claim_from_raw(raw: dict, docs: dict) -> Claim:
         context=dict(raw.get("context", {})),
         model=dict(raw.get("model", {})),
         about_pools=bool(raw.get("about_pools", False)),
+        primary=str(raw.get("primary", "")),
+        note=str(raw.get("note", "")),
     )
 
 
@@ -198,7 +247,22 @@ def load_claims(path: str | os.PathLike) -> list[Claim]:
     dup = sorted({i for i in ids if ids.count(i) > 1})
     if dup:
         raise ValueError(f"claims file {path}: duplicate claim id(s) {dup}")
+    _resolve_claim_sources(claims)
     return claims
+
+
+def _resolve_claim_sources(claims: list[Claim]) -> None:
+    """Give each ``claim:`` source the printed number of the claim it names (in place)."""
+    by_id = {c.id: c for c in claims}
+    for c in claims:
+        for src in c.sources:
+            if "claim" not in src:
+                continue
+            other = by_id.get(str(src["claim"]))
+            if other is None:
+                raise ValueError(f"claim {c.id!r}: source names unknown claim {src['claim']!r}")
+            src["printed_value"] = [float(v) * other.scale for v in other.stated]
+            src["printed_text"] = other.stated_text
 
 
 def load_skipped(path: str | os.PathLike) -> list[dict]:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.stats import binom
@@ -117,6 +118,12 @@ def _quantile_band(value: np.ndarray, n_doc: float, p, n, levels=(0.05, 0.95), *
 #: which changes no verdict, since a document's number lies in them too.
 VALUE_RANGE: dict[str, tuple[float, float]] = {"gap": (-1.0, 1.0)}
 
+#: Values of ``f`` a pool check must tell the document's number from: the ends of a
+#: probability's range ("never", "always") and, for a gap, no gap at all. A range that holds
+#: one of them cannot fail on that side, so the check does not resolve the claim.
+#: Quantiles of k/n take the values 0 and 1 as ordinary outcomes: none is trivial there.
+TRIVIAL: dict[str, tuple[float, ...]] = {"gap": (0.0,), "kn_quantiles": ()}
+
 BANDS: dict[str, Callable] = {
     "mean_wilson_width": _mean_width_band,
     "kn_quantiles": _quantile_band,
@@ -200,14 +207,57 @@ def _boot(f: Callable, draws: dict[str, np.ndarray], size: int) -> np.ndarray:
     return np.asarray(out)
 
 
+@dataclass(frozen=True)
+class Resolution:
+    """What a pool check can see: its range's width and the smallest difference it detects.
+
+    Attributes
+    ----------
+    width : float
+        Width of the acceptance range (the widest, for several stated values).
+    detectable : float
+        The smallest difference from our pools' value that falls outside the range on both
+        sides: a document's number closer than this always passes.
+    trivial_inside : tuple of float
+        Values of :data:`TRIVIAL` inside the range (0 or 1 for a probability, 0 for a gap).
+    """
+
+    width: float
+    detectable: float
+    trivial_inside: tuple[float, ...] = ()
+
+    @property
+    def resolves(self) -> bool:
+        """False when the range holds a trivial value: the check cannot fail on that side."""
+        return not self.trivial_inside
+
+    def describe(self) -> str:
+        text = (
+            f"resolution: range width {self.width:.3g}, smallest detectable difference "
+            f"{self.detectable:.3g}"
+        )
+        if self.trivial_inside:
+            text += ", the range holds " + " and ".join(f"{t:g}" for t in self.trivial_inside)
+        return text
+
+    def to_dict(self) -> dict:
+        return {
+            "width": self.width,
+            "detectable": self.detectable,
+            "trivial_inside": list(self.trivial_inside),
+            "resolves": self.resolves,
+        }
+
+
 def pool_agreement(
     model: dict, lookup: Callable, stated, half, claim_id: str
-) -> tuple[bool, str, np.ndarray, np.ndarray]:
+) -> tuple[bool, str, np.ndarray, np.ndarray, Resolution]:
     """Question (b): the document's number against the bootstrap of ``f`` over our pools.
 
     ``lookup(spec)`` reads a value (``evalsim.ledger.readings.evaluate_source``-like: a
-    table lookup or an ``expr``). Returns (inside, reason, lower, upper), the bounds being
-    the acceptance range of the document's number (rounding and its own band included).
+    table lookup or an ``expr``). Returns (inside, reason, lower, upper, resolution), the
+    bounds being the acceptance range of the document's number (rounding and its own band
+    included) and the resolution what that range can tell (:class:`Resolution`).
     """
     stated, half = np.atleast_1d(stated), np.atleast_1d(half)
     rng = rng_for(BOOT_SEED, "ledger", claim_id)
@@ -237,6 +287,13 @@ def pool_agreement(
     floor, ceiling = VALUE_RANGE.get(model["f"], (0.0, 1.0))
     lo, hi = np.maximum(lo, floor), np.minimum(hi, ceiling)
     ok = bool(np.all((lo - 1e-12 <= stated) & (stated <= hi + 1e-12)))
+    trivial = np.array(TRIVIAL.get(model["f"], (floor, ceiling)), dtype=float)
+    held = [t for t in trivial if np.any((lo - 1e-12 <= t) & (t <= hi + 1e-12))]
+    resolution = Resolution(
+        width=float(np.max(hi - lo)),
+        detectable=float(np.max(np.maximum(hi - point, point - lo))),
+        trivial_inside=tuple(float(t) for t in held),
+    )
     pools = ", ".join(f"{k} {rates[k]:.4g} of {trials_of[k]}" for k in rates)
     why = (
         f"(b) our pools ({pools}) give {_show(point)}; the document's number may lie in "
@@ -248,4 +305,5 @@ def pool_agreement(
     if model.get("n_doc"):
         why += f", its {model['n_doc']:,} replications"
     why += f" and its rounding; the document's number is {'inside' if ok else 'outside'}"
-    return ok, why, lo, hi
+    why += f"; {resolution.describe()}"
+    return ok, why, lo, hi, resolution

@@ -85,6 +85,11 @@ def headline(df: pd.DataFrame) -> str:
         f"{c.get('simulation differs', 0)} where only our simulation differs, "
         f"{c.get('document rounding', 0)} document roundings, {c.get('matches', 0)} matches, "
         f"{c.get('ambiguous', 0)} ambiguous"
+        + (
+            f", {c['not resolvable with the pools']} not resolvable with the pools"
+            if c.get("not resolvable with the pools")
+            else ""
+        )
         + (f", {c['missing source']} missing source" if c.get("missing source") else "")
     )
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from evalsim.ledger.checks import CHECKS
 from evalsim.ledger.claims import SourceError, _as_list
 from evalsim.safe_expr import ExpressionError, evaluate
 
@@ -113,6 +114,23 @@ def evaluate_source(tables: Tables, source: dict, claim_id: str = "?") -> tuple[
         If the source's ``expr`` is outside the whitelist of :mod:`evalsim.safe_expr`,
         naming ``claim_id``.
     """
+    if "claim" in source:
+        # A restatement: the document's own printed number (resolved by load_claims).
+        if "printed_value" not in source:
+            raise SourceError(f"the claim {source['claim']!r} is not in the claims loaded")
+        desc = f"the document's own {source.get('printed_text', '')} (claim {source['claim']})"
+        return np.asarray(source["printed_value"], dtype=float), desc
+    if "check" in source:
+        if source["check"] not in CHECKS:
+            raise ValueError(
+                f"claim {claim_id!r}: unknown check {source['check']!r}; allowed: {sorted(CHECKS)}"
+            )
+        values, desc = CHECKS[source["check"]](**(source.get("args") or {}))
+        values, desc = np.atleast_1d(np.asarray(values, dtype=float)), f"ledger check: {desc}"
+        if "multiply" in source:
+            values = values * float(source["multiply"])
+            desc += f" x {source['multiply']}"
+        return values, desc
     if "expr" in source:
         names, descs = {}, []
         for name, spec in (source.get("values") or {}).items():

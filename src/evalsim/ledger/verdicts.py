@@ -22,7 +22,19 @@ VERDICTS = (
     "simulation differs",
     "document error",
     "ambiguous",
+    "not resolvable with the pools",
     "missing source",
+)
+#: What a reading computed on our pools may conclude: the document cannot be shown wrong by
+#: a simulation of ours, only our simulation can differ from it (or the pools cannot tell).
+POOL_VERDICTS = frozenset(
+    {
+        "matches",
+        "simulation differs",
+        "not resolvable with the pools",
+        "ambiguous",
+        "missing source",
+    }
 )
 GOOD = {"matches", "document rounding"}
 COLUMNS = [
@@ -56,6 +68,14 @@ def _se_distance(diff: np.ndarray, se: np.ndarray) -> float:
     """Largest ``diff / se``; a difference with zero standard error is infinitely far."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return float(np.max(np.where(diff > 0, diff / se, 0.0)))
+
+
+def _exactly(r: np.ndarray, s: np.ndarray, tol: dict) -> bool:
+    """The reproduced value is the stated one to round-off (``1/r`` for ``one_in``)."""
+    if "one_in" in tol:
+        with np.errstate(divide="ignore"):
+            return bool(np.all((r > 0) & np.isclose(1.0 / r, float(tol["one_in"]), rtol=1e-9)))
+    return bool(np.all(np.isclose(r, s, rtol=1e-9, atol=0.0)))
 
 
 def _within_tolerance(claim: Claim, r: np.ndarray, s: np.ndarray) -> tuple[bool, str]:
@@ -96,6 +116,9 @@ def _judge(claim: Claim, tables: Tables, r: np.ndarray) -> tuple[str, str]:
         half = _half_unit(claim)
         if claim.rule == "value" and not np.isnan(half).any() and np.all(diff <= half * 1.000001):
             return "matches", f"rounds to the printed {claim.stated_text}"
+        if claim.rule == "approx" and _exactly(r, s, claim.tolerance):
+            # "one in five" for 1 - 0.80: the word is exact, not a rounding.
+            return "matches", f"{_fmt(r / claim.scale)} is the stated {claim.stated_text} exactly"
         if claim.tolerance or claim.rule == "approx":
             ok, why = _within_tolerance(claim, r, s)
             if ok:
@@ -144,7 +167,8 @@ def _judge(claim: Claim, tables: Tables, r: np.ndarray) -> tuple[str, str]:
             ok = bool(np.all(diff <= 2 * se + 1e-12))
             why = (
                 f"{z:.1f} SE apart (two independent estimates, n = {n_doc:.0f} document, "
-                f"{n_repro:.0f} ours); criterion 2 SE"
+                f"{n_repro:.0f} ours); criterion 2 SE; resolution: detects a difference of "
+                f"{_fmt(2 * se / claim.scale)} or more"
             )
         else:
             bound = float(crit.get("abs", claim.tolerance.get("abs", 0.0)))
@@ -171,6 +195,7 @@ def judge_claim(claim: Claim, tables: Tables) -> dict:
             missing.append((src, str(err)))
             results.append(None)
             continue
+        verdict, why = _pool_reading(src, verdict, why)
         results.append((src, r, desc, verdict, why))
     row = {
         "id": claim.id,
@@ -180,7 +205,10 @@ def judge_claim(claim: Claim, tables: Tables) -> dict:
         "stated": claim.stated_display,
     }
     found = [x for x in results if x is not None]
-    if not found or (claim.method_stated and results[0] is None):
+    # The primary reading (claim.primary, any kind but "premise unstated") is the first
+    # source and decides, as a stated method does.
+    first_decides = claim.method_stated or claim.primary not in ("", "premise unstated")
+    if not found or (first_decides and results[0] is None):
         what = "; ".join(m for _, m in missing) or "no source"
         return row | {
             "reproduced": "",
@@ -189,25 +217,29 @@ def judge_claim(claim: Claim, tables: Tables) -> dict:
             "reason": what,
             "source": "",
         }
-    if claim.method_stated:
+    # Readings on our pools say nothing about the document's own premises: they are reported,
+    # and decide only when no other reading exists.
+    deciding = [x for x in found if not x[0].get("on_pools")] or found
+    if first_decides:
         chosen = results[0]
     else:
-        chosen = min(found, key=lambda x: _RANK[x[3]])
+        chosen = min(deciding, key=lambda x: _RANK[x[3]])
     src, r, desc, verdict, why = chosen
     others = [x for x in found if x is not chosen]
     reason = why
     good = GOOD
     if (
         claim.premise_unstated
-        and others
-        and any((x[3] in good) != (verdict in good) for x in found)
+        and len(deciding) > 1
+        and any((x[3] in good) != (verdict in good) for x in deciding)
     ):
         verdict = "ambiguous"
         reason = "the document leaves out a premise; reproduced by: " + (
-            "; ".join(f"{x[0]['method']} = {_fmt(x[1])}" for x in found if x[3] in good) or "none"
+            "; ".join(f"{x[0]['method']} = {_fmt(x[1])}" for x in deciding if x[3] in good)
+            or "none"
         )
         reason += "; not by: " + "; ".join(
-            f"{x[0]['method']} = {_fmt(x[1])}" for x in found if x[3] not in good
+            f"{x[0]['method']} = {_fmt(x[1])}" for x in deciding if x[3] not in good
         )
     elif others:
         alts = "; ".join(f"{x[0]['method']} = {_fmt(x[1])} ({x[3]})" for x in others)
@@ -216,6 +248,10 @@ def judge_claim(claim: Claim, tables: Tables) -> dict:
         reason += f". Not available: {'; '.join(m for _, m in missing)}"
     if claim.model and verdict != "ambiguous":
         verdict, reason = _two_questions(claim, tables, reason)
+    if claim.primary:
+        reason = f"Primary reading ({claim.primary}): {reason}"
+    if claim.note:
+        reason += f" Note: {claim.note}"
     if claim.context:
         # Values that explain a simulation-dependent number, e.g. our pools' rates.
         shown = []
@@ -236,6 +272,17 @@ def judge_claim(claim: Claim, tables: Tables) -> dict:
     }
 
 
+def _pool_reading(src: dict, verdict: str, why: str) -> tuple[str, str]:
+    """A reading on our pools never finds a document error: our simulation differs instead."""
+    if not src.get("on_pools"):
+        return verdict, why
+    if verdict == "document rounding":  # within the sentence's own tolerance, on our pools
+        return "matches", why + " (on our pools)"
+    if verdict == "document error":
+        return "simulation differs", why + " (on our pools)"
+    return verdict, why
+
+
 def _two_questions(claim: Claim, tables: Tables, reason: str) -> tuple[str, str]:
     """Verdict of a claim with a ``model``: (a) the document's own inputs, then (b) the pools.
 
@@ -249,9 +296,10 @@ def _two_questions(claim: Claim, tables: Tables, reason: str) -> tuple[str, str]
     a = self_consistency(claim.model, stated, half)
     if a is not None:
         parts.append(a[1])
+    resolution = None
     try:
         read = lambda spec: evaluate_source(tables, spec, claim.id)  # noqa: E731
-        b_ok, b_why, _, _ = pool_agreement(claim.model, read, stated, half, claim.id)
+        b_ok, b_why, _, _, resolution = pool_agreement(claim.model, read, stated, half, claim.id)
     except SourceError as err:
         b_ok, b_why = None, f"(b) not available: {err}"
     parts.append(b_why)
@@ -259,6 +307,9 @@ def _two_questions(claim: Claim, tables: Tables, reason: str) -> tuple[str, str]
         verdict = "document error"
     elif b_ok is None:
         verdict = "missing source"
+    elif b_ok and not resolution.resolves:
+        # Inside a range that also holds "never", "always" or "no gap": not a match.
+        verdict = "not resolvable with the pools"
     else:
         verdict = "matches" if b_ok else "simulation differs"
     return verdict, "; ".join(parts) + f". Resampled reading: {reason}"

@@ -406,7 +406,7 @@ def drift_figure(
 
     from evalsim.figures import OKABE_ITO, PAGE_WIDTH_IN
 
-    fig, axes = plt.subplots(2, 2, figsize=(PAGE_WIDTH_IN, 5.2))
+    fig, axes = plt.subplots(2, 2, figsize=(PAGE_WIDTH_IN, 6.4))
     ax_c, ax_f, ax_b, ax_p = axes.ravel()
     for i, policy in enumerate(dict.fromkeys(policies)):
         g, k, m = offset_rates(curve, policy)
@@ -432,19 +432,17 @@ def drift_figure(
     for j, (comparison, g_cmp) in enumerate(cmp.groupby("comparison", sort=False)):
         for design, (ls, mk) in styles.items():
             g = g_cmp[g_cmp.design == design].sort_values("drift_mm_per_100")
-            label = f"{comparison}, {design.split(':')[0]}"
+            label = f"{_plain(comparison)}; order {design}"
             _drift_curve(ax_f, g, 100 * g.false_win, (ls, mk), OKABE_ITO[j], label)
             _drift_curve(ax_b, g, g.bias_pts, (ls, mk), OKABE_ITO[j], label)
     ax_f.axhline(100 * alpha, color="0.4", lw=0.8, ls=":", label=f"α = {alpha:g}")
     ax_f.set_xlabel("drift (mm per 100 trials)")
     ax_f.set_ylabel("false wins (%)")
     ax_f.set_title(f"False wins, n = {figure_n} per policy")
-    ax_f.legend(frameon=False, fontsize=6, loc="best")
     ax_b.axhline(0, color="0.4", lw=0.8, ls=":")
     ax_b.set_xlabel("drift (mm per 100 trials)")
     ax_b.set_ylabel("bias of rate B − rate A (points)")
     ax_b.set_title("Bias against the session average")
-    ax_b.legend(frameon=False, fontsize=6)
 
     chk = table[
         (table.part == "checks")
@@ -455,13 +453,26 @@ def drift_figure(
         for design, (ls, mk) in styles.items():
             g = chk[(chk.policy == policy) & (chk.design == design)]
             g = g.sort_values("drift_mm_per_100")
-            label = f"{policy}'s trials, {design.split(':')[0]}"
+            label = f"{policy}'s own trials; order {design}"
             _drift_curve(ax_p, g, 100 * g.p_reject, (ls, mk), OKABE_ITO[j], label)
     ax_p.axhline(100 * alpha, color="0.4", lw=0.8, ls=":")
-    ax_p.set_ylim(0, 100)
+    # The data's range, not 0-100%: the warnings fire at most a few tens of percent here.
+    top = max(float(np.nanmax(100 * chk.p_reject)) if len(chk) else 0.0, 100 * alpha)
+    ax_p.set_ylim(0, min(100.0, 1.25 * top))
     ax_p.set_xlabel("drift (mm per 100 trials)")
     ax_p.set_ylabel("flags the drift (%)")
     ax_p.set_title(f"Warning (any check at α/3) on a policy's {figure_n} trials")
-    ax_p.legend(frameon=False, fontsize=6)
-    fig.tight_layout()
+    # Legends under the panels (inside, they covered the alpha line and the curves): the
+    # comparisons of the top-right and bottom-left panels, then the bottom-right panel's.
+    h, lab = ax_f.get_legend_handles_labels()
+    fig.legend(h, lab, loc="lower left", bbox_to_anchor=(0.0, 0.0), fontsize=6.5, frameon=False)
+    h, lab = ax_p.get_legend_handles_labels()
+    fig.legend(h, lab, loc="lower right", bbox_to_anchor=(1.0, 0.0), fontsize=6.5, frameon=False)
+    fig.tight_layout(rect=(0, 0.13, 1, 1))
     return fig
+
+
+def _plain(comparison: str) -> str:
+    """A comparison's name in words: "equal (A vs A)" -> "two equal policies (A against A)"."""
+    text = comparison.replace(" vs ", " against ")
+    return text.replace("equal (", "two equal policies (")

@@ -413,22 +413,23 @@ def coverage_vs_p_figure(
         for j, n in enumerate(n_values):
             ax = axes[i, j]
             plot_coverage_curve(m, int(n), confidence, grid, y_min, ax=ax)
-            if i == 0:
-                ax.set_title(f"n = {n} trials", fontsize=8)
+            # Row names as left titles, n as right titles: no label is longer than its row.
+            ax.set_title(f"n = {n}", fontsize=7, loc="right")
             if j == 0:
-                ax.set_ylabel(
+                ax.set_title(
                     REGISTRY[m].label,
                     color=REGISTRY[m].color,
                     fontsize=8,
                     fontweight="bold",
+                    loc="left",
                 )
             ax.set_yticks([y for y in (0.8, 0.9, 1.0) if y >= y_min])
             ax.set_xticks([0, 0.5, 1], ["0", "0.5", "1"])
     fig.supxlabel("true success probability p", fontsize=8)
     fig.supylabel("exact coverage", fontsize=8)
     fig.suptitle(
-        f"Exact coverage of nominal {confidence:.0%} binomial intervals against the true p "
-        "(cf. Brown, Cai & DasGupta 2001)\n"
+        f"Exact coverage of {len(methods)} nominal {confidence:.0%} binomial intervals against "
+        "the true p (cf. Brown, Cai & DasGupta 2001)\n"
         f"one row per interval, one column per n; dashed line: {confidence:.2f}",
         fontsize=9,
     )

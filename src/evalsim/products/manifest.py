@@ -129,6 +129,18 @@ class Product:
             object.__setattr__(self, "caption", self.key)
 
     @property
+    def document(self) -> str:
+        """The product by the documents' own name ("Table B, lesson 25"; :data:`DOCUMENT_NAMES`),
+        or "" for a product of the study's own."""
+        return DOCUMENT_NAMES.get(self.id, "")
+
+    @property
+    def report_label(self) -> dict[str, str]:
+        """The report's columns for this product: its name in the documents, then its id."""
+        name = self.document or "study's own: " + self.id.split("_", 1)[-1].replace("_", " ")
+        return {"product": name, "id": self.id}
+
+    @property
     def rule(self) -> str:
         """The Snakemake rule's name."""
         return f"{self.stage}_{self.key}"
@@ -142,6 +154,48 @@ class Product:
     def benchmark(self) -> str:
         """The job's benchmark file (wall and CPU seconds, memory)."""
         return f"results/benchmarks/{self.stage}/{self.key}.tsv"
+
+
+#: Each product that reproduces something of the four documents, by the documents' own
+#: name for it (lesson 25 is document 000). The report lists products by these names with
+#: the id beside; docs/START_HERE.md maps lesson 25's tables and Figure B through them.
+DOCUMENT_NAMES: dict[str, str] = {
+    "T01_wilson_vs_library": "Build it, step 1 (Wald and Wilson vs SciPy), lesson 25",
+    "T02_exact_coverage": "Build it, step 2 (exact coverage), lesson 25",
+    "T03_prob_at_least_9_of_10": "Build it, step 3 (P(>= 9/10)), lesson 25",
+    "T04_trials_for_half_width": "Table D, lesson 25",
+    "T05_fisher_checks": "Build it, step 4 (Fisher by hand vs SciPy), lesson 25",
+    "T06_fisher_power": "Build it, step 5 (exact power), lesson 25",
+    "T07_pools": "Table A, lesson 25",
+    "T08_trials_width_coverage": "Table B, lesson 25",
+    "F01_width_coverage": "Figure B, lesson 25",
+    "T09_nine_of_ten": "Table C, lesson 25",
+    "T10_compare": "Table E, lesson 25",
+    "T11_break_it": "Break it, lesson 25",
+    "T12_seeds_exercise": "Check yourself (three seeds), lesson 25",
+    "F02_protocol": "the evaluation protocol, lesson 25",
+    "success_vs_sigma": "the experiment's sigma (9 and 6 mm), lesson 25",
+    "T13_paired_vs_unpaired_sizing": "worked example: paired vs unpaired sizing, document 001",
+    "T14_repeat_evaluation_gap": "the same checkpoint evaluated twice, document 001",
+    "T15_wilson_vs_wald": "the toolkit's Wilson vs Wald, document 001",
+    "T16_width_vs_n_bench_hours": "'Sit with this table': width against n, document 001",
+    "T17_mde_and_n_per_arm": "the MDE table, document 001",
+    "mde_vs_n": "the MDE table (figure), document 001",
+    "power_vs_n": "the MDE table (power figure), document 001",
+    "T18_mcnemar_vs_unpaired": "McNemar's test on paired trials, document 001",
+    "T19_null_result_mde": "the null result at 45 trials per arm, document 001",
+    "T20_fisher_pvalue_ladder": "90% vs 80%: the p-value ladder, document 002",
+    "T21_trials_to_separate_90_80": "trials to separate 90% from 80%, document 002",
+    "T22_two_spreads": "two spreads, document 002",
+    "F03_peeking": "the peeking bars (2.8% vs 11.0%), document 002",
+    "T23_clopper_pearson_vs_wilson": "section 2.1-2.2: Clopper-Pearson vs Wilson, document 004",
+    "T24_difference_intervals": "section 3: CI of the difference, document 004",
+    "T25_width_at_90": "section 1: width at 90%, document 004",
+    "T26_estimation_vs_detection": "section 5: estimation vs detection, document 004",
+    "T27_paired_contingency": "section 4: the paired contingency table, document 004",
+    "T28_hierarchical_bootstrap": "section 4: episodes nested in tasks, document 004",
+    "T29_cohens_h": "section 5: Cohen's h, document 004",
+}
 
 
 def product_paths(p: Product) -> dict[str, str]:
@@ -233,6 +287,11 @@ def _unpacked(path: str, *names: str) -> list[tuple[str, Callable]]:
 
 def _resample_policies(c):
     return [dict(p) for p in c["policies"]]
+
+
+def _sigma_by_policy(c) -> dict[str, float]:
+    """Each configured policy's aim noise, mm (figure legends name policies with it)."""
+    return {p["name"]: float(p["sigma_mm"]) for p in c["policies"]}
 
 
 _TASK = ("task", _first_task)
@@ -774,7 +833,7 @@ _MULTI = [
         "multi",
         "figure",
         "multi:per_task_figure",
-        _args("confidence"),
+        _args("confidence", ("sigma_mm", _sigma_by_policy)),
         lambda c: {"table": _csv("T34_per_task")},
     ),
     Product(

@@ -309,8 +309,23 @@ def ranking_table(
     )
 
 
-def per_task_figure(table, confidence: float = 0.95, ax=None):
-    """F08: per-task rates of A and B with their intervals; micro and macro at the side."""
+def per_task_figure(table, confidence: float = 0.95, sigma_mm: dict | None = None, ax=None):
+    """F08: per-task rates of A and B with their intervals; micro and macro at the side.
+
+    The y axis is zoomed to the intervals (with a margin), each policy is named with its aim
+    noise, markers are open so every error bar shows through its marker, and the naive
+    interval (episodes as independent) is drawn dashed beside the cluster-aware ones.
+
+    Parameters
+    ----------
+    table : DataFrame
+        T34 (rows ``section`` "task" and "aggregate").
+    confidence : float
+        The intervals' level (title).
+    sigma_mm : dict, optional
+        Policy name -> aim noise sigma, mm (the legend's names).
+    ax : matplotlib.axes.Axes, optional
+    """
     import matplotlib.pyplot as plt
 
     from evalsim.figures import COLUMN_WIDTH_IN, color_for
@@ -324,37 +339,61 @@ def per_task_figure(table, confidence: float = 0.95, ax=None):
     ]
     labels = list(tasks["row"]) + side
     if ax is None:
-        fig, ax = plt.subplots(figsize=(2 * COLUMN_WIDTH_IN, 2.6))
+        fig, ax = plt.subplots(figsize=(2 * COLUMN_WIDTH_IN, 2.8))
     else:
         fig = ax.figure
     x = np.arange(len(labels), dtype=float)
     x[len(tasks) :] += 0.8  # a gap before the aggregates
-    names = [c for c in ("a", "b")]
     title_ab = table.attrs.get("title", "")
-    for j, arm in enumerate(names):
+    sigma_mm = sigma_mm or {}
+    lows, highs = [], []
+    naive = np.array([lab == "micro, naive" for lab in labels])
+    for j, arm in enumerate(("a", "b")):
         rates = list(tasks[f"rate_{arm}"]) + [agg.loc[r, f"rate_{arm}"] for r in side]
         lo = list(tasks[f"{arm}_lower"]) + [agg.loc[r, f"{arm}_lower"] for r in side]
         hi = list(tasks[f"{arm}_upper"]) + [agg.loc[r, f"{arm}_upper"] for r in side]
         rates, lo, hi = (np.asarray(v, float) for v in (rates, lo, hi))
-        ax.errorbar(
-            x + (j - 0.5) * 0.25,
-            rates,
-            yerr=[rates - lo, hi - rates],
-            fmt="o" if arm == "a" else "s",
-            ms=3.5,
-            capsize=2,
-            color=color_for(j),
-            label=str(table[f"policy_{arm}"].iloc[0]) if f"policy_{arm}" in table else arm.upper(),
-        )
+        lows.append(np.nanmin(lo))
+        highs.append(np.nanmax(hi))
+        name = str(table[f"policy_{arm}"].iloc[0]) if f"policy_{arm}" in table else arm.upper()
+        label = f"{name} (σ = {sigma_mm[name]:g} mm)" if name in sigma_mm else name
+        for sel, ls in ((~naive, "-"), (naive, "--")):
+            if not sel.any():
+                continue
+            bars = ax.errorbar(
+                x[sel] + (j - 0.5) * 0.25,
+                rates[sel],
+                yerr=[rates[sel] - lo[sel], hi[sel] - rates[sel]],
+                fmt="o" if arm == "a" else "s",
+                ms=4,
+                mfc="none",  # open: the bar shows through the marker
+                mew=1.1,
+                capsize=2.5,
+                elinewidth=1.2,
+                color=color_for(j),
+                label=label if ls == "-" else None,
+            )
+            bars[-1][0].set_linestyle(ls)
     ax.axvline(len(tasks) - 0.5 + 0.4, color="0.6", lw=0.6, ls=":")
     ax.set_xticks(x, [lab.replace(" (MOVER)", "\n(MOVER)").replace(", ", ",\n") for lab in labels])
     ax.set_ylabel("success rate")
-    ax.set_ylim(-0.02, 1.02)
-    ax.legend(frameon=False, loc="lower left")
+    lo_all, hi_all = min(lows), max(highs)
+    pad = 0.1 * max(hi_all - lo_all, 0.02)
+    ax.set_ylim(max(0.0, lo_all - pad), min(1.0, hi_all + pad))
+    # Outside the axes, right: a legend inside would cover some task's bars.
+    ax.legend(
+        frameon=False,
+        loc="center left",
+        bbox_to_anchor=(1.0, 0.5),
+        title="policy (aim noise)" if sigma_mm else None,
+        title_fontsize=7,
+    )
     ax.set_title(
-        f"Per task (Wilson {confidence:g}) and over tasks (stratified bootstrap, MOVER, naive)"
+        f"Per task (Wilson {confidence:g}) and over tasks (stratified bootstrap, MOVER; "
+        "dashed: naive, episodes as independent)"
         if not title_ab
-        else title_ab.replace("T34 ", "")
+        else title_ab.replace("T34 ", ""),
+        fontsize=8,
     )
     sns_despine(ax)
     return fig

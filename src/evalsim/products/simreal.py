@@ -21,7 +21,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from evalsim.figures import COLUMN_WIDTH_IN, color_for
+from evalsim.figures import COLUMN_WIDTH_IN, OKABE_ITO
 from evalsim.products._common import titled_frame
 from evalsim.seeding import rng_for
 from evalsim.stats.simreal import methods as sr
@@ -192,7 +192,7 @@ def twin_coverage_figure(
     """F11: exact coverage against the real rate (at the smallest n_real above 10, or the
     smallest) and expected width against n_real, per method, at the correlation and sim bias
     of one gap's pairs."""
-    fig, (ax_c, ax_w) = plt.subplots(1, 2, figsize=(2 * COLUMN_WIDTH_IN, 0.8 * COLUMN_WIDTH_IN))
+    fig, (ax_c, ax_w) = plt.subplots(1, 2, figsize=(2 * COLUMN_WIDTH_IN, 0.95 * COLUMN_WIDTH_IN))
     if not twins:
         fig.text(0.5, 0.5, "no simreal gaps configured", ha="center", va="center")
         ax_c.set_axis_off()
@@ -203,7 +203,7 @@ def twin_coverage_figure(
     rho, bias = law["correlation"], law["p_sim"] - law["p_real"]
     n_cov = min([n for n in n_real if n >= 20] or [min(n_real)])
     grid = np.round(np.arange(0.5, 0.991, 0.01), 10)
-    styles = {m: ("-" if sr.VALIDITY[m] == "finite-sample" else "--") for m in sr.METHODS}
+    style = simreal_styles()
     cov = {m: [] for m in sr.METHODS}
     shown = []
     for pr in grid:
@@ -216,7 +216,9 @@ def twin_coverage_figure(
         for m in sr.METHODS:
             cov[m].append(oc.coverage[m])
     for i, m in enumerate(sr.METHODS):
-        ax_c.plot(shown, cov[m], styles[m], color=color_for(i), lw=1.2, label=m)
+        # Staggered markers: a line drawn under another still shows its own marks.
+        every = (i % 4, 4) if len(shown) > 8 else 1
+        ax_c.plot(shown, cov[m], markevery=every, label=sr.LABELS[m], **style[m])
     ax_c.axhline(confidence, color="0.3", lw=0.8, ls=":")
     ax_c.set_xlabel("real success rate $p_R$ (where this correlation is possible)")
     ax_c.set_ylabel("exact coverage")
@@ -227,10 +229,11 @@ def twin_coverage_figure(
         oc = sr.operating_characteristics(law["p_real"], law["p_sim"], rho, n, n_sim, confidence)
         for m in sr.METHODS:
             widths[m].append(oc.width[m])
-    for i, m in enumerate(sr.METHODS):
-        ax_w.plot(n_real, widths[m], styles[m], marker="o", ms=3, color=color_for(i), lw=1.2)
+    for m in sr.METHODS:
+        ax_w.plot(n_real, widths[m], label=sr.LABELS[m], **style[m])
     ax_w.set_xscale("log")
     ax_w.set_xticks(n_real, [str(n) for n in n_real])
+    ax_w.minorticks_off()
     ax_w.set_xlabel("real trials n")
     ax_w.set_ylabel("expected width")
     ax_w.set_title(f"(b) at $p_R$ = {law['p_real']:.3f}", loc="left")
@@ -239,7 +242,33 @@ def twin_coverage_figure(
         "(solid: finite-sample, dashed: asymptotic)",
         fontsize="small",
     )
+    # One legend for both panels, below them: it covers no line of either.
     handles, labels = ax_c.get_legend_handles_labels()
-    ax_w.legend(handles, labels, fontsize="x-small", loc="upper right")
-    fig.tight_layout()
+    fig.legend(
+        handles, labels, loc="lower center", ncol=4, fontsize="x-small", frameon=False,
+        bbox_to_anchor=(0.5, 0.0),
+    )  # fmt: skip
+    fig.tight_layout(rect=(0, 0.14, 1, 1))
     return fig
+
+
+def simreal_styles() -> dict[str, dict]:
+    """Line style of each sim + real method: colour, dash (validity), marker, width.
+
+    Okabe-Ito colours without the yellow (too pale on white) and with a neutral grey in its
+    place; a marker per method so overlapping lines stay distinguishable; Clopper-Pearson, the
+    baseline most often hidden under the others, drawn thickest and on top.
+    """
+    colors = [c for c in OKABE_ITO if c != "#F0E442"] + ["0.55"]
+    markers = ["o", "s", "^", "v", "D", "P", "X", "*"]
+    out = {}
+    for i, m in enumerate(sr.METHODS):
+        out[m] = {
+            "color": colors[i % len(colors)],
+            "ls": "-" if sr.VALIDITY[m] == "finite-sample" else "--",
+            "marker": markers[i % len(markers)],
+            "ms": 3.5,
+            "lw": 2.2 if m == "clopper_pearson" else 1.1,
+            "zorder": 4 if m == "clopper_pearson" else 2,
+        }
+    return out

@@ -124,9 +124,21 @@ def success_vs_sigma_figure(
         ci = wilson_interval(k, n, confidence=confidence)
         ax.fill_between(sig, ci.lower, ci.upper, color=color_for(i), alpha=0.25, lw=0)
         ax.plot(sig, k / n, "o-", color=color_for(i), ms=3, label=label)
-    for j, (name, s) in enumerate((policies or {}).items()):
+    for name, s in (policies or {}).items():
         ax.axvline(s, color="0.4", lw=0.8, ls=":")
-        ax.text(s, 0.03 + 0.07 * j, f" {name} ({s:g} mm)", fontsize=7, color="0.3")
+        # Along its own line, on its left, at the foot of the axes: no other policy's line
+        # crosses it (each label ends at its own sigma) and the curves are higher up there.
+        ax.text(
+            s,
+            0.03,
+            f"{name} ({s:g} mm) ",
+            transform=ax.get_xaxis_transform(),
+            rotation=90,
+            ha="right",
+            va="bottom",
+            fontsize=7,
+            color="0.3",
+        )
     if pools is not None and policies and len(sweep):
         agree = sweep_pool_agreement(sweep, pools, policies)
         task = str(sweep["task"].iloc[0])
@@ -168,8 +180,8 @@ def success_vs_sigma_figure(
                 mec=color_for(i),
                 mew=1.2,
                 label=(
-                    f"lesson 25 (document 000), Table A, seed 0 (drawn {MARKER_OFFSET_MM:g} mm "
-                    "left of σ)"
+                    f"lesson 25 (document 000), Table A, its 300-trial pools (drawn "
+                    f"{MARKER_OFFSET_MM:g} mm left of σ)"
                     if j == 0 and i == 0
                     else None
                 ),

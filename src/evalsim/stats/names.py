@@ -16,6 +16,7 @@ __all__ = [
     "POWER_TESTS",
     "SIMREAL_DEFAULT_REAL_SHARE",
     "SIMREAL_FULL_JOINT_RATIO",
+    "SIMREAL_METHOD_LABELS",
     "SIMREAL_METHODS",
     "TWO_SAMPLE_TESTS",
     "TwoSampleTest",
@@ -109,6 +110,17 @@ SIMREAL_METHODS = (
     "full_joint_exact",
 )
 
+#: Each sim + real method's name in figure legends and tables (same order as the ids).
+SIMREAL_METHOD_LABELS = {
+    "clopper_pearson": "Clopper-Pearson (real only)",
+    "wilson": "Wilson (real only)",
+    "ppi": "PPI",
+    "ppi_plus": "PPI++",
+    "stratified_exact": "stratified exact",
+    "discordant_exact": "discordant exact",
+    "joint_exact": "joint exact",
+    "full_joint_exact": "full joint exact",
+}
 #: ``simreal.recommended(n, N)`` picks ``full_joint_exact`` while N <= this times n, and
 #: ``joint_exact`` above (simreal; the command's help reads it too).
 SIMREAL_FULL_JOINT_RATIO = 20

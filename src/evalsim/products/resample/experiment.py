@@ -220,7 +220,9 @@ def table_a(pools: pd.DataFrame, policies, task: str, confidence: float = 0.95) 
         "settled-on-the-cube criterion counted on the same trials; missed/pushed/dropped/held_low "
         "count the strict failures. doc_* columns quote document 000's Table A (its own MuJoCo "
         "pools, not ours); a Fisher p above 0.05 means the two pools' counts are consistent "
-        "with one rate. " + " ".join(notes)
+        "with one rate. Calibrated: the scene's free parameters were tuned to these Table A "
+        "rates (config/README.md; T30 tests every count), so the rates agree partly by "
+        "construction. " + " ".join(notes)
     )
     return titled_frame(rows, "T07 - Table A: the pools (first task, training seed 0)", note)
 

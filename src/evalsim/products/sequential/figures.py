@@ -6,18 +6,21 @@ and expected sample size). The tables (T31-T33) and the designs are
 
 from __future__ import annotations
 
+import textwrap
+
 import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.ticker import MaxNLocator
 from scipy.stats import hypergeom
 
 from evalsim.figures import OKABE_ITO, PAGE_WIDTH_IN
+from evalsim.stats.boundaries import BOUNDARY_FAMILIES
 from evalsim.stats.sequential.core import SequentialDesign
 from evalsim.stats.sequential.designs import operating_characteristics, type1_curve
 from evalsim.stats.sequential.optimise import fixed_n_power
 from evalsim.stats.sequential.peeking import sequential_rejection_probability
 
-__all__ = ["false_win_figure", "power_ess_figure"]
+__all__ = ["design_label", "false_win_figure", "power_ess_figure"]
 
 #: Okabe-Ito without yellow (too faint for thin lines) and vermillion (the naive curve of F05).
 _LINE_COLORS = [OKABE_ITO[k] for k in (0, 1, 2, 4, 5, 7)]
@@ -43,17 +46,46 @@ def _design_style(i: int) -> dict:
     return {"color": _LINE_COLORS[i % len(_LINE_COLORS)], "ls": ls, "marker": marker}
 
 
+def design_label(design: SequentialDesign) -> str:
+    """A design's name in words, from the boundary registry's label (not the config slug)."""
+    fam = design.boundary.get("family", "?")
+    text = f"{design.kind}, {BOUNDARY_FAMILIES[fam].label if fam in BOUNDARY_FAMILIES else fam}"
+    par = {k: v for k, v in design.boundary.items() if k != "family"}
+    if par:
+        text += " (" + ", ".join(f"{k} = {v:.3g}" for k, v in par.items()) + ")"
+    if design.futility is not None:
+        text += f", futility stop from n = {design.futility['from']}"
+    return text
+
+
+def _wrapped(text: str, width: int = 34) -> str:
+    """A panel title on lines of at most ``width`` characters (so the panels keep their size)."""
+    return textwrap.fill(text, width)
+
+
+def _panels(n: int, ncols: int = 3, extra_rows: int = 0, height_per_row: float = 1.9):
+    """A figure with one panel per design (``ncols`` a row) and ``extra_rows`` full rows."""
+    ncols = max(1, min(ncols, n))
+    rows = -(-n // ncols)
+    fig = plt.figure(
+        figsize=(PAGE_WIDTH_IN, 1.2 + height_per_row * (rows + extra_rows)), layout="constrained"
+    )
+    grid = fig.add_gridspec(rows + extra_rows, ncols)
+    axes = [fig.add_subplot(grid[i // ncols, i % ncols]) for i in range(n)]
+    return fig, axes, grid, rows
+
+
 def false_win_figure(
     designs: dict[str, SequentialDesign], alpha: float, n_naive: int, p_points: int
 ):
     """F05: false-win rate against the common rate p -- naive every-trial Fisher, designs, alpha.
 
-    The alpha line is drawn first and light (grey, under the curves), so a design whose
-    false-win rate sits at alpha (the paired designs, whose rate does not depend on p) stays
-    visible on top of it; each design has its own color, dash pattern and markers (every
-    few grid points). The legend is under the axes, in one column, at the house's size.
+    Small multiples, one panel per design (shared axes), so that no design hides another (two
+    designs can have nearly the same curve): each panel draws the alpha line (grey band,
+    under the curves), the naive every-trial Fisher test (thin) and the design's own curve,
+    named by the boundary registry's label; its certified maximum is in the panel's title.
     """
-    fig, ax = plt.subplots(figsize=(PAGE_WIDTH_IN, 4.2), layout="constrained")
+    fig, axes, _, _ = _panels(len(designs))
     grid = np.linspace(0.0, 1.0, p_points)
     regions = _naive_one_sided_fisher_regions(n_naive, alpha)
     coarse = np.linspace(0.02, 0.98, 25)
@@ -61,83 +93,104 @@ def false_win_figure(
         sequential_rejection_probability(n_naive, p, p, alpha, "every", regions).false_win_rate
         for p in coarse
     ]
-    ax.axhline(alpha, color="0.7", lw=5, alpha=0.6, zorder=1, label=f"α = {alpha:g} (the target)")
-    ax.plot(
-        coarse,
-        naive,
-        color=OKABE_ITO[3],
-        marker="o",
-        ms=3,
-        lw=1.2,
-        zorder=3,
-        label=f"naive: one-sided Fisher p < {alpha:g} after every trial (n = {n_naive})",
-    )
     every = max(1, len(grid) // 10)
-    for i, (name, d) in enumerate(designs.items()):
-        y = type1_curve(d, grid)
-        c = d.certificate
-        style = _design_style(i)
+    for i, (ax, (_, d)) in enumerate(zip(axes, designs.items(), strict=True)):
+        ax.axhline(
+            alpha, color="0.7", lw=5, alpha=0.6, zorder=1, label=f"α = {alpha:g} (the target)"
+        )
+        ax.plot(
+            coarse,
+            naive,
+            color=OKABE_ITO[3],
+            marker="o",
+            ms=2,
+            lw=0.9,
+            zorder=2,
+            label=f"naive: one-sided Fisher p < {alpha:g} after every trial (n = {n_naive})",
+        )
+        style = _design_style(0)
         ax.plot(
             grid,
-            y,
-            lw=1.3,
-            ms=3.5,
-            markevery=(i % every, every),
+            type1_curve(d, grid),
+            lw=1.4,
+            ms=3,
+            markevery=(0, every),
             mfc="white",
-            zorder=4 + i,
-            label=f"{name} (certified max {c.upper:.5f})",
+            zorder=4,
+            label="the design's false-win rate (exact)",
             **style,
         )
-    ax.set_xlabel("common true success rate p (p_A = p_B)")
-    ax.set_ylabel("false-win rate (log scale)")
-    ax.set_yscale("log")
-    ax.set_ylim(1e-3, 0.6)
-    ax.set_xlim(0, 1)
-    ax.legend(frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=1)
-    ax.set_title("Peeking done right: every design stays at or below α for every p")
+        ax.set_title(
+            f"{_wrapped(design_label(d))}\ncertified max {d.certificate.upper:.5f}",
+            fontsize=6.5,
+            loc="left",
+        )
+        ax.set_yscale("log")
+        ax.set_ylim(1e-3, 0.6)
+        ax.set_xlim(0, 1)
+        ax.set_xticks([0, 0.5, 1])
+        if i % 3 == 0:
+            ax.set_ylabel("false-win rate (log)")
+        ax.set_xlabel("common rate p (p_A = p_B)", fontsize=7)
+    fig.legend(
+        *axes[0].get_legend_handles_labels(), loc="outside lower center", ncol=1, frameon=False
+    )
+    fig.suptitle(
+        "Peeking done right: every design stays at or below α for every p (one panel per design)",
+        fontsize=9,
+    )
     return fig
 
 
 def power_ess_figure(designs: dict[str, SequentialDesign], p_a: float, p_b_grid, alpha: float):
     """F06: power and expected trials against p_B (p_A fixed), designs vs the fixed-n test.
 
-    Designs: color, dash pattern and marker each their own (markers at the computed p_B).
-    Reference lines (the fixed-n tests): grey, thinner, without markers, and named in both
-    panels (one legend under the two panels).
+    Power: small multiples, one panel per design with the fixed-n test of its kind and n_max
+    (grey, dashed), since the designs' power curves nearly coincide. Expected trials: one
+    panel under them, every design in its own color, dash pattern and marker, named by the
+    boundary registry's label, the fixed n's grey.
     """
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(PAGE_WIDTH_IN, 3.4), layout="constrained")
+    fig, axes, grid, rows = _panels(len(designs), extra_rows=1, height_per_row=1.7)
+    ax_e = fig.add_subplot(grid[rows, :])
     pb = np.asarray(p_b_grid, dtype=float)
-    for i, (name, d) in enumerate(designs.items()):
+    refs_done = set()
+    for i, (ax, (_, d)) in enumerate(zip(axes, designs.items(), strict=True)):
         ocs = [operating_characteristics(d, p_a, float(p)) for p in pb]
         style = _design_style(i)
-        ax1.plot(pb, [o.verdicts["B better"] for o in ocs], lw=1.4, ms=4, label=name, **style)
-        ax2.plot(pb, [o.ess for o in ocs], lw=1.4, ms=4, label=name, **style)
-    kinds = sorted({(d.kind, d.n_max, d.alternative) for d in designs.values()})
-    ref_styles = [":", "--"]
-    for j, (kind, n_max, alt) in enumerate(kinds):
+        label = design_label(d)
+        ax.plot(pb, [o.verdicts["B better"] for o in ocs], lw=1.4, ms=3.5, label=label, **style)
+        ax_e.plot(pb, [o.ess for o in ocs], lw=1.4, ms=4, label=label, **style)
         fixed = [
-            fixed_n_power(n_max, p_a, float(p), alpha, kind, alt) if p != p_a else alpha for p in pb
+            fixed_n_power(d.n_max, p_a, float(p), alpha, d.kind, d.alternative)
+            if p != p_a
+            else alpha
+            for p in pb
         ]
-        ref = {"color": "0.35", "ls": ref_styles[j % 2], "lw": 1.0, "zorder": 1}
-        label = f"reference: fixed n = {n_max} ({kind}, exact)"
-        ax1.plot(pb, fixed, label=label, **ref)
-        ax2.axhline(n_max, **ref)
-    for ax in (ax1, ax2):
-        ax.xaxis.set_major_locator(MaxNLocator(5))
-    ax1.set_xlabel(f"p_B (p_A = {p_a:g})")
-    ax1.set_ylabel("P(verdict: B better)")
-    ax1.set_title("Power", fontsize=8)
-    ax2.set_xlabel(f"p_B (p_A = {p_a:g})")
-    ax2.set_ylabel("expected trials per policy (pairs)")
-    ax2.set_title("Expected trials (grey: the fixed n)", fontsize=8)
+        ref = {"color": "0.35", "ls": "--", "lw": 1.0, "zorder": 1}
+        ax.plot(pb, fixed, label=f"fixed n = {d.n_max} ({d.kind}, exact)", **ref)
+        ax.set_title(_wrapped(label), fontsize=6.5, loc="left")
+        ax.set_ylim(0, 1.02)
+        ax.xaxis.set_major_locator(MaxNLocator(3))
+        if i % 3 == 0:
+            ax.set_ylabel("P(verdict: B better)")
+        ax.set_xlabel(f"p_B (p_A = {p_a:g})", fontsize=7)
+        if (d.kind, d.n_max) not in refs_done:
+            refs_done.add((d.kind, d.n_max))
+            ax_e.axhline(d.n_max, color="0.35", ls=":", lw=1.0, zorder=1)
+    ax_e.xaxis.set_major_locator(MaxNLocator(5))
+    ax_e.set_xlabel(f"p_B (p_A = {p_a:g})")
+    ax_e.set_ylabel("expected trials per policy")
+    ax_e.set_title("Expected trials (grey dotted: the fixed n)", fontsize=8)
     fig.legend(
-        *ax1.get_legend_handles_labels(),
+        *ax_e.get_legend_handles_labels(),
         loc="outside lower center",
         ncol=2,
+        fontsize=6.5,
         frameon=False,
     )
     fig.suptitle(
-        "Power and expected trials of the sequential designs (paired: independent outcomes)",
-        fontsize=9,
+        "Power (one panel per design; grey dashed: the fixed-n test) and expected trials\n"
+        "of the sequential designs (paired: independent outcomes)",
+        fontsize=8,
     )
     return fig

@@ -100,6 +100,7 @@ __all__ = [
     "FULL_JOINT_RATIO",
     "DEFAULT_REAL_SHARE",
     "DISCORDANT_REAL_SHARE",
+    "LABELS",
     "METHODS",
     "SIM_SHARE",
     "STRATUM_SHARE",
@@ -117,6 +118,8 @@ __all__ = [
 
 #: Interval methods, in the order of the kernels' outputs.
 METHODS = _names.SIMREAL_METHODS
+#: Each method's name in figure legends (the registry's labels).
+LABELS = _names.SIMREAL_METHOD_LABELS
 #: Each method's validity class.
 VALIDITY = {
     "clopper_pearson": "finite-sample",
