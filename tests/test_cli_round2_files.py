@@ -187,3 +187,150 @@ def test_item03_plot_in_unwritable_folder_names_the_users_path_before_work(
         assert ".x.png." not in err  # not the temporary file's name
     err = _one_line_error(capsys, "sequential", "design", "--out", "/proc/d.json", "--n-max", "20")
     assert "/proc/d.json" in err and ".d.json." not in err
+
+
+# --------------------------------------------------------------------------- readers
+
+
+def _read_both(path):
+    """The log as the pandas reader and the small reader read it (policy, success) lists."""
+    from evalsim.small_logs import read_small_logs
+    from evalsim.trial_logs import read_trial_logs
+
+    big = read_trial_logs([path])
+    small = read_small_logs([path])
+    assert small is not None, "the small reader left the log to pandas"
+    got = [list(zip(t["policy"].tolist(), t["success"].tolist(), strict=True)) for t in (big,)]
+    got.append(list(zip(small["policy"].tolist(), small["success"].tolist(), strict=True)))
+    return got
+
+
+# --------------------------------------------------------------------------- item 4
+
+
+def test_item04_cr_only_line_ends_are_read(tmp_path, capsys):
+    path = tmp_path / "mac.csv"
+    path.write_bytes(b"policy,success\rA,1\rB,0\rA,0\r")
+    want = [("A", True), ("B", False), ("A", False)]
+    assert _read_both(path) == [want, want]
+    code, out, err = run(capsys, "summarize", path, "--json")
+    assert code == 0, err
+    assert "Traceback" not in err
+
+
+# --------------------------------------------------------------------------- item 5
+
+
+def test_item05_symlink_loop_is_one_line(tmp_path, capsys):
+    loop = tmp_path / "a.csv"
+    os.symlink(loop, loop)
+    for command in (("summarize",), ("compare", "--a", "a", "--b", "b"), ("rank",)):
+        err = _one_line_error(capsys, command[0], loop, *command[1:])
+        assert "a.csv" in err and "link" in err
+
+
+# --------------------------------------------------------------------------- item 6
+
+
+def test_item06_deeply_nested_eval_info_is_one_line(tmp_path, capsys):
+    folder = tmp_path / "run"
+    folder.mkdir()
+    info = folder / "eval_info.json"
+    info.write_text("[" * 100_000)
+    err = _one_line_error(capsys, "summarize", info)
+    assert "eval_info.json" in err and "nested" in err and "line 1" in err
+
+
+# --------------------------------------------------------------------------- item 7
+
+
+def test_item07_huge_csv_field_is_refused_on_both_readers(tmp_path, capsys):
+    from evalsim.small_logs import read_small_logs
+    from evalsim.trial_logs import TrialLogError, read_trial_logs
+
+    path = tmp_path / "big.csv"
+    path.write_text("policy,success\n" + "A" * 1_000_000 + ",1\nB,0\n")
+    for command in (("summarize",), ("compare", "--a", "A", "--b", "B")):
+        err = _one_line_error(capsys, command[0], path, *command[1:])
+        assert "big.csv" in err and "row 1" in err and "policy" in err and "limit" in err
+        assert len(err) < 400
+    with pytest.raises(TrialLogError, match="limit"):
+        read_trial_logs([path])
+    assert read_small_logs([path]) is None  # left to the pandas reader, which words the error
+
+
+def test_item07_huge_quoted_field_with_commas_is_refused(tmp_path):
+    from evalsim.trial_logs import TrialLogError, read_trial_logs
+
+    path = tmp_path / "quoted.csv"
+    path.write_text('policy,success\n"' + "ab," * 400_000 + '",1\nB,0\n')
+    with pytest.raises(TrialLogError, match=r"row 1.*policy.*limit"):
+        read_trial_logs([path])
+
+
+def test_item07_huge_parquet_and_json_fields_are_refused(tmp_path):
+    import pandas as pd
+
+    from evalsim.trial_logs import TrialLogError, read_trial_logs
+
+    pq = tmp_path / "big.parquet"
+    pd.DataFrame({"policy": ["A", "B"], "success": [1, 0], "task": ["t", "x" * 2_000_000]}).to_parquet(
+        pq
+    )
+    with pytest.raises(TrialLogError, match=r"big.parquet.*row 2.*task.*limit"):
+        read_trial_logs([pq])
+    folder = tmp_path / "run"
+    folder.mkdir()
+    info = folder / "eval_info.json"
+    task = {"task": "y" * 2_000_000, "metrics": {"successes": [True, False]}}
+    info.write_text(json.dumps({"per_task": [task]}))
+    with pytest.raises(TrialLogError, match=r"eval_info.json.*row 1.*task.*limit"):
+        read_trial_logs([info])
+
+
+# --------------------------------------------------------------------------- item 8
+
+
+def test_item08_parquet_nullable_boolean_na_names_file_row_column(tmp_path, capsys):
+    import pandas as pd
+
+    pq = tmp_path / "nullable.parquet"
+    pd.DataFrame(
+        {"policy": ["A", "B", "A"], "success": pd.array([True, False, None], dtype="boolean")}
+    ).to_parquet(pq)
+    err = _one_line_error(capsys, "summarize", pq)
+    assert "nullable.parquet" in err and "row 3" in err and "success" in err
+    assert "NaN" not in err
+
+
+def test_item08_unreadable_file_names_the_file(tmp_path, capsys):
+    mem = tmp_path / "mem.csv"
+    os.symlink("/proc/self/mem", mem)  # a regular /proc file whose read fails (EIO)
+    err = _one_line_error(capsys, "summarize", mem)
+    assert "mem.csv" in err
+
+
+def test_item08_json_integer_of_5000_digits_names_file_line_column(tmp_path, capsys):
+    folder = tmp_path / "run"
+    folder.mkdir()
+    info = folder / "eval_info.json"
+    info.write_text('{"per_episode": [\n {"success": 1, "seed": ' + "7" * 5000 + "}\n]}\n")
+    err = _one_line_error(capsys, "summarize", info)
+    assert "eval_info.json" in err and "line 2" in err and "column" in err
+    assert "4300" not in err and "sys.set_int_max_str_digits" not in err
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "A,1,extra\nB,0,x\n",  # every row one field too many: pandas took column 1 as the index
+        "A,1,\nB,0,\n",  # a trailing delimiter
+        "A,1\nB,0,extra\n",  # one ragged row
+    ],
+)
+def test_item08_ragged_row_names_file_row_and_field_count(tmp_path, capsys, body):
+    path = tmp_path / "ragged.csv"
+    path.write_text("policy,success\n" + body)
+    err = _one_line_error(capsys, "summarize", path)
+    assert "ragged.csv" in err and "row" in err and "3 fields" in err and "2 columns" in err
+    assert "'extra'" not in err and "empty" not in err
