@@ -274,9 +274,8 @@ def test_item07_huge_parquet_and_json_fields_are_refused(tmp_path):
     from evalsim.trial_logs import TrialLogError, read_trial_logs
 
     pq = tmp_path / "big.parquet"
-    pd.DataFrame({"policy": ["A", "B"], "success": [1, 0], "task": ["t", "x" * 2_000_000]}).to_parquet(
-        pq
-    )
+    frame = {"policy": ["A", "B"], "success": [1, 0], "task": ["t", "x" * 2_000_000]}
+    pd.DataFrame(frame).to_parquet(pq)
     with pytest.raises(TrialLogError, match=r"big.parquet.*row 2.*task.*limit"):
         read_trial_logs([pq])
     folder = tmp_path / "run"
