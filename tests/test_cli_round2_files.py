@@ -333,3 +333,41 @@ def test_item08_ragged_row_names_file_row_and_field_count(tmp_path, capsys, body
     err = _one_line_error(capsys, "summarize", path)
     assert "ragged.csv" in err and "row" in err and "3 fields" in err and "2 columns" in err
     assert "'extra'" not in err and "empty" not in err
+
+
+# --------------------------------------------------------------------------- item 16
+
+
+@pytest.mark.parametrize(
+    ("cells", "match"),
+    [
+        ((5, 2, 1, 2, 50, 10), r"k_sim must be in \[0, n_sim = 10\], got 50"),
+        ((5, -2, 1, 2, 5, 100), r"n10 must be an integer in \[0, "),
+        ((5, 2, 1, 2, -1, 100), r"k_sim must be an integer in \[0, "),
+        ((5, 2.5, 1, 2, 5, 100), r"n10 must be an integer"),
+        ((5, True, 1, 2, 5, 100), r"n10 must be an integer"),
+        ((0, 0, 0, 0, 5, 100), r"at least one real trial"),
+        ((5, 2, 1, 2, 5, 9), r"n_sim must be >= n = 10 real trials, got 9"),
+        ((5, 2, 1, 2, 0, 0), r"n_sim must be an integer in \[1, "),
+    ],
+)
+def test_item16_simreal_data_is_checked_in_its_constructor(cells, match):
+    from evalsim.stats import simreal as sr
+
+    with pytest.raises(ValueError, match=match):
+        sr.SimRealData(*cells)
+
+
+def test_item16_simreal_data_constructor_agrees_with_simreal_data():
+    import numpy as np
+
+    from evalsim.stats import simreal as sr
+
+    real = [1] * 5 + [1] * 2 + [0] * 1 + [0] * 2
+    twin = [1] * 5 + [0] * 2 + [1] * 1 + [0] * 2
+    built = sr.simreal_data(real, twin, 60, 100)
+    direct = sr.SimRealData(np.int64(5), 2, 1, 2, np.int32(60), 100)
+    assert direct == built
+    assert all(type(v) is int for v in vars(direct).values())
+    r = sr.simreal_interval(direct, sr.METHODS[0])
+    assert 0 <= r.lower <= r.upper <= 1
