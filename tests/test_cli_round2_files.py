@@ -371,3 +371,130 @@ def test_item16_simreal_data_constructor_agrees_with_simreal_data():
     assert all(type(v) is int for v in vars(direct).values())
     r = sr.simreal_interval(direct, sr.METHODS[0])
     assert 0 <= r.lower <= r.upper <= 1
+
+
+# --------------------------------------------------------------------------- item 21
+
+
+def _unpaired_log(tmp_path, a_outcomes, b_outcomes, name="run.csv"):
+    lines = ["policy,success"]
+    lines += [f"A,{int(x)}" for x in a_outcomes]
+    lines += [f"B,{int(x)}" for x in b_outcomes]
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _check(capsys, design, log):
+    code, out, err = run(capsys, "sequential", "check", design, log, "--a", "A", "--b", "B")
+    assert code == 0, err
+    code, js, err = run(
+        capsys, "sequential", "check", design, log, "--a", "A", "--b", "B", "--json"
+    )
+    assert code == 0, err
+    return " ".join(out.split()), json.loads(js)  # the text wraps at 100 columns
+
+
+def test_item21_unreachable_stop_is_said_unpaired(tmp_path, capsys):
+    design = _design(tmp_path, capsys, "d.json", "--spending", "obrien-fleming")
+    # A wins all 15, B none: "B better" can no longer be reached by trial 20
+    log = _unpaired_log(tmp_path, [1] * 15, [0] * 15)
+    out, js = _check(capsys, design, log)
+    assert js["status"] == "continue"
+    assert js["stops_reachable"] == {"B better": False}
+    assert "can no longer be reached" in out and "n_max = 20" in out
+    # and at a reachable point it is said so, without that sentence
+    log = _unpaired_log(tmp_path, [1, 0, 1, 0], [1, 1, 1, 0], name="early.csv")
+    out, js = _check(capsys, design, log)
+    assert js["stops_reachable"] == {"B better": True}
+    assert "can no longer be reached" not in out
+
+
+def test_item21_one_sided_design_says_it_never_declares_a_better(tmp_path, capsys):
+    design = _design(tmp_path, capsys, "d.json")
+    log = _unpaired_log(tmp_path, [1] * 5, [0] * 5)
+    out, js = _check(capsys, design, log)
+    assert "one-sided" in out and "never declares 'A better'" in out
+    assert js["never_declares"] == ["A better"]
+    two = _design(tmp_path, capsys, "two.json", "--alternative", "two-sided")
+    log = _unpaired_log(tmp_path, [1, 0, 1, 0, 1], [1, 1, 0, 0, 1], name="even.csv")
+    out, js = _check(capsys, two, log)
+    assert js["status"] == "continue"
+    assert "never declares" not in out and js["never_declares"] == []
+    assert set(js["stops_reachable"]) == {"B better", "A better"}
+
+
+def test_item21_unreachable_stop_is_said_paired(tmp_path, capsys):
+    code, _, err = run(
+        capsys, "sequential", "design", "--kind", "paired", "--out", tmp_path / "p.json",
+        "--n-max", "20",
+    )  # fmt: skip
+    assert code == 0, err
+    lines = ["policy,success,condition"]
+    lines += [f"A,1,{i}" for i in range(18)] + [f"B,1,{i}" for i in range(18)]  # 18 ties
+    log = tmp_path / "pairs.csv"
+    log.write_text("\n".join(lines) + "\n")
+    out, js = _check(capsys, tmp_path / "p.json", log)
+    assert js["status"] == "continue"
+    assert js["stops_reachable"] == {"B better": False}
+    assert "can no longer be reached" in out and "earliest stop" not in out
+
+
+def _all_experiments(n_max, kinds):
+    """Every sequence of ``n_max`` outcomes from ``kinds`` (as an (E, n_max) index array)."""
+    import numpy as np
+
+    grids = np.meshgrid(*[np.arange(kinds)] * n_max, indexing="ij")
+    return np.stack([g.ravel() for g in grids], axis=1)
+
+
+@pytest.mark.parametrize("alternative", ["two-sided", "one-sided"])
+def test_item21_reachable_verdicts_are_those_of_some_continuation(alternative):
+    """Brute force: every experiment of 6 trials per arm (4^6 outcome pairs), replayed by
+    the design's boundaries; from each running state (n, k_A, k_B) the verdicts some
+    continuation ends with are the reachable ones."""
+    from evalsim.stats.sequential.designs import unpaired_family_design
+    from evalsim.stats.sequential.io import _unpaired_reach, replay_unpaired
+
+    n_max = 6
+    design = unpaired_family_design("pocock", 0.2, n_max, alternative, "every")
+    runs = _all_experiments(n_max, 4)
+    a, b = runs % 2 == 1, runs // 2 == 1
+    look, verdict = replay_unpaired(design, a, b)
+    stop_n = design.look_sizes[look]
+    words = {1: "B better", 2: "A better"}
+    seen: dict[tuple, set] = {}
+    for e in range(runs.shape[0]):
+        for n in range(0, n_max):
+            if stop_n[e] <= n:
+                break
+            key = (n, int(a[e, :n].sum()), int(b[e, :n].sum()))
+            seen.setdefault(key, set()).add(words.get(int(verdict[e])))
+    assert len(seen) > 20
+    for (n, ka, kb), got in seen.items():
+        reach = _unpaired_reach(design, n, ka, kb)
+        assert {v for v, m in reach.items() if m is not None} == got - {None}, (n, ka, kb)
+
+
+def test_item21_paired_reachable_verdicts_are_those_of_some_continuation():
+    from evalsim.stats.sequential.io import _paired_reach, replay_paired
+    from evalsim.stats.sequential.paired import paired_design
+
+    n_max = 7
+    design = paired_design(0.2, n_max, "two-sided", "pocock")
+    runs = _all_experiments(n_max, 4)
+    a, b = runs % 2 == 1, runs // 2 == 1
+    stop, verdict = replay_paired(design, a, b)
+    words = {1: "B better", 2: "A better"}
+    seen: dict[tuple, set] = {}
+    for e in range(runs.shape[0]):
+        for t in range(0, n_max):
+            if 0 < stop[e] <= t:
+                break
+            aa, bb = a[e, :t], b[e, :t]
+            key = (t, int((aa ^ bb).sum()), int((bb & ~aa).sum()))
+            seen.setdefault(key, set()).add(words.get(int(verdict[e])))
+    assert len(seen) > 20
+    for (t, d, b_only), got in seen.items():
+        reach = _paired_reach(design, t, d, b_only)
+        assert {v for v, x in reach.items() if x} == got - {None}, (t, d, b_only)

@@ -263,6 +263,8 @@ def cmd_check(args) -> Report:
         "interval_diff_b_minus_a": None if res.interval is None else _clip(res.interval),
         "trials_beyond_n_max": beyond,
         "interval_confidence": res.confidence,
+        "stops_reachable": res.reachable,
+        "never_declares": [] if design.two_sided else ["A better"],
         "max_type1_certified": design.certificate.upper if design.certificate else None,
     }
     rep = Report(data)
