@@ -498,3 +498,58 @@ def test_item21_paired_reachable_verdicts_are_those_of_some_continuation():
     for (t, d, b_only), got in seen.items():
         reach = _paired_reach(design, t, d, b_only)
         assert {v for v, x in reach.items() if x} == got - {None}, (t, d, b_only)
+
+
+# --------------------------------------------------------------------------- item 22
+
+
+def _two_policy_log(tmp_path, a_name, k_a, b_name, k_b, n=20):
+    lines = ["policy,success"]
+    lines += [f"{a_name},{int(i < k_a)}" for i in range(n)]
+    lines += [f"{b_name},{int(i < k_b)}" for i in range(n)]
+    path = tmp_path / "ab.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_item22_role_labels_never_collide_with_policy_names(tmp_path, capsys):
+    log = _two_policy_log(tmp_path, "A", 15, "B", 8)
+    code, out, err = run(capsys, "compare", log, "--a", "B", "--b", "A")
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "B (A)" not in text and "A (B)" not in text
+    # the difference is policy A minus policy B (75% - 40%), and it reads so
+    assert "Difference A - B" in text and "interval for A - B: [+" in text
+    assert "+35.0" in text
+    # without a collision the roles keep their letters
+    log = _two_policy_log(tmp_path, "base", 8, "new", 15)
+    code, out, err = run(capsys, "compare", log, "--a", "base", "--b", "new")
+    assert code == 0, err
+    assert "base (A)" in out and "Difference B - A" in out
+
+
+def test_item22_test_boschloo_row_is_printed_once(tmp_path, capsys):
+    from cli_run import blocks
+
+    log = _two_policy_log(tmp_path, "base", 8, "new", 15)
+    code, out, err = run(capsys, "compare", log, "--a", "base", "--b", "new", "--test", "boschloo")
+    assert code == 0, err
+    (rows,) = [r for title, r in blocks(out).items() if title.startswith("Tests of")]
+    names = [r[0] for r in rows]
+    assert len(names) == len(set(names)), names
+    assert names[0] == "Boschloo's exact (unpaired)"
+
+
+@pytest.mark.parametrize(
+    ("p1", "p2", "shown"),
+    [
+        ("0.737", "0.877", "73.7% vs 87.7%"),
+        ("0.7", "0.9", "70% vs 90%"),
+        ("0.8125", "0.9", "81.25% vs 90%"),
+    ],
+)
+def test_item22_plan_prints_the_rates_it_was_given(capsys, p1, p2, shown):
+    code, out, err = run(capsys, "plan", "--p1", p1, "--p2", p2)
+    assert code == 0, err
+    first = out.splitlines()[0]
+    assert first.startswith(f"Detect {shown} ("), first
