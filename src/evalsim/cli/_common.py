@@ -12,6 +12,8 @@ import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from evalsim.cli._errors import BadInput  # the one user-error type, re-exported here
+
 # evalsim.stats modules are imported inside the functions that use them: they load numba
 # kernels and SciPy, which a command on a small log should not pay for at start (issue 24).
 
@@ -31,10 +33,6 @@ FORMATS = ("text", "markdown", "latex", "json")
 
 EXIT_BAD_INPUT = 2
 EXIT_MISSING_LIBRARY = 3
-
-
-class BadInput(Exception):
-    """A user error: reported as one line on stderr, exit status 2."""
 
 
 # --------------------------------------------------------------------------- argument types

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from evalsim.cli._common import BadInput
+from evalsim.cli._errors import BadInput
 
 __all__ = [
     "DESIGN_FILE",
