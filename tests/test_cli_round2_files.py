@@ -553,3 +553,16 @@ def test_item22_plan_prints_the_rates_it_was_given(capsys, p1, p2, shown):
     assert code == 0, err
     first = out.splitlines()[0]
     assert first.startswith(f"Detect {shown} ("), first
+
+
+def test_item08_bad_utf8_names_file_line_and_column(tmp_path, capsys):
+    path = tmp_path / "latin1.csv"
+    path.write_bytes(b"policy,success\nA,1\ncaf\xe9,0\n")
+    err = _one_line_error(capsys, "summarize", path)
+    assert "latin1.csv" in err and "line 3" in err and "'policy'" in err and "UTF-8" in err
+    folder = tmp_path / "run"
+    folder.mkdir()
+    info = folder / "eval_info.json"
+    info.write_bytes(b'{"per_episode": [\n {"success": 1, "seed": "\xff"}]}\n')
+    err = _one_line_error(capsys, "summarize", info)
+    assert "eval_info.json" in err and "line 2" in err and "column" in err

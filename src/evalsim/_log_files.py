@@ -210,7 +210,11 @@ def load_json_log(path: Path):
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as err:
-        raise TrialLogError(f"{path}: unreadable JSON (not UTF-8 at byte {err.start})") from None
+        data = path.read_bytes()[: err.start]
+        line, column = data.count(b"\n") + 1, err.start - (data.rfind(b"\n") + 1) + 1
+        raise TrialLogError(
+            f"{path}: line {line}, column {column}: a byte that is not UTF-8 text; not JSON"
+        ) from None
     except OSError as err:
         raise TrialLogError(f"{path}: cannot read the file ({err.strerror or err})") from None
     deep = _too_deep(text)

@@ -229,6 +229,8 @@ def _read_table(path: Path, suffix: str) -> pd.DataFrame:
     except (pd.errors.ParserError, UnicodeDecodeError, OSError, ValueError) as err:
         if suffix in _TABLE_SUFFIXES and _PANDAS_RAGGED.search(str(err)):
             _refuse_ragged(path, _TABLE_SUFFIXES[suffix])
+        if suffix in _TABLE_SUFFIXES and isinstance(err, UnicodeDecodeError):
+            _refuse_undecodable(path, _TABLE_SUFFIXES[suffix])
         kind = "Parquet" if suffix in _PARQUET_SUFFIXES else "CSV"
         msg = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise TrialLogError(f"{path}: unreadable {kind} file ({msg})") from None
@@ -238,6 +240,27 @@ def _read_table(path: Path, suffix: str) -> pd.DataFrame:
 
 
 _PANDAS_RAGGED = re.compile(r"Expected \d+ fields in line \d+, saw \d+")
+
+
+def _refuse_undecodable(path: Path, delimiter: str) -> None:
+    """Raise the one-line error of the first line that is not UTF-8: its line, its column
+    (by the delimiters before the bad byte) and the byte."""
+    with open(path, "rb") as fh:
+        header = fh.readline()
+        names = header.decode("utf-8-sig", errors="replace").strip().split(delimiter)
+        fh.seek(0)
+        for line_no, line in enumerate(fh, start=1):
+            try:
+                line.decode("utf-8-sig" if line_no == 1 else "utf-8")
+            except UnicodeDecodeError as err:
+                col = line[: err.start].count(delimiter.encode())
+                name = names[col].strip().lower() if col < len(names) else f"field {col + 1}"
+                row = f"data row {line_no - 1}, " if line_no > 1 else "header, "
+                raise TrialLogError(
+                    f"{path}: line {line_no} ({row}column {name!r}): byte "
+                    f"{line[err.start]:#04x} is not UTF-8 text; save the file as UTF-8"
+                ) from None
+    raise TrialLogError(f"{path}: not UTF-8 text; save the file as UTF-8")
 
 
 def _refuse_ragged(path: Path, delimiter: str) -> None:
