@@ -9,6 +9,7 @@ square as a ratio of integers, with its sign: ``tests/naive_unconditional.py``),
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -200,3 +201,46 @@ def test_item15_n_for_power_definition_names_the_test(test, label):
     res = n_for_power(test, 0.5, 0.9, n_max=200)
     assert "Fisher" not in res.definition
     assert label in res.definition
+
+
+def _dense_ranks(keys: list) -> np.ndarray:
+    """Rank of each key among the distinct values (equal keys, equal rank), exactly."""
+    distinct = sorted(set(keys))
+    where = {k: i for i, k in enumerate(distinct)}
+    return np.array([where[k] for k in keys])
+
+
+def _exact_fisher_less(x1, n1, x2, n2):
+    """P(X <= x1 | k), X hypergeometric, as a Fraction."""
+    kk = x1 + x2
+    lo = max(0, kk - n2)
+    num = sum(math.comb(n1, y) * math.comb(n2, kk - y) for y in range(lo, x1 + 1))
+    return Fraction(num, math.comb(n1 + n2, kk))
+
+
+@pytest.mark.parametrize(("n1", "n2"), [(20, 20), (91, 21), (7, 33)])
+def test_item14_tolerant_order_is_the_exact_order_barnard(n1, n2):
+    """The product's region of every table (its z, its tie rule) is the exact region: the
+    tables whose exact sign(z) z^2 is at most the table's (n1, n2 here include the issue's)."""
+    m = (n1 + 1) * (n2 + 1)
+    z = np.empty(m)
+    barnard_all(n1, n2, z)
+    keys = [exact_barnard_key(a, n1, b, n2) for a in range(n1 + 1) for b in range(n2 + 1)]
+    rank = _dense_ranks(keys)
+    assert np.array_equal(_tolerant_regions(z, BARNARD_TIE_RTOL), rank[None, :] <= rank[:, None])
+    abs_rank = _dense_ranks([abs(k) for k in keys])
+    got = _tolerant_regions(-np.abs(z), BARNARD_TIE_RTOL)
+    assert np.array_equal(got, abs_rank[None, :] >= abs_rank[:, None])
+
+
+@pytest.mark.parametrize(("n1", "n2"), [(20, 20), (12, 30)])
+def test_item14_tolerant_order_is_the_exact_order_boschloo(n1, n2):
+    """Boschloo's ordering by Fisher's one-sided p (SciPy's 1e-13 tie rule, the product's
+    hypergeometric kernel) is the exact order of the p-values as fractions."""
+    m = (n1 + 1) * (n2 + 1)
+    hyp, f_less, f_greater = np.empty(m), np.empty(m), np.empty(m)
+    hyper_all(n1, n2, hyp, f_less, f_greater)
+    keys = [_exact_fisher_less(a, n1, b, n2) for a in range(n1 + 1) for b in range(n2 + 1)]
+    rank = _dense_ranks(keys)
+    got = _tolerant_regions(f_less, BOSCHLOO_TIE_RTOL)
+    assert np.array_equal(got, rank[None, :] <= rank[:, None])
