@@ -566,3 +566,34 @@ def test_item08_bad_utf8_names_file_line_and_column(tmp_path, capsys):
     info.write_bytes(b'{"per_episode": [\n {"success": 1, "seed": "\xff"}]}\n')
     err = _one_line_error(capsys, "summarize", info)
     assert "eval_info.json" in err and "line 2" in err and "column" in err
+
+
+@pytest.mark.parametrize("blocks", ["default", "tiny"])
+def test_item07_field_limit_is_exact_at_the_boundary(tmp_path, monkeypatch, blocks):
+    """10,000 characters are read, 10,001 refused, wherever the field falls across the
+    scan's blocks (tiny blocks: 2 x 5,000 bytes quick, 7,001 bytes exact)."""
+    import evalsim._log_files as lf
+    from evalsim.small_logs import read_small_logs
+    from evalsim.trial_logs import TrialLogError, read_trial_logs
+
+    if blocks == "tiny":
+        monkeypatch.setattr(lf, "_SCAN_CHUNKS", 2)
+        monkeypatch.setattr(lf, "_SCAN_BYTES", 7001)
+    limit = lf.MAX_FIELD_CHARS
+    for pad in (0, 3, 4999, 5003):  # shifts the long field against the block edges
+        ok = tmp_path / f"ok{pad}.csv"
+        ok.write_text("policy,success,note\n" + f"B,0,{'n' * pad}\n" + "A" * limit + ",1,x\n")
+        assert len(read_trial_logs([ok])) == 2
+        assert len(read_small_logs([ok])) == 2
+        bad = tmp_path / f"bad{pad}.csv"
+        bad.write_text(
+            "policy,success,note\n" + f"B,0,{'n' * pad}\n" + "A" * (limit + 1) + ",1,x\n"
+        )
+        with pytest.raises(TrialLogError, match=r"data row 2, column 'policy'.*limit"):
+            read_trial_logs([bad])
+        assert read_small_logs([bad]) is None
+    # a field with no line end after it (the file's last bytes)
+    tail = tmp_path / "tail.csv"
+    tail.write_text("policy,success,note\nA,1," + "n" * (limit + 1))
+    with pytest.raises(TrialLogError, match=r"data row 1, column 'note'.*limit"):
+        read_trial_logs([tail])
