@@ -301,23 +301,19 @@ def cmd_sheet(args) -> Report:
     design = _load(args.design)
     import matplotlib.pyplot as plt
 
-    from evalsim.figures import set_style
+    from evalsim.figures import save_figure, set_style
     from evalsim.figures.sequential_sheet import bench_sheet
 
     set_style()
     fig = bench_sheet(design)
-    meta = {
-        "png": {"Software": None},
-        "pdf": {"Creator": None, "Producer": None, "CreationDate": None},
-    }  # the metadata of evalsim.figures.save_figure: the same bytes on every run
     try:
-        for path in (png, pdf):
+        for path in (png, pdf):  # again, just before writing (atomic_path refuses them too)
             check_output_path(path, "--out", FIGURE, args.force, probe=False)
-        for path, fmt in ((png, "png"), (pdf, "pdf")):
-            with output_file(path, "--out", FIGURE, args.force) as tmp:
-                fig.savefig(tmp, format=fmt, metadata=meta[fmt])
+        save_figure(fig, png, pdf)
+    except OSError as err:
+        raise BadInput(f"--out: cannot write {png!r} and {pdf!r} ({err.strerror or err})") from None
     finally:
-        plt.close(fig)
+        plt.close(fig)  # save_figure closes it too; once more is harmless
     rep = Report({"design": design.label, "png": png, "pdf": pdf})
     rep.line(f"wrote {png} and {pdf} ({design.label})")
     return rep
