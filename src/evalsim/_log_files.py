@@ -56,8 +56,9 @@ _SNIFF_BYTES = 1 << 16
 #: before the log is parsed (issue 45, item 7: a 10 MB name took minutes on the way through).
 MAX_FIELD_CHARS = 10_000
 
-#: Deepest nesting of an ``eval_info.json`` read (LeRobot's is 4 levels deep), and the most
-#: digits of a JSON integer (a 64-bit seed has 20; Python's own limit is 4,300).
+#: Nesting depth an error message points at when an ``eval_info.json`` is too deep for Python's
+#: JSON reader (LeRobot's is 4 levels deep), and the most digits of a JSON integer (a 64-bit
+#: seed has 20; Python's own limit is 4,300).
 MAX_JSON_DEPTH = 100
 _MAX_JSON_DIGITS = 100
 
@@ -226,8 +227,9 @@ def _refuse_long_field(path: Path, delimiter: str, names: list[str], end: int) -
 
 def load_json_log(path: Path):
     """An ``eval_info.json``'s content, or a one-line :class:`TrialLogError` that names the
-    file, the line and the column: bad JSON, nesting deeper than :data:`MAX_JSON_DEPTH`, an
-    integer of more than 100 digits (issue 45, items 6 and 8)."""
+    file, the line and the column: bad JSON, nesting too deep for Python's reader (the
+    message points at the first bracket past :data:`MAX_JSON_DEPTH`), an integer of more than
+    100 digits (issue 45, items 6 and 8)."""
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as err:
@@ -238,13 +240,6 @@ def load_json_log(path: Path):
         ) from None
     except OSError as err:
         raise TrialLogError(f"{path}: cannot read the file ({err.strerror or err})") from None
-    deep = _too_deep(text)
-    if deep is not None:
-        line, column = deep
-        raise TrialLogError(
-            f"{path}: line {line}, column {column}: JSON nested more than {MAX_JSON_DEPTH} "
-            "levels deep; not an eval_info file"
-        )
 
     def parse_int(digits: str) -> int:
         if len(digits.lstrip("-")) > _MAX_JSON_DIGITS:
@@ -258,6 +253,12 @@ def load_json_log(path: Path):
 
     try:
         return json.loads(text, parse_int=parse_int)
+    except RecursionError:  # only then is the nesting located (a pass over the text)
+        line, column = _too_deep(text) or (1, 1)
+        raise TrialLogError(
+            f"{path}: line {line}, column {column}: JSON nested more than {MAX_JSON_DEPTH} "
+            "levels deep; not an eval_info file"
+        ) from None
     except json.JSONDecodeError as err:
         raise TrialLogError(
             f"{path}: line {err.lineno}, column {err.colno}: unreadable JSON ({err.msg})"
