@@ -4,11 +4,16 @@ No numpy, no numba: ``math.comb`` and the definitions (SciPy's ``boschloo_exact`
 ``barnard_exact``, 1.17.1), slow and obviously right. The supremum over the nuisance rate is
 a plain maximum over an even grid of ``grid + 1`` points of ``[lo, hi]``, so it is a lower
 bound of the exact p-value (within the grid's resolution of it).
+
+Barnard's regions compare the statistic exactly (:func:`exact_barnard_key`: ``z`` through
+``sign(z) z**2``, a ratio of integers), so a table whose ``z`` ties the observed one in exact
+arithmetic is always in the region; SciPy's float comparison can drop it (issue 45, item 14).
 """
 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 
 def fisher_one_sided(x1: int, n1: int, x2: int, n2: int, alternative: str) -> float:
@@ -29,6 +34,20 @@ def barnard_z(x1: int, n1: int, x2: int, n2: int) -> float:
     return (p1 - p2) / math.sqrt(p * (1 - p) * (1 / n1 + 1 / n2))
 
 
+def exact_barnard_key(x1: int, n1: int, x2: int, n2: int, absolute: bool = False) -> Fraction:
+    """``sign(z) z**2`` of the pooled score statistic, exactly: order-equivalent to ``z``.
+
+    ``z**2 = (x1 n2 - x2 n1)**2 N / (n1 n2 k (N - k))`` with ``N = n1 + n2``, ``k = x1 + x2``;
+    0 where the two rates are equal (``k = 0`` and ``k = N`` included). ``absolute``: ``z**2``.
+    """
+    num = x1 * n2 - x2 * n1
+    if num == 0:
+        return Fraction(0)
+    nn, kk = n1 + n2, x1 + x2
+    sq = Fraction(num * num * nn, n1 * n2 * kk * (nn - kk))
+    return sq if absolute or num > 0 else -sq
+
+
 def region(test: str, k1: int, n1: int, k2: int, n2: int, alternative: str) -> list:
     """Tables at least as extreme as (k1, k2) for one side (Boschloo) or the test (Barnard)."""
     tables = [(a, b) for a in range(n1 + 1) for b in range(n2 + 1)]
@@ -39,12 +58,12 @@ def region(test: str, k1: int, n1: int, k2: int, n2: int, alternative: str) -> l
             for t in tables
             if fisher_one_sided(t[0], n1, t[1], n2, alternative) <= obs * (1 + 1e-13)
         ]
-    z0 = barnard_z(k1, n1, k2, n2)
+    absolute = alternative == "two-sided"
+    z0 = exact_barnard_key(k1, n1, k2, n2, absolute)
+    keys = {t: exact_barnard_key(t[0], n1, t[1], n2, absolute) for t in tables}
     if alternative == "less":
-        return [t for t in tables if barnard_z(t[0], n1, t[1], n2) <= z0]
-    if alternative == "greater":
-        return [t for t in tables if barnard_z(t[0], n1, t[1], n2) >= z0]
-    return [t for t in tables if abs(barnard_z(t[0], n1, t[1], n2)) >= abs(z0)]
+        return [t for t in tables if keys[t] <= z0]
+    return [t for t in tables if keys[t] >= z0]
 
 
 def tail(tables: list, n1: int, n2: int, pi: float) -> float:

@@ -17,7 +17,6 @@ column, a bad success value, a blank policy or condition, no rows, an unreadable
 from __future__ import annotations
 
 import csv
-import json
 import re
 from pathlib import Path
 
@@ -33,6 +32,7 @@ from evalsim._log_files import (
     TrialLogError,
     case_warnings,
     digest,
+    load_json_log,
     reported_pc_success,
     sniff,
     split_label,
@@ -233,7 +233,7 @@ def _read_table(path: Path, delimiter: str, policy: str | None) -> dict[str, lis
 
 
 def _read_json(path: Path, policy: str | None) -> tuple[dict[str, list], float | None, list, dict]:
-    info = json.loads(path.read_text(encoding="utf-8"))
+    info = load_json_log(path)
     name = policy if policy is not None else (path.resolve().parent.name or path.stem)
     notes: list[str] = []
     groups: dict[str, str] = {}

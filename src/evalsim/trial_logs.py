@@ -37,8 +37,10 @@ that did not start from the same state).
 
 from __future__ import annotations
 
-import json
+import csv
 import os
+import re
+import warnings as _warnings
 from pathlib import Path
 
 import numpy as np
@@ -50,10 +52,13 @@ from evalsim._log_files import (
     _PARQUET_SUFFIXES,
     _TABLE_SUFFIXES,
     _TRUE,
+    MAX_FIELD_CHARS,
     OPTIONAL_COLUMNS,
     REQUIRED_COLUMNS,
     TrialLogError,
     case_warnings,
+    field_too_long,
+    load_json_log,
     pairing_key,
     split_label,
 )
@@ -225,6 +230,7 @@ def read_trial_log(
     raw = [str(c) for c in df.columns if str(c) not in known] if keep_raw_columns else []
     if suffix == ".json":
         raw = []
+    _check_field_sizes(df, path)
     out = _tidy(df, path, (*extra_columns, *raw))
     out.attrs["warnings"] = notes + json_attrs.get("notes", []) + out.attrs["warnings"]
     if is_counts:
@@ -236,22 +242,49 @@ def read_trial_log(
     return out
 
 
+def _check_field_sizes(df: pd.DataFrame, path: Path) -> None:
+    """Refuse a text field longer than :data:`evalsim._log_files.MAX_FIELD_CHARS` characters
+    (a quoted CSV field, a Parquet string, a JSON task name), naming its row and column."""
+    for col in df.columns:
+        values = df[col]
+        if values.dtype != object and not pd.api.types.is_string_dtype(values):
+            continue
+        lengths = values.map(lambda v: len(v) if isinstance(v, str) else 0).to_numpy()
+        if lengths.size and int(lengths.max()) > MAX_FIELD_CHARS:
+            i = int(lengths.argmax())
+            raise field_too_long(path, i + 1, str(col), int(lengths[i]))
+
+
 def _read_table(path: Path, suffix: str) -> pd.DataFrame:
     try:
         if suffix in _PARQUET_SUFFIXES:
             return pd.read_parquet(path)
         # dtype=str keeps "1"/"true"/"07" exactly as written; parse_success decides.
         # utf-8-sig: spreadsheet exports often start with a byte-order mark.
-        return pd.read_csv(
-            path,
-            sep=_TABLE_SUFFIXES[suffix],
-            dtype=str,
-            keep_default_na=False,
-            encoding="utf-8-sig",
-        )
+        # index_col=False: a row with a field too many is an error, never a shift of the
+        # columns (pandas otherwise takes column 1 as the index; issue 45, item 8).
+        with _warnings.catch_warnings(record=True) as caught:
+            _warnings.simplefilter("always", pd.errors.ParserWarning)
+            df = pd.read_csv(
+                path,
+                sep=_TABLE_SUFFIXES[suffix],
+                dtype=str,
+                keep_default_na=False,
+                encoding="utf-8-sig",
+                index_col=False,
+            )
+        if any(issubclass(w.category, pd.errors.ParserWarning) for w in caught):
+            _refuse_ragged(path, _TABLE_SUFFIXES[suffix])
+        return df
+    except TrialLogError:
+        raise
     except pd.errors.EmptyDataError:
         raise TrialLogError(f"{path}: file is empty") from None
     except (pd.errors.ParserError, UnicodeDecodeError, OSError, ValueError) as err:
+        if suffix in _TABLE_SUFFIXES and _PANDAS_RAGGED.search(str(err)):
+            _refuse_ragged(path, _TABLE_SUFFIXES[suffix])
+        if suffix in _TABLE_SUFFIXES and isinstance(err, UnicodeDecodeError):
+            _refuse_undecodable(path, _TABLE_SUFFIXES[suffix])
         kind = "Parquet" if suffix in _PARQUET_SUFFIXES else "CSV"
         msg = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise TrialLogError(f"{path}: unreadable {kind} file ({msg})") from None
@@ -260,11 +293,57 @@ def _read_table(path: Path, suffix: str) -> pd.DataFrame:
         raise TrialLogError(f"{path}: unreadable file ({msg})") from None
 
 
+_PANDAS_RAGGED = re.compile(r"Expected \d+ fields in line \d+, saw \d+")
+
+
+def _refuse_undecodable(path: Path, delimiter: str) -> None:
+    """Raise the one-line error of the first line that is not UTF-8: its line, its column
+    (by the delimiters before the bad byte) and the byte."""
+    with open(path, "rb") as fh:
+        header = fh.readline()
+        names = header.decode("utf-8-sig", errors="replace").strip().split(delimiter)
+        fh.seek(0)
+        for line_no, line in enumerate(fh, start=1):
+            try:
+                line.decode("utf-8-sig" if line_no == 1 else "utf-8")
+            except UnicodeDecodeError as err:
+                col = line[: err.start].count(delimiter.encode())
+                name = names[col].strip().lower() if col < len(names) else f"field {col + 1}"
+                row = f"data row {line_no - 1}, " if line_no > 1 else "header, "
+                raise TrialLogError(
+                    f"{path}: line {line_no} ({row}column {name!r}): byte "
+                    f"{line[err.start]:#04x} is not UTF-8 text; save the file as UTF-8"
+                ) from None
+    raise TrialLogError(f"{path}: not UTF-8 text; save the file as UTF-8")
+
+
+def _refuse_ragged(path: Path, delimiter: str) -> None:
+    """Raise the one-line error of the first row whose field count is not the header's:
+    its data row, its line, its field count and the header's column count."""
+    with open(path, newline="", encoding="utf-8-sig") as fh:
+        reader = csv.reader(fh, delimiter=delimiter)
+        header = next(reader, [])
+        row = 0
+        for fields in reader:
+            if not fields:
+                continue  # a blank line: pandas skips it
+            row += 1
+            if len(fields) != len(header):
+                where = (
+                    f"field {len(header) + 1} has no column"
+                    if len(fields) > len(header)
+                    else f"column {header[len(fields)].strip()!r} has no field"
+                )
+                raise TrialLogError(
+                    f"{path}: data row {row} (line {reader.line_num}) has {len(fields)} "
+                    f"fields but the header names {len(header)} columns "
+                    f"({', '.join(h.strip() for h in header)}): {where}"
+                )
+    raise TrialLogError(f"{path}: rows with more fields than the header has columns")
+
+
 def _read_lerobot_json(path: Path, policy: str | None, options=None) -> pd.DataFrame:
-    try:
-        info = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise TrialLogError(f"{path}: unreadable JSON ({err})") from None
+    info = load_json_log(path)
     name = policy if policy is not None else (path.resolve().parent.name or path.stem)
     if isinstance(info, dict) and isinstance(info.get("per_task"), list):
         pair = bool(options is not None and options.pair_episodes)
@@ -304,6 +383,9 @@ def parse_success(values: pd.Series, path: str | os.PathLike = "") -> pd.Series:
     header this is line ``row + 1``).
     """
     prefix = f"{path}: " if str(path) else ""
+    missing = values.isna().to_numpy()
+    if missing.any():  # a nullable boolean or number with NA (Parquet), a JSON null
+        raise TrialLogError(f"{prefix}success is empty in data row {int(missing.argmax()) + 1}")
     if pd.api.types.is_bool_dtype(values):
         return values.astype(bool)
     if pd.api.types.is_numeric_dtype(values):

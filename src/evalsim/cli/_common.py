@@ -12,6 +12,8 @@ import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from evalsim.cli._errors import BadInput  # the one user-error type, re-exported here
+
 # evalsim.stats modules are imported inside the functions that use them: they load numba
 # kernels and SciPy, which a command on a small log should not pay for at start (issue 24).
 
@@ -31,10 +33,6 @@ FORMATS = ("text", "markdown", "latex", "json")
 
 EXIT_BAD_INPUT = 2
 EXIT_MISSING_LIBRARY = 3
-
-
-class BadInput(Exception):
-    """A user error: reported as one line on stderr, exit status 2."""
 
 
 # --------------------------------------------------------------------------- argument types
@@ -180,6 +178,16 @@ def add_format_flags(p: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="also draw the rates with their intervals to FILE (.png or .pdf)",
     )
+    add_force_flag(p)
+
+
+def add_force_flag(p: argparse.ArgumentParser) -> None:
+    """``--force``: replace an existing output file that evalsim did not write."""
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing output file that is not an earlier output of evalsim",
+    )
 
 
 def output_format(args) -> str:
@@ -190,14 +198,15 @@ def output_format(args) -> str:
     return fmt or ("json" if getattr(args, "json", False) else "text")
 
 
-def check_plot_path(path: str | None) -> None:
-    """Refuse a --plot file whose suffix is not .png or .pdf, before any work is done."""
+def check_plot_path(path: str | None, force: bool = False) -> None:
+    """Refuse a --plot file before any work is done: a suffix other than .png or .pdf, a path
+    that is not a regular file, a file that is not an earlier figure (without ``--force``), a
+    folder that is missing or cannot be written (:mod:`evalsim.cli._safe_output`)."""
     if path is None:
         return
-    suffix = os.path.splitext(path)[1].lower()
-    if suffix not in (".png", ".pdf"):
-        raise BadInput(f"--plot must end in .png or .pdf, got {path!r}")
-    check_out_path(path, "--plot")
+    from evalsim.cli._safe_output import FIGURE, check_output_path
+
+    check_output_path(path, "--plot", FIGURE, force)
 
 
 def check_policy_pair(policies: Sequence[str], a: str, b: str) -> None:
@@ -224,27 +233,19 @@ def check_policy_pair(policies: Sequence[str], a: str, b: str) -> None:
         raise BadInput(f"--a and --b name the same policy {a!r}")
 
 
-def check_out_path(path: str, flag: str = "--out") -> None:
-    """Refuse an output file that is a folder or whose folder does not exist (no command
-    creates a folder it was not asked to), before any work is done."""
-    if os.path.isdir(path):
-        raise BadInput(f"{flag}: {path!r} is a folder; give a file name")
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise BadInput(f"{flag}: folder {folder!r} does not exist")
-
-
 def plot_rates(rows: Sequence[dict], path: str, title: str, confidence: float) -> None:
     """Draw success rates with their intervals (points and bars) to a PNG or PDF file.
 
     ``rows`` are dicts with ``label``, ``rate``, ``lower``, ``upper`` (fractions). The
     pipeline's figure style (:mod:`evalsim.figures`: Okabe-Ito colors, paper context);
-    written atomically, in the format the file's suffix names.
+    written atomically, in the format the file's suffix names. The caller has checked the path
+    (:func:`check_plot_path`, with its ``--force``) before the work; here it is checked again
+    for a special file, and a failure to write names the path.
     """
     import matplotlib.pyplot as plt
 
+    from evalsim.cli._safe_output import FIGURE, output_file
     from evalsim.figures import COLUMN_WIDTH_IN, color_for, set_style
-    from evalsim.io import atomic_path
 
     set_style()
     height = 0.9 + 0.28 * len(rows)
@@ -269,10 +270,12 @@ def plot_rates(rows: Sequence[dict], path: str, title: str, confidence: float) -
     ax.set_title(title)
     ax.grid(axis="x", linewidth=0.4, alpha=0.5)
     suffix = os.path.splitext(path)[1].lower().lstrip(".")
-    with atomic_path(path) as tmp:
-        meta = {"Software": None} if suffix == "png" else {"Creator": None, "Producer": None}
-        fig.savefig(tmp, format=suffix, metadata=meta)
-    plt.close(fig)
+    try:
+        with output_file(path, "--plot", FIGURE, force=True) as tmp:
+            meta = {"Software": None} if suffix == "png" else {"Creator": None, "Producer": None}
+            fig.savefig(tmp, format=suffix, metadata=meta)
+    finally:
+        plt.close(fig)
 
 
 @dataclass

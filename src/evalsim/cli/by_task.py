@@ -312,7 +312,7 @@ def cmd_compare_by_task(args) -> Report:
 
     if args.task is not None:
         raise BadInput("--task and --by task do not go together (--by task uses every task)")
-    check_plot_path(args.plot)
+    check_plot_path(args.plot, args.force)
     order_cols = _independence.order_columns(args)
     df = read_task_logs(
         args.files, args.policy, extra_columns=order_cols, options=reading_options(args)

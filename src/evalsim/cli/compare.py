@@ -26,7 +26,13 @@ from evalsim.cli._log_hooks import add_log_hook_flags, apply_log_hooks
 from evalsim.cli._reading import add_reading_flags
 from evalsim.cli.compare_counts import counts_arguments, counts_table
 from evalsim.cli.compare_input import select_trials
-from evalsim.cli.compare_result import ALTERNATIVE_WORDS, Comparison, ci_points, compare_trials
+from evalsim.cli.compare_result import (
+    ALTERNATIVE_WORDS,
+    Comparison,
+    ci_points,
+    compare_trials,
+    role_labels,
+)
 from evalsim.small_logs import TrialTable
 from evalsim.stats.names import TWO_SAMPLE_TESTS
 
@@ -41,6 +47,12 @@ _PAIRED_INTERVAL_LABELS = {
 }
 
 
+def _side(d) -> str:
+    """The sidedness note of the deciding test, in the report's role words."""
+    ra, rb = role_labels(d.a, d.b)
+    return _SIDE[d.alternative].replace("B > A", f"{rb} > {ra}").replace("B < A", f"{rb} < {ra}")
+
+
 def _tests_rows(c: Comparison) -> list[list]:
     """The tests table: the deciding test first, then the secondary rows."""
     d, pa = c.decision, c.pairs
@@ -49,7 +61,7 @@ def _tests_rows(c: Comparison) -> list[list]:
         [
             f"{d.test_name} ({'paired' if d.paired else 'unpaired'})",
             _p(d.pvalue),
-            _SIDE[d.alternative],
+            _side(d),
         ]
     ]
     if pa is not None:
@@ -57,9 +69,12 @@ def _tests_rows(c: Comparison) -> list[list]:
         rows.append([f"{fisher} (unpaired)", _p(c.fisher_p), "secondary; ignores pairing"])
     elif d.one_sided:
         rows.append([fisher, _p(c.fisher_p), "secondary; two-sided"])
+    boschloo = f"{TWO_SAMPLE_TESTS['boschloo'].label} (unpaired)"
+    if rows[0][0] == boschloo and not d.one_sided:
+        return rows  # the deciding row is this secondary one (--test boschloo): once
     rows.append(
         [
-            f"{TWO_SAMPLE_TESTS['boschloo'].label} (unpaired)",
+            boschloo,
             _p(c.boschloo_p),
             "secondary; two-sided" if c.boschloo_p is not None else c.boschloo_note,
         ]
@@ -79,14 +94,15 @@ def _difference_table(c: Comparison, rep: Report) -> None:
     else:
         rows = [[f"{d.method_label}: goes with the verdict", estimate, ci_points(*d.interval)]]
     level = f"{100 * d.confidence:g}%"
+    ra, rb = role_labels(d.a, d.b)
     if d.one_sided:
         end = "lower" if d.alternative == "greater" else "upper"
         title = (
-            f"Difference B - A (points; {level} two-sided interval, its {end} end the "
+            f"Difference {rb} - {ra} (points; {level} two-sided interval, its {end} end the "
             f"{100 * (1 - d.alpha):g}% one-sided bound)"
         )
     else:
-        title = f"Difference B - A (points, {level} interval)"
+        title = f"Difference {rb} - {ra} (points, {level} interval)"
     rep.table(title, ["method", "estimate", "interval"], rows)
 
 
@@ -101,28 +117,33 @@ def _report(c: Comparison, log_hooks=None, gate: Gate | None = None) -> Report:
     rep.line(f"decision rule (stated before the data): {c.rule}")
     if gate is not None:
         rep.line(gate.rule)
+    ra, rb = role_labels(d.a, d.b)
+    tag_a, tag_b = (" (A)", " (B)") if (ra, rb) == ("A", "B") else (" (--a)", " (--b)")
     rows = [
-        [d.a + " (A)", f"{d.k_a}/{d.n_a}", _pct(d.rate_a)],
-        [d.b + " (B)", f"{d.k_b}/{d.n_b}", _pct(d.rate_b)],
+        [d.a + tag_a, f"{d.k_a}/{d.n_a}", _pct(d.rate_a)],
+        [d.b + tag_b, f"{d.k_b}/{d.n_b}", _pct(d.rate_b)],
     ]
     title = "Success rates" + (" on the paired conditions" if d.paired else "")
     rep.table(title, ["policy", "k/n", "rate"], rows)
     if d.paired and (c.n_a_all != d.n_a or c.n_b_all != d.n_b):
         rep.line(
-            f"all trials: A {c.k_a_all}/{c.n_a_all} ({_pct(c.k_a_all / c.n_a_all)}), "
-            f"B {c.k_b_all}/{c.n_b_all} ({_pct(c.k_b_all / c.n_b_all)}); not used for the verdict"
+            f"all trials: {ra} {c.k_a_all}/{c.n_a_all} ({_pct(c.k_a_all / c.n_a_all)}), "
+            f"{rb} {c.k_b_all}/{c.n_b_all} ({_pct(c.k_b_all / c.n_b_all)}); not used for the "
+            "verdict"
         )
     rep.table(
-        "Tests of 'A and B have the same success rate'", ["test", "p", "note"], _tests_rows(c)
+        f"Tests of '{ra} and {rb} have the same success rate'",
+        ["test", "p", "note"],
+        _tests_rows(c),
     )
     rep.line("Only the first test decides; the rows marked secondary are for reference.")
     if pa is not None:
         rep.table(
             f"Paired outcomes (same {'/'.join(c.pairing_columns)})",
-            ["", "B succeeded", "B failed"],
+            ["", f"{rb} succeeded", f"{rb} failed"],
             [
-                ["A succeeded", pa.counts.both_succeed, pa.counts.a_only],
-                ["A failed", pa.counts.b_only, pa.counts.both_fail],
+                [f"{ra} succeeded", pa.counts.both_succeed, pa.counts.a_only],
+                [f"{ra} failed", pa.counts.b_only, pa.counts.both_fail],
             ],
         )
     _difference_table(c, rep)
@@ -175,7 +196,7 @@ def cmd_compare(args) -> Report:
                 )
     if args.by == "task" and counts is None:  # per-task tables and pooled verdicts
         return by_task.cmd_compare_by_task(args)
-    check_plot_path(args.plot)
+    check_plot_path(args.plot, args.force)
     gate = None
     if counts is not None:
         df = counts_table(args, counts)

@@ -10,6 +10,7 @@ record (:meth:`Comparison.as_json`) the renderers of :mod:`evalsim.cli.compare` 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -242,11 +243,13 @@ class Comparison:
     def rule(self) -> str:
         """The decision rule, stated before the data."""
         d = self.decision
+        ra, rb = role_labels(d.a, d.b)
         return (
-            f"{d.test_name} test of '{ALTERNATIVE_WORDS[d.alternative]}', reject when p < "
+            f"{d.test_name} test of '{_in_roles(ALTERNATIVE_WORDS[d.alternative], ra, rb)}', "
+            "reject when p < "
             f"{d.alpha:g} (a p within 1e-9 of alpha counts as equal); a winner is declared only "
             f"when the {d.method_label} {'one-sided bound' if d.one_sided else 'interval'} for "
-            f"B - A ({100 * (1 - d.alpha):g}%) agrees"
+            f"{rb} - {ra} ({100 * (1 - d.alpha):g}%) agrees"
         )
 
     @property
@@ -426,6 +429,22 @@ def compare_trials(args, df, a, b) -> Comparison:
     )
 
 
+def role_labels(a: str, b: str) -> tuple[str, str]:
+    """The words for the roles ``--a`` and ``--b`` in the report: "A" and "B", or the
+    policies' own names when a name is the other role's letter (a policy "B" run as ``--a``),
+    where "B - A" would read backwards (issue 45, item 22)."""
+    if a.strip().casefold() == "b" or b.strip().casefold() == "a":
+        return a, b
+    return "A", "B"
+
+
+def _in_roles(text: str, ra: str, rb: str) -> str:
+    """``text`` about roles "A" and "B" (:data:`ALTERNATIVE_WORDS`) in the report's role words."""
+    if (ra, rb) == ("A", "B"):
+        return text
+    return re.sub(r"\b[AB]\b", lambda m: ra if m.group() == "A" else rb, text)
+
+
 def ci_points(lo: float, hi: float) -> str:
     return f"[{100 * lo:+.1f}, {100 * hi:+.1f}]"
 
@@ -434,10 +453,12 @@ def _verdict(d: Decision) -> tuple[str, str | None]:
     """The verdict sentence and the decision ("A", "B" or None)."""
     rate_a, rate_b, n_a, n_b, alpha = d.rate_a, d.rate_b, d.n_a, d.n_b, d.alpha
     alternative, ci, p = d.alternative, d.interval, d.pvalue
+    ra, rb = role_labels(d.a, d.b)
+    diff = f"{rb} - {ra}"
     if d.paired:
         n_text = f"on {n_a} paired conditions"
     else:
-        n_text = f"at n = {n_a} per arm" if n_a == n_b else f"at n = {n_a} (A) and {n_b} (B)"
+        n_text = f"at n = {n_a} per arm" if n_a == n_b else f"at n = {n_a} ({ra}) and {n_b} ({rb})"
     if rate_b > rate_a:
         better, hi_r, lo_r = d.b, rate_b, rate_a
     elif rate_a > rate_b:
@@ -447,13 +468,14 @@ def _verdict(d: Decision) -> tuple[str, str | None]:
     one_sided = alternative != "two-sided"
     if one_sided:
         bound = (
-            f"B - A >= {100 * ci[0]:+.1f} points"
+            f"{diff} >= {100 * ci[0]:+.1f} points"
             if alternative == "greater"
-            else f"B - A <= {100 * ci[1]:+.1f} points"
+            else f"{diff} <= {100 * ci[1]:+.1f} points"
         )
         iv = f"{d.method_label} {100 * (1 - alpha):g}% one-sided bound: {bound}"
     else:
-        iv = f"{d.method_label} {100 * d.confidence:g}% interval for B - A: {ci_points(*ci)} points"
+        level = f"{100 * d.confidence:g}%"
+        iv = f"{d.method_label} {level} interval for {diff}: {ci_points(*ci)} points"
     test = f"{d.test_name} p = {_p(p)}, {alternative}"
     looks = (
         f"the better-looking policy is {better} ({_pct(hi_r, 0)} vs {_pct(lo_r, 0)})"

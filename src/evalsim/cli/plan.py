@@ -29,6 +29,16 @@ from evalsim.stats.names import TWO_SAMPLE_TESTS
 PAIRED_SCAN_MAX_N = 2000
 
 
+def _given_pct(x: float) -> str:
+    """A rate the user gave, in percent with the digits it was given with (0.737 -> "73.7%",
+    0.8 -> "80%"; at most 4 decimals), never rounded into another rate (issue 45, item 22)."""
+    for digits in range(5):
+        text = f"{100 * x:.{digits}f}"
+        if abs(float(text) - 100 * x) < 1e-9:
+            return f"{text}%"
+    return f"{100 * x:.4f}%"
+
+
 def _discordant_split(p1: float, p2: float, discordance: float) -> tuple[float, float]:
     """(P(A only), P(B only)) of a pair: they differ by p1 - p2 and sum to the discordance."""
     d = p1 - p2
@@ -163,7 +173,8 @@ def cmd_plan(args) -> Report:
     design = "paired" if args.paired else "unpaired"
     extra = f", discordance {args.discordance:g}" if args.paired else ""
     rep.line(
-        f"Detect {_pct(p1, 0)} vs {_pct(p2, 0)} ({design}{extra}) with {_pct(power, 0)} power, "
+        f"Detect {_given_pct(p1)} vs {_given_pct(p2)} ({design}{extra}) with "
+        f"{_given_pct(power)} power, "
         f"two-sided alpha = {alpha:g}"
     )
     rep.table(
@@ -188,9 +199,9 @@ def cmd_plan(args) -> Report:
             f"At n = {args.n} per arm ({test})",
             ["quantity", "value"],
             [
-                [f"power to detect {_pct(p1, 0)} vs {_pct(p2, 0)}", _prob_pct(power_at_n)],
+                [f"power to detect {_given_pct(p1)} vs {_given_pct(p2)}", _prob_pct(power_at_n)],
                 [
-                    f"MDE at {_pct(power, 0)} power ({where})",
+                    f"MDE at {_given_pct(power)} power ({where})",
                     "n/a" if mde is None else f"{100 * mde:.1f} pts",
                 ],
             ],

@@ -25,11 +25,13 @@ from evalsim.cli._common import (
     _open_unit,
     _pct,
     _positive_int,
+    add_force_flag,
     add_json_flag,
 )
 from evalsim.cli._ladder import ladder_report
 from evalsim.cli._paired_log import rank_discordant_counts
 from evalsim.cli._reading import add_reading_flags, reading_options
+from evalsim.cli._safe_output import FIGURE_OR_SVG, check_output_path, output_file
 from evalsim.cli.by_task import read_task_logs
 
 __all__ = ["MAX_PAIRS_SHOWN", "MIN_TASKS_AS_SAMPLE", "cmd_rank", "ranking_axes", "register"]
@@ -65,6 +67,8 @@ def cmd_rank(args) -> Report:
     from evalsim.stats.multi.aggregate import outcome_grid
     from evalsim.stats.multi.rank import compact_letter_display, rank_policies, ranking_frame
 
+    if args.plot:  # before any work (issue 45, item 3)
+        check_output_path(args.plot, "--plot", FIGURE_OR_SVG, args.force)
     extra = (args.ordered.lower(),) if args.ordered not in (None, "policy") else ()
     df = read_task_logs(
         args.files,
@@ -92,8 +96,6 @@ def cmd_rank(args) -> Report:
     conf = 1 - args.alpha
     level = f"{100 * conf:g}%"
     mode = "sample" if args.tasks_as_sample else "fixed"
-    if args.plot:
-        _check_plot(args.plot)
     r = rank_policies(
         grid, runs, args.alpha, conf, args.bootstrap_reps, args.bootstrap_seed, mode, paired
     )
@@ -130,7 +132,7 @@ def cmd_rank(args) -> Report:
                 "the default (tasks fixed) answers for these tasks"
             )
     if args.plot:
-        _plot(frame, args.plot, conf, mode)
+        _plot(frame, args.plot, conf, mode, args.force)
 
     def nan_none(x):
         return None if isinstance(x, float) and math.isnan(x) else x
@@ -275,12 +277,6 @@ def cmd_rank(args) -> Report:
     return rep
 
 
-def _check_plot(path: str) -> None:
-    suffix = path.rsplit(".", 1)[-1].lower() if "." in path else ""
-    if suffix not in ("png", "pdf", "svg"):
-        raise BadInput(f"--plot must end in .png, .pdf or .svg, got {path!r}")
-
-
 def ranking_axes(frame, confidence: float, tasks: str):
     """The ranking figure of ``evalsim rank --plot``: macro success in percent (as the
     other subcommands' plots), the simultaneous interval (points and caps), the per-policy
@@ -311,20 +307,17 @@ def ranking_axes(frame, confidence: float, tasks: str):
     return fig
 
 
-def _plot(frame, path: str, confidence: float, tasks: str) -> None:
+def _plot(frame, path: str, confidence: float, tasks: str, force: bool = False) -> None:
     import matplotlib.pyplot as plt
 
     from evalsim.figures import set_style
-    from evalsim.io import atomic_path
 
     suffix = path.rsplit(".", 1)[-1].lower()
     set_style()
     fig = ranking_axes(frame, confidence, tasks)
     try:
-        with atomic_path(path) as tmp:
+        with output_file(path, "--plot", FIGURE_OR_SVG, force) as tmp:
             fig.savefig(tmp, format=suffix)
-    except OSError as err:
-        raise BadInput(f"--plot {path}: cannot write ({err.strerror or err})") from None
     finally:
         plt.close(fig)
 
@@ -335,6 +328,7 @@ def register(sub) -> None:
     p.add_argument("files", nargs="+", metavar="FILE", help="CSV, Parquet or LeRobot JSON log")
     p.add_argument("--alpha", type=_open_unit, default=0.05, help="default 0.05")
     p.add_argument("--plot", metavar="OUT.png", help="also draw the ranking to this file")
+    add_force_flag(p)
     p.add_argument("--bootstrap-reps", type=_positive_int, default=2000, help="default 2000")
     p.add_argument("--bootstrap-seed", type=_count, default=0, help="default 0")
     p.add_argument(

@@ -26,10 +26,11 @@ from evalsim.cli._common import (
     _pct,
     _positive_int,
     _probability,
+    add_force_flag,
     add_json_flag,
-    check_out_path,
 )
 from evalsim.cli._reading import add_reading_flags, reading_options
+from evalsim.cli._safe_output import DESIGN_FILE, FIGURE, check_output_path, output_file
 from evalsim.stats.boundaries import (
     BOUNDARY_FAMILIES,
     CLI_BOUNDARY_FAMILIES,
@@ -89,7 +90,7 @@ def cmd_design(args) -> Report:
         raise BadInput("give both --futility-z and --futility-from, or neither")
     if args.futility_z is not None:
         futility = {"z": args.futility_z, "from": args.futility_from}
-    check_out_path(args.out)
+    check_output_path(args.out, "--out", DESIGN_FILE, args.force)
     parameter = _family_parameter(args)
     if args.d_max is not None and args.kind != "paired":
         raise BadInput("--d-max (a cap on discordant pairs) is for --kind paired designs")
@@ -126,9 +127,11 @@ def cmd_design(args) -> Report:
             futility=futility,
             **parameter,
         )
-    from evalsim.stats.sequential.io import save_design
+    from evalsim.stats.sequential.io import design_json
 
-    save_design(design, args.out)
+    text = design_json(design)
+    with output_file(args.out, "--out", DESIGN_FILE, args.force) as tmp:
+        tmp.write_text(text, encoding="utf-8", newline="\n")
     c = design.certificate
     data = {
         "out": args.out,
@@ -261,6 +264,8 @@ def cmd_check(args) -> Report:
         "interval_diff_b_minus_a": None if res.interval is None else _clip(res.interval),
         "trials_beyond_n_max": beyond,
         "interval_confidence": res.confidence,
+        "stops_reachable": res.reachable,
+        "never_declares": [] if design.two_sided else ["A better"],
         "max_type1_certified": design.certificate.upper if design.certificate else None,
     }
     rep = Report(data)
@@ -294,15 +299,25 @@ def _clip(interval) -> list[float]:
 
 
 def cmd_sheet(args) -> Report:
-    check_out_path(f"{args.out}.png")
+    png, pdf = f"{args.out}.png", f"{args.out}.pdf"
+    for path in (png, pdf):
+        check_output_path(path, "--out", FIGURE, args.force)
     design = _load(args.design)
+    import matplotlib.pyplot as plt
+
     from evalsim.figures import save_figure, set_style
     from evalsim.figures.sequential_sheet import bench_sheet
 
     set_style()
     fig = bench_sheet(design)
-    png, pdf = f"{args.out}.png", f"{args.out}.pdf"
-    save_figure(fig, png, pdf)
+    try:
+        for path in (png, pdf):  # again, just before writing (atomic_path refuses them too)
+            check_output_path(path, "--out", FIGURE, args.force, probe=False)
+        save_figure(fig, png, pdf)
+    except OSError as err:
+        raise BadInput(f"--out: cannot write {png!r} and {pdf!r} ({err.strerror or err})") from None
+    finally:
+        plt.close(fig)  # save_figure closes it too; once more is harmless
     rep = Report({"design": design.label, "png": png, "pdf": pdf})
     rep.line(f"wrote {png} and {pdf} ({design.label})")
     return rep
@@ -325,6 +340,7 @@ def register(sub) -> None:
 
     d = inner.add_parser("design", help="build a design and write its design file")
     d.add_argument("--out", required=True, metavar="FILE", help="design file to write (JSON)")
+    add_force_flag(d)
     d.add_argument("--kind", choices=("unpaired", "paired"), default="unpaired")
     d.add_argument("--alternative", choices=("one-sided", "two-sided"), default="one-sided")
     d.add_argument("--alpha", type=_open_unit, default=0.05, help="default 0.05")
@@ -382,5 +398,6 @@ def register(sub) -> None:
     s.add_argument(
         "--out", required=True, metavar="PREFIX", help="writes PREFIX.png and PREFIX.pdf"
     )
+    add_force_flag(s)
     add_json_flag(s)
     s.set_defaults(run=cmd_sheet)

@@ -180,7 +180,7 @@ def _by_column(df, column: str) -> dict:
 
 
 def cmd_summarize(args) -> Report:
-    check_plot_path(args.plot)
+    check_plot_path(args.plot, args.force)
     order = _independence.order_columns(args)  # --order's column, kept for its log hook
     order += tuple(c for c in _clusters.cluster_columns(args) if c not in order)  # --cluster
     df = None

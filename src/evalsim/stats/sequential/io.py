@@ -346,6 +346,10 @@ class CheckResult:
         crossed look's critical z [1]_ (None while running).
     confidence : float or None
         Its nominal pointwise confidence ``2 Phi(c) - 1``.
+    reachable : dict or None
+        While running: for each verdict the design can declare ("B better", and "A better"
+        when two-sided), whether some outcome of the trials left up to ``n_max`` still
+        reaches it (None once stopped).
 
     References
     ----------
@@ -360,6 +364,7 @@ class CheckResult:
     boundary: str
     interval: tuple[float, float] | None
     confidence: float | None
+    reachable: dict | None = None
 
     def line(self) -> str:
         head = "continue" if self.status == "continue" else f"stop: {self.verdict}"
@@ -392,22 +397,25 @@ def check_unpaired(design: SequentialDesign, success_a, success_b) -> CheckResul
         nxt = int(np.searchsorted(sizes, n, side="right"))
         j = min(nxt, len(sizes) - 1)
         m = int(sizes[j])
+        ka, kb = int(a[:n].sum()), int(b[:n].sum())
+        reach = _unpaired_reach(design, n, ka, kb)
         if nxt < len(sizes):
-            ka, kb = int(a[:n].sum()), int(b[:n].sum())
             watch = f"next look at {m} trials each; {n} each so far (A {ka}/{n}, B {kb}/{n})"
             u = int(r["upper"][j, ka]) if m == n + 1 else None
-            if u is not None and u <= m:
+            if u is not None and u <= min(m, kb + 1):
                 watch += f"; at the next look B better if k_B >= {u} with k_A = {ka}"
         else:
             watch = "no look reached"
+        watch += _reach_words(design, reach)
         return CheckResult(
             "continue",
             None,
             n,
-            {"n": n, "k_a": int(a[:n].sum()), "k_b": int(b[:n].sum())},
+            {"n": n, "k_a": ka, "k_b": kb},
             watch,
             None,
             None,
+            {v: look is not None for v, look in reach.items()},
         )
     j = int(look[0])
     m = int(sizes[j])
@@ -434,6 +442,77 @@ def check_unpaired(design: SequentialDesign, success_a, success_b) -> CheckResul
     )
 
 
+def _verdicts(design: SequentialDesign) -> tuple[str, ...]:
+    """The verdicts other than "no difference shown" a design can declare."""
+    return ("B better", "A better") if design.two_sided else ("B better",)
+
+
+def _unpaired_reach(design: SequentialDesign, n: int, ka: int, kb: int) -> dict:
+    """For each verdict of :func:`_verdicts`: the first later look at which some outcome of
+    the trials left still declares it (its size), or None. From ``n`` trials each, by look
+    ``m`` each arm gains 0..m - n successes: "B better" needs ``k_B >= upper[k_A]`` for some
+    ``k_A`` in ``ka..ka + m - n`` and ``k_B <= kb + m - n``; "A better" ``k_B <= lower[k_A]``
+    with ``k_B >= kb``."""
+    r = design.rows
+    out = {}
+    for verdict in _verdicts(design):
+        out[verdict] = None
+        for j, m in enumerate(design.look_sizes.tolist()):
+            if m <= n:
+                continue
+            xs = slice(ka, ka + m - n + 1)
+            if verdict == "B better":
+                hit = int(r["upper"][j, xs].min()) <= min(kb + m - n, m)
+            else:
+                hit = int(r["lower"][j, xs].max()) >= kb
+            if hit:
+                out[verdict] = m
+                break
+    return out
+
+
+def _paired_reach(design: SequentialDesign, t: int, d: int, b_only: int) -> dict:
+    """For each verdict of :func:`_verdicts`: whether some outcome of the pairs left (up to
+    ``n_max``, with at most ``d_max`` discordant) still declares it, at an interim look or at
+    the final one. With ``d' >= d`` discordant pairs, B alone can be ``b_only..b_only + d' -
+    d``; an interim look follows each new discordant pair, the final one any ``d'``."""
+    r = design.rows
+    out = {}
+    top = min(design.d_max, d + design.n_max - t)
+    for verdict in _verdicts(design):
+        hit = False
+        for dd in range(d, top + 1):
+            keys = ("final_upper", "final_lower")  # n_max can be reached with any dd here
+            if dd > d:
+                keys += ("upper", "lower")
+            for key in keys:
+                bound = int(r[key][dd])
+                if verdict == "B better" and key.endswith("upper"):
+                    hit |= bound <= b_only + dd - d
+                elif verdict == "A better" and key.endswith("lower"):
+                    hit |= bound >= b_only
+        out[verdict] = bool(hit)
+    return out
+
+
+def _reach_words(design: SequentialDesign, reach: dict) -> str:
+    """What the running log can still end with: verdicts that can no longer be reached within
+    ``n_max``, and a one-sided design's "never declares 'A better'" (issue 45, item 21)."""
+    words = ""
+    gone = [v for v, x in reach.items() if x is None or x is False]
+    if gone:
+        names = " or ".join(f"'{v}'" for v in gone)
+        ending = (
+            "the design can only end with 'no difference shown'"
+            if len(gone) == len(reach)
+            else "the other verdict can still be reached"
+        )
+        words += f"; {names} can no longer be reached within n_max = {design.n_max}: {ending}"
+    if not design.two_sided:
+        words += "; one-sided design: it never declares 'A better'"
+    return words
+
+
 def check_paired(design: SequentialDesign, success_a, success_b) -> CheckResult:
     """Apply a paired design to one log of pairs (A's and B's outcome per pair, in order)."""
     from evalsim.stats.sequential.paired import sign_z
@@ -450,16 +529,25 @@ def check_paired(design: SequentialDesign, success_a, success_b) -> CheckResult:
     tallies = {"pairs": t, "discordant": d, "b_only": b_only, "a_only": a_only}
     r = design.rows
     if stop[0] < 0:
-        reach = [k for k in range(d + 1, design.d_max + 1) if r["upper"][k] - b_only <= k - d]
-        if reach:
-            k = reach[0]
+        reach = _paired_reach(design, t, d, b_only)
+        left = design.n_max - t  # pairs still to run: the discordant count grows by at most this
+        early = [
+            k
+            for k in range(d + 1, min(design.d_max, d + left) + 1)
+            if r["upper"][k] - b_only <= k - d
+        ]
+        if early:
+            k = early[0]
             watch = (
                 f"after {t} pairs: {d} discordant, B alone {b_only}; the earliest stop 'B better' "
                 f"is at {k} discordant pairs with B alone {int(r['upper'][k])}"
             )
         else:
             watch = f"after {t} pairs: {d} discordant, B alone {b_only}; run on to the final look"
-        return CheckResult("continue", None, t, tallies, watch, None, None)
+        watch += _reach_words(design, reach)
+        return CheckResult(
+            "continue", None, t, tallies, watch, None, None, {v: x for v, x in reach.items()}
+        )
     v = int(verdict[0])
     final = t == design.n_max or d == design.d_max
     up = r["final_upper" if final else "upper"][d]

@@ -26,7 +26,8 @@ def check_count(x, name: str, minimum: int) -> int:
 
 @dataclass(frozen=True)
 class SimRealData:
-    """Validated pairs and simulated counts (build with :func:`simreal_data`).
+    """Validated pairs and simulated counts (build with :func:`simreal_data`, or directly
+    from the counts: the constructor checks them too).
 
     Attributes
     ----------
@@ -42,6 +43,19 @@ class SimRealData:
     n00: int
     k_sim: int
     n_sim: int
+
+    def __post_init__(self):
+        """The checks of :func:`simreal_data`, on the counts (issue 45, item 16): each cell
+        an integer >= 0, n >= 1, 0 <= k_sim <= n_sim, n_sim >= n. Counts become ``int``."""
+        for name in ("n11", "n10", "n01", "n00", "k_sim"):
+            object.__setattr__(self, name, check_count(getattr(self, name), name, 0))
+        object.__setattr__(self, "n_sim", check_count(self.n_sim, "n_sim", 1))
+        if self.n == 0:
+            raise ValueError("the pairs must hold at least one real trial, got n = 0")
+        if self.k_sim > self.n_sim:
+            raise ValueError(f"k_sim must be in [0, n_sim = {self.n_sim}], got {self.k_sim}")
+        if self.n_sim < self.n:
+            raise ValueError(f"n_sim must be >= n = {self.n} real trials, got {self.n_sim}")
 
     @property
     def n(self) -> int:

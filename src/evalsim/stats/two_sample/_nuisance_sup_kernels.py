@@ -35,6 +35,7 @@ from evalsim.stats.two_sample._tail_polynomial_kernels import (
     tail_d,
     tail_row,
 )
+from evalsim.stats.two_sample._unconditional_kernels import tie_threshold
 
 
 @njit(cache=True)
@@ -307,7 +308,7 @@ def all_tables_sup(
 ):
     """Supremum over [0, 1] of every table's tail polynomial, in one walk of the sorted tables.
 
-    The region of table ``t`` is ``{u: score[u] <= score[t] (1 + rtol_tie)}``, a prefix of
+    The region of table ``t`` is ``{u: score[u] <= score[t] + rtol_tie |score[t]|}``, a prefix of
     ``order``; ``beta`` grows one table at a time, and so does the tail polynomial's value at
     ``n_scan + 1`` points even in arcsine scale (a table of margin ``k`` adds its ``hyp``
     times ``b(k; N, x)``, kept in a table of those rows). Each distinct region's local maxima
@@ -366,7 +367,7 @@ def all_tables_sup(
                 gup[ng - 1] = res[1]
                 gcert[ng - 1] = True
             break
-        thr = score[t] * (1.0 + rtol_tie)
+        thr = tie_threshold(score[t], rtol_tie)
         while jj + 1 < m and score[order[jj + 1]] <= thr:
             jj += 1
             u = order[jj]
@@ -426,7 +427,7 @@ def all_tables_sup_bb(n1, n2, order, score, rtol_tie, hyp, lo_k, hi_k, rtol, max
     last_jj = -2
     for i in range(m):
         t = order[i]
-        thr = score[t] * (1.0 + rtol_tie)
+        thr = tie_threshold(score[t], rtol_tie)
         while jj + 1 < m and score[order[jj + 1]] <= thr:
             jj += 1
             u = order[jj]

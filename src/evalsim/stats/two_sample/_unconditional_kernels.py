@@ -179,32 +179,42 @@ def _hyp_at(w, lev, total, i):
 
 
 @njit(cache=True)
-def barnard_z(x1, n1, x2, n2):
-    """Pooled score statistic of one table, the float operations of :func:`barnard_all`."""
-    p1 = x1 / n1
-    p2 = x2 / n2
-    if p1 == p2:
-        return 0.0
-    p = (x1 + x2) / (n1 + n2)
-    return (p1 - p2) / math.sqrt(p * (1.0 - p) * (1.0 / n1 + 1.0 / n2))
+def tie_threshold(score, rtol):
+    """``score + rtol |score|``: a table whose score is at most this ties or beats ``score``.
+
+    For ``score >= 0`` it is ``score * (1 + rtol)``, bit for bit (SciPy's Boschloo rule)."""
+    if score >= 0.0:
+        return score * (1.0 + rtol)
+    return score * (1.0 - rtol)
 
 
 @njit(cache=True)
-def barnard_beta(n1, n2, k1, k2, side, beta):
-    """``beta`` of Barnard's region of the table (k1, k2): ``side`` 0 is ``z <= z_obs``, 1 is
-    ``z >= z_obs``, 2 is ``|z| >= |z_obs|``.
+def barnard_z(x1, n1, x2, n2):
+    """Pooled score statistic of one table, the float operations of :func:`barnard_all`."""
+    d = x1 * n2 - x2 * n1
+    if d == 0:
+        return 0.0
+    kk = x1 + x2
+    return d / math.sqrt(float(kk * (n1 + n2 - kk)) * float(n1 * n2) / (n1 + n2))
 
-    Within a margin ``z`` is non-decreasing in ``x1`` in floating point too (``x1 / n1`` up,
-    ``(k - x1) / n2`` down, a rounded difference of them, one common denominator), so the
-    region there is a prefix, a suffix, or both; only their ends' ``z`` are computed. Equals
-    :func:`region_beta` on :func:`barnard_all` and :func:`hyper_all` bit for bit. Returns
-    ``z_obs``.
+
+@njit(cache=True)
+def barnard_beta(n1, n2, k1, k2, side, rtol_tie, beta):
+    """``beta`` of Barnard's region of the table (k1, k2): ``side`` 0 is ``z <= z_obs``, 1 is
+    ``z >= z_obs``, 2 is ``|z| >= |z_obs|``, each with the relative tie tolerance
+    ``rtol_tie`` (:func:`tie_threshold`).
+
+    Within a margin ``z`` is non-decreasing in ``x1`` in floating point too (the numerator
+    ``x1 n2 - (k - x1) n1`` is an exact integer over one common denominator), so the region
+    there is a prefix, a suffix, or both; only their ends' ``z`` are computed. Equals
+    :func:`region_beta` on :func:`barnard_all` and :func:`hyper_all` with the threshold
+    :func:`tie_threshold` bit for bit. Returns ``z_obs``.
     """
     size = min(n1, n2) + 1
     w = np.empty(size, dtype=np.float64)
     lev = np.empty(size, dtype=np.int64)
     z0 = barnard_z(k1, n1, k2, n2)
-    thr = -abs(z0) if side == 2 else (z0 if side == 0 else -z0)
+    thr = tie_threshold(-abs(z0) if side == 2 else (z0 if side == 0 else -z0), rtol_tie)
     for kk in range(n1 + n2 + 1):
         lo, hi, total = _margin_total(n1, n2, kk, w, lev)
         # prefix: x1 = lo..pe-1; suffix: x1 = ss..hi
@@ -235,23 +245,18 @@ def barnard_beta(n1, n2, k1, k2, side, beta):
 
 @njit(cache=True)
 def barnard_all(n1, n2, out):
-    """Pooled score statistic of every table, with SciPy's float operations and NaN rule.
+    """Pooled score statistic of every table, with SciPy's NaN rule.
 
-    ``(x1/n1 - x2/n2) / sqrt(p (1 - p) (1/n1 + 1/n2))``, ``p = (x1 + x2) / (n1 + n2)``, and 0
-    where ``x1/n1 == x2/n2`` (``scipy.stats.barnard_exact``, ``pooled=True``).
+    ``z = (x1/n1 - x2/n2) / sqrt(p (1 - p) (1/n1 + 1/n2))``, ``p = (x1 + x2) / (n1 + n2)``, 0
+    where ``x1/n1 == x2/n2`` (``scipy.stats.barnard_exact``, ``pooled=True``), evaluated as
+    ``(x1 n2 - x2 n1) / sqrt(k (N - k) n1 n2 / N)``: the numerator is an exact integer, so
+    ``z`` is within a few ulp of its exact value whatever n (SciPy's difference of two
+    rounded rates loses up to ``log10(n1 n2)`` digits), and tables tied in exact arithmetic
+    differ by far less than :data:`evalsim.stats.two_sample.unconditional.BARNARD_TIE_RTOL`.
     """
-    nn = n1 + n2
-    inv = 1.0 / n1 + 1.0 / n2
     for x1 in range(n1 + 1):
-        p1 = x1 / n1
         for x2 in range(n2 + 1):
-            p2 = x2 / n2
-            t = x1 * (n2 + 1) + x2
-            if p1 == p2:
-                out[t] = 0.0
-            else:
-                p = (x1 + x2) / nn
-                out[t] = (p1 - p2) / math.sqrt(p * (1.0 - p) * inv)
+            out[x1 * (n2 + 1) + x2] = barnard_z(x1, n1, x2, n2)
 
 
 @njit(cache=True)

@@ -40,6 +40,7 @@ from evalsim.stats.two_sample import _fisher_kernels as _k
 
 __all__ = [
     "N_DEFINITION",
+    "n_definition",
     "FisherPowerN",
     "PowerSearchN",
     "fisher_power",
@@ -48,11 +49,19 @@ __all__ = [
     "prob_b_not_better",
 ]
 
-N_DEFINITION = (
-    "n = the smallest n per arm from which exact Fisher power stays >= target for every "
-    "n' in n..n + window; n_first = the smallest n per arm with power >= target, searched "
-    "downward from a bracketed crossing until `window` consecutive n' fall below target"
-)
+
+def n_definition(test_short: str) -> str:
+    """The definitions of ``n`` and ``n_first`` of a power search, naming the test whose exact
+    power is searched (its short name: "Fisher", "Boschloo", "Barnard")."""
+    return (
+        f"n = the smallest n per arm from which exact {test_short} power stays >= target for "
+        "every n' in n..n + window; n_first = the smallest n per arm with power >= target, "
+        "searched downward from a bracketed crossing until `window` consecutive n' fall below "
+        "target"
+    )
+
+
+N_DEFINITION = n_definition("Fisher")
 
 
 def _cut(alpha: float, n1: int) -> float:

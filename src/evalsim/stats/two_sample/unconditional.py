@@ -18,7 +18,16 @@ Definitions (those of ``scipy.stats.boschloo_exact`` and ``barnard_exact``, SciP
 * **Barnard** [3]_, pooled score statistic ``z = (k1/n1 - k2/n2) / sqrt(p (1 - p) (1/n1 +
   1/n2))``, ``p = (k1 + k2) / (n1 + n2)``, ``z = 0`` where ``k1/n1 == k2/n2``. At least as
   extreme: ``z <= z_obs`` ("less"), ``z >= z_obs`` ("greater"), ``|z| >= |z_obs|``
-  ("two-sided"), compared exactly as SciPy does.
+  ("two-sided"), each up to a relative tolerance :data:`BARNARD_TIE_RTOL` = 1e-10 (as R's
+  ``fisher.test`` compares with 1e-7): a table whose ``z`` equals the observed one in exact
+  arithmetic is in the region, also when floating point puts it a last digit inside. SciPy
+  compares the rounded values, and so can drop such a table (``barnard_exact`` gives 0.0270466
+  for 46/91 vs 5/21, the exact region 0.0272260, and unequal p-values to the mirror tables
+  14/20 vs 18/20 and 6/20 vs 2/20); this is the one place evalsim departs from SciPy.
+  Distinct exact values of ``z`` differ by at least 6e-8 (relative) for n1, n2 <= 60, and
+  ``z`` is computed to a few ulp (``z = (k1 n2 - k2 n1) / sqrt(k (N - k) n1 n2 / N)``, an
+  exact integer numerator), so the tolerance merges exactly the exact ties there
+  (``tests/test_barnard_ties.py``).
 * **Berger-Boos** [4]_ (``gamma`` given, in (0, 0.5)): the supremum runs over the
   Clopper-Pearson ``1 - gamma`` interval for ``pi`` of the pooled ``k1 + k2`` of ``n1 + n2``
   (as R's ``Exact`` package), and ``gamma`` is added: ``p = min(1, sup_C + gamma)``; for
@@ -83,6 +92,8 @@ from evalsim.stats.two_sample._unconditional_kernels import (
 
 __all__ = [
     "ALTERNATIVES",
+    "BARNARD_TIE_RTOL",
+    "BOSCHLOO_TIE_RTOL",
     "BYTES_PER_TABLE",
     "DEFAULT_GAMMA",
     "MEMORY_BUDGET_BYTES",
@@ -102,6 +113,12 @@ ALTERNATIVES = ("two-sided", "less", "greater")
 DEFAULT_GAMMA = 0.001
 #: SciPy's relative tolerance for ties of Boschloo's statistic (boschloo_exact, 1.17.1).
 BOSCHLOO_TIE_RTOL = 1e-13
+#: Relative tolerance for ties of Barnard's z (as R's ``fisher.test`` has 1e-7 for its
+#: probabilities): a table whose ``z`` is within it of the observed one is at least as extreme.
+#: Distinct exact values of ``z`` differ by at least 6e-8 relative for n1, n2 <= 60
+#: (``tests/test_barnard_ties.py``, hence not R's 1e-7); the float ``z`` of exactly equal
+#: ones by a few ulp (issue 45, item 14).
+BARNARD_TIE_RTOL = 1e-10
 #: Working memory per table of the (n1 + 1)(n2 + 1) sample space (arrays of 8 bytes).
 BYTES_PER_TABLE = 80
 #: Largest working memory a call may take; larger sample spaces raise ValueError.
@@ -242,7 +259,7 @@ class _Space:
             return {"less": [less], "greater": [greater], "two-sided": [less, greater]}[alternative]
         z = self.z
         score = {"less": z, "greater": -z, "two-sided": -np.abs(z)}[alternative]
-        return [(alternative, score, 0.0)]
+        return [(alternative, score, BARNARD_TIE_RTOL)]
 
     def statistic(self, test: str, side: str, t: int) -> float:
         if test == "boschloo":
@@ -273,7 +290,7 @@ def _one_table_sides(test, alternative, k1, n1, k2, n2):
         greater = ("greater", b_greater, float(s_greater))
         return {"less": [less], "greater": [greater], "two-sided": [less, greater]}[alternative]
     beta = np.empty(nn + 1)
-    z0 = barnard_beta(n1, n2, k1, k2, _BARNARD_SIDE[alternative], beta)
+    z0 = barnard_beta(n1, n2, k1, k2, _BARNARD_SIDE[alternative], BARNARD_TIE_RTOL, beta)
     return [(alternative, beta, float(z0))]
 
 
@@ -299,7 +316,8 @@ def unconditional_pvalue(
     -------
     UnconditionalResult
         ``pvalue`` equals ``scipy.stats.boschloo_exact`` / ``barnard_exact`` (plain test)
-        to about 1e-12 relative wherever SciPy's optimiser finds the supremum.
+        to about 1e-12 relative wherever SciPy's optimiser finds the supremum and (Barnard)
+        its float comparison keeps the tables tied with the observed one (module docstring).
 
     Raises
     ------

@@ -49,6 +49,7 @@ from evalsim.stats.two_sample.power import (
     PowerSearchN,
     _power,
     check_search,
+    n_definition,
     search_n,
 )
 
@@ -78,7 +79,9 @@ def _prefix_region(space, score, tie, thr):
     """
     order = np.argsort(score, kind="stable")
     s_sorted = score[order]
-    ends = np.searchsorted(s_sorted, s_sorted * (1.0 + tie), side="right")
+    # a table's region: the scores up to its own plus the tie tolerance (tie_threshold)
+    thr_sorted = np.where(s_sorted >= 0.0, s_sorted * (1.0 + tie), s_sorted * (1.0 - tie))
+    ends = np.searchsorted(s_sorted, thr_sorted, side="right")
     # prefix lengths of the distinct regions, increasing (ends is sorted: its distinct values)
     cands = ends[np.concatenate(([True], ends[1:] != ends[:-1]))]
     kidx = space.margins()[order]
@@ -305,4 +308,5 @@ def n_for_power(
         n_max,
         power,
     )
+    fields["definition"] = n_definition(TWO_SAMPLE_TESTS[test].short)
     return TestPowerN(test=test, **fields)
