@@ -102,7 +102,7 @@ def test_select_picks_prices_and_writes_a_confirmation_plan(tmp_path, log, capsy
     other = tmp_path / "notes.yaml"
     other.write_text("mine\n")
     rc, _, err = run(capsys, "select", log, "--baseline", "base", "--plan-out", other)
-    assert rc == 2 and "not replaced" in err and other.read_text() == "mine\n"
+    assert rc == 2 and "--force" in err and other.read_text() == "mine\n"
     if hasattr(os, "mkfifo"):
         fifo = tmp_path / "fifo"
         os.mkfifo(fifo)

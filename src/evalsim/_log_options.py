@@ -330,10 +330,11 @@ def refuse_repeated_paths(paths, content: bool = True) -> None:
     bytes."""
     from pathlib import Path
 
-    from evalsim._log_files import digest
+    from evalsim._log_files import check_log_path, digest
 
     seen: dict[tuple, str] = {}
     for path in paths:
+        check_log_path(path)  # a symlink loop or a missing file: its one line, before resolve()
         keys = [("path", str(Path(path).resolve()))]
         if content:
             keys.append(("content", digest(path)))

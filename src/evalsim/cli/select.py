@@ -19,7 +19,7 @@ never enter the confirmation's estimate. Numbers: :mod:`evalsim.stats.selection`
 from __future__ import annotations
 
 import argparse
-import os
+from pathlib import Path
 
 from evalsim.cli._common import (
     BadInput,
@@ -30,9 +30,10 @@ from evalsim.cli._common import (
     _p,
     _pct,
     _positive_int,
+    add_force_flag,
     add_json_flag,
-    check_out_path,
 )
+from evalsim.cli._safe_output import OutputKind, check_output_path, output_file
 
 __all__ = ["cmd_select", "register"]
 
@@ -216,7 +217,7 @@ def _cmd_pick(args) -> Report:
     from evalsim.stats.selection.pick import confirmation_plan, pick_checkpoint
 
     if args.plan_out:
-        _check_plan_path(args.plan_out)
+        _check_plan_path(args.plan_out, args.force)
     df, cands = _read(args)
     keys = [] if args.unpaired else condition_keys(df)
     cq = pairs = None
@@ -313,7 +314,7 @@ def _cmd_pick(args) -> Report:
                 + plan["statement"]
             )
             if args.plan_out:
-                _write_plan(args.plan_out, plan)
+                _write_plan(args.plan_out, plan, args.force)
                 data["plan_out"] = args.plan_out
                 rep.line(f"plan: {args.plan_out}")
         else:
@@ -335,30 +336,22 @@ def _sources(files) -> list[dict]:
 
 
 _PLAN_MARK = "# evalsim confirmation plan"
+#: The confirmation plan ``--plan-out`` writes, recognised by its first line.
+PLAN_FILE = OutputKind("confirmation plan", (".yaml", ".yml"), (_PLAN_MARK.encode(),))
 
 
-def _check_plan_path(path: str) -> None:
-    """Refuse a plan path that exists and is not a plan this command wrote (a device, a
-    FIFO, a folder, someone's file)."""
-    check_out_path(path, "--plan-out")
-    if os.path.lexists(path):
-        if not os.path.isfile(path) or os.path.islink(path):
-            raise BadInput(f"--plan-out: {path!r} exists and is not a regular file; not replaced")
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            first = fh.readline().rstrip("\n")
-        if first != _PLAN_MARK:
-            raise BadInput(
-                f"--plan-out: {path!r} exists and was not written by evalsim select; not replaced"
-            )
+def _check_plan_path(path: str, force: bool = False) -> None:
+    """Refuse a plan path before any work (:func:`check_output_path`): a device, a FIFO, a
+    folder, or someone else's file without ``--force``."""
+    check_output_path(path, "--plan-out", PLAN_FILE, force)
 
 
-def _write_plan(path: str, plan: dict) -> None:
+def _write_plan(path: str, plan: dict, force: bool = False) -> None:
     import yaml
 
-    from evalsim.io import write_text_atomic
-
     text = _PLAN_MARK + "\n" + yaml.safe_dump(plan, sort_keys=False, allow_unicode=True)
-    write_text_atomic(path, text)
+    with output_file(path, "--plan-out", PLAN_FILE, force) as tmp:
+        Path(tmp).write_text(text, encoding="utf-8")
 
 
 def register(sub) -> None:
@@ -423,4 +416,5 @@ def register(sub) -> None:
     )
     g.add_argument("--plan-out", metavar="PLAN.yaml", help="write the confirmation plan here")
     add_json_flag(p)
+    add_force_flag(p)
     p.set_defaults(run=cmd_select)
