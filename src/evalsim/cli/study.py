@@ -280,7 +280,7 @@ def _status(args) -> Report:
 
 def _export(args) -> Report:
     from evalsim.study.exchange import EXPORT_COLUMNS, export_rows, rows_csv
-    from evalsim.study.lock import check_replaceable, write_new
+    from evalsim.study.files import check_replaceable, write_new
 
     study = _open(args)
     rows = export_rows(study)

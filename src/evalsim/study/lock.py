@@ -20,6 +20,7 @@ import secrets
 from pathlib import Path
 
 from evalsim.study.errors import StudyError
+from evalsim.study.files import write_new
 from evalsim.study.protocol import (
     STUDY_FILE,
     Protocol,
@@ -40,8 +41,6 @@ __all__ = [
     "read_lock",
     "verify_lock",
     "amend_study",
-    "write_new",
-    "check_replaceable",
 ]
 
 LOCK_FILE = "lock.json"
@@ -50,26 +49,6 @@ LOCK_VERSION = 1
 SHEETS_DIR = "sheets"
 #: Largest seed accepted (seeds are non-negative integers below 2**63).
 MAX_SEED = (1 << 63) - 1
-
-
-def check_replaceable(path: Path) -> None:
-    """Refuse to replace anything but a regular file (a device, a FIFO, a link, a folder)."""
-    path = Path(path)
-    if (path.exists() or path.is_symlink()) and (not path.is_file() or path.is_symlink()):
-        raise StudyError(f"{path}: exists and is not a regular file; not replaced")
-
-
-def write_new(path: Path, data: bytes, replace: bool = False) -> None:
-    """Write ``data`` to ``path`` atomically; refuse a path that is not a regular file, and
-    (unless ``replace``) one that exists."""
-    from evalsim.io import atomic_path
-
-    path = Path(path)
-    check_replaceable(path)
-    if path.exists() and not replace:
-        raise StudyError(f"{path}: already exists; not replaced")
-    with atomic_path(path) as tmp:
-        tmp.write_bytes(data)
 
 
 def init_study(folder: str | os.PathLike) -> Path:

@@ -213,7 +213,7 @@ def _run_pages(lock: dict):
 
 
 def _check_replaceable(path: Path) -> None:
-    from evalsim.study.lock import check_replaceable
+    from evalsim.study.files import check_replaceable
 
     check_replaceable(path)
 
