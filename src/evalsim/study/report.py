@@ -388,8 +388,10 @@ def render_markdown(doc: dict) -> str:
     return "\n".join(lines)
 
 
-def write_report(study, out_dir: str | os.PathLike | None = None) -> tuple[dict, dict]:
-    """Write ``report.html``, ``report.json`` and ``report.md`` (default ``DIR/report``).
+def write_report(
+    study, out_dir: str | os.PathLike | None = None, stem: str = "report"
+) -> tuple[dict, dict]:
+    """Write ``<stem>.html``, ``<stem>.json`` and ``<stem>.md`` (default ``DIR/report``).
 
     Returns
     -------
@@ -416,7 +418,7 @@ def write_report(study, out_dir: str | os.PathLike | None = None) -> tuple[dict,
     }
     paths = {}
     for kind, name in REPORT_FILES.items():
-        path = out / name
+        path = out / name.replace("report", stem, 1)
         write_new(path, texts[kind].encode("utf-8"), replace=True)
         paths[kind] = path
     return paths, doc

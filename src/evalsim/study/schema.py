@@ -108,6 +108,7 @@ STUDY_SCHEMA: dict = {
                 "blocks": {
                     "type": "object",
                     "additionalProperties": False,
+                    "default": {},
                     "properties": {
                         "factors": {
                             "type": "object",
@@ -137,6 +138,7 @@ STUDY_SCHEMA: dict = {
         "design": {
             "type": "object",
             "additionalProperties": False,
+            "default": {},
             "properties": {
                 "paired": {"type": "boolean", "default": True},
                 "n": {"type": ["integer", "null"], "minimum": 1, "default": None},
@@ -159,6 +161,7 @@ STUDY_SCHEMA: dict = {
         "plan": {
             "type": "object",
             "additionalProperties": False,
+            "default": {},
             "properties": {
                 "expected": {
                     "type": "object",

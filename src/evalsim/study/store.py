@@ -79,6 +79,11 @@ BEGIN SELECT RAISE(ABORT, 'the trial store is append-only'); END;
 """
 
 
+def utc_now() -> str:
+    """The UTC time now, ISO 8601 with microseconds."""
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="microseconds")
+
+
 def new_event_id() -> str:
     """A fresh random event id (a UUID4 in hex)."""
     return uuid.uuid4().hex
@@ -157,11 +162,16 @@ class EventStore:
         The database file (``<study>/trials.sqlite``).
     lock_sha256 : str
         The study's lock hash: a store made under another lock is refused.
+    clock : callable, optional
+        Returns the ``recorded_at`` text of a new event (default: the UTC time now). A
+        pipeline that rebuilds a study from pools passes a fixed clock, so that its report
+        is the same bytes on every run.
     """
 
-    def __init__(self, path: str | os.PathLike, lock_sha256: str):
+    def __init__(self, path: str | os.PathLike, lock_sha256: str, clock=None):
         self.path = Path(path)
         self.lock_sha256 = lock_sha256
+        self.clock = clock or utc_now
         self._writer: tuple[int, sqlite3.Connection] | None = None
 
     def close(self) -> None:
@@ -358,7 +368,7 @@ class EventStore:
                 if check is not None:
                     rows = con.execute(_SELECT + " ORDER BY seq").fetchall()
                     check([_row_event(r) for r in rows])
-                at = _dt.datetime.now(_dt.UTC).isoformat(timespec="microseconds")
+                at = str(self.clock())
                 cur = con.execute(
                     "INSERT INTO events (id, kind, trial, cancels, payload, recorded_at, digest)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?)",
