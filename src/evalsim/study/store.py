@@ -166,12 +166,19 @@ class EventStore:
         Returns the ``recorded_at`` text of a new event (default: the UTC time now). A
         pipeline that rebuilds a study from pools passes a fixed clock, so that its report
         is the same bytes on every run.
+    keep_open : bool
+        Keep the write connection open between appends (a bulk writer: an importer, a
+        console); by default each append opens and closes its own, so a command leaves no
+        connection behind.
     """
 
-    def __init__(self, path: str | os.PathLike, lock_sha256: str, clock=None):
+    def __init__(
+        self, path: str | os.PathLike, lock_sha256: str, clock=None, keep_open: bool = False
+    ):
         self.path = Path(path)
         self.lock_sha256 = lock_sha256
         self.clock = clock or utc_now
+        self.keep_open = keep_open
         self._writer: tuple[int, sqlite3.Connection] | None = None
 
     def close(self) -> None:
@@ -383,4 +390,7 @@ class EventStore:
         except sqlite3.DatabaseError as e:
             self.close()
             raise self._fail(e) from None
+        finally:
+            if not self.keep_open:
+                self.close()
         return Event(seq, eid, kind, trial, cancels, json.loads(pj), at, digest), False
