@@ -141,6 +141,9 @@ def build_lesson_study(
     out = Path(out_dir)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes it private; the product is a normal folder
     try:
         (tmp / "study.yaml").write_text(
             lesson_study_yaml(poses, task, policies, alpha), encoding="utf-8"
