@@ -74,6 +74,9 @@ def _plan_report(plan: dict, protocol) -> Report:
         ["analysis", "power", "MDE", "assuming"],
         rows,
     )
+    if plan["unpaired"].get("boschloo_power") is not None:
+        power = _pct(plan["unpaired"]["boschloo_power"])
+        r.line(f"Boschloo's exact test (the primary test): power {power}.")
     if plan.get("sequential"):
         s = plan["sequential"]
         r.line(
