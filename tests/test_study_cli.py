@@ -112,3 +112,10 @@ def test_undo_by_trial_id(study, capsys):
     assert run(capsys, "study", "record", study, "T001", "success")[0] == 0
     d = json.loads(run(capsys, "study", "status", study, "--json")[1])
     assert d["deviations"]["undone"][0]["why"] == "wrong video"
+
+
+def test_report_before_any_trial_decides_nothing(study, capsys):
+    rc, out, err = run(capsys, "study", "report", study, "--json")
+    assert rc == 0, err
+    text = json.loads(out)["headline"]["text"]
+    assert "nothing is decided" in text and "equal" not in text.lower()
