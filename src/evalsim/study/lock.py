@@ -130,7 +130,7 @@ def _write_lock(folder: Path, protocol: Protocol, seed: int, amends, sheets: boo
     else:
         doc["sheets"] = {}
     write_new(lock_path, _dump(doc))
-    store = EventStore(folder / STORE_FILE, doc["study_sha256"])
+    store = EventStore(folder / STORE_FILE, doc["study_sha256"], create=True)
     store._write_connection().close()  # the empty store, so that writers never race to make it
     return doc
 
