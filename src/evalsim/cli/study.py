@@ -227,10 +227,16 @@ def status_data(study, events=None) -> dict:
         "after_stop": [o.trial.trial for o in st.after_stop],
         "amendments": [e.payload for e in st.amendments],
     }
+    blocks: dict[str, dict] = {}
+    for t in study.schedule:
+        b = blocks.setdefault(t.block, {"done": 0, "total": 0})
+        b["total"] += 1
+        b["done"] += t.trial in st.outcomes
     return {
         "study_sha256": study.sha256,
         "done": st.done,
         "total": total,
+        "blocks": blocks,
         "unblinded": not blind,
         "next": None
         if nxt is None
@@ -258,6 +264,11 @@ def _status(args) -> Report:
     r.line(
         f"{d['done']}/{d['total']} trials done; lock {d['study_sha256'][:12]}"
         + ("; unblinded" if d["unblinded"] else "; blind")
+    )
+    r.table(
+        "Progress by block",
+        ["block", "done", "scheduled"],
+        [[b, v["done"], v["total"]] for b, v in d["blocks"].items()],
     )
     n = d["next"]
     if n is None:
