@@ -98,21 +98,26 @@ def derive_state(schedule: list[ScheduledTrial], events: list[Event]) -> StudySt
     """The state of a study from its schedule and its events in commit order."""
     by_id = {t.trial: t for t in schedule}
     st = StudyState(schedule=list(schedule), events=list(events))
-    open_idx = set(range(len(schedule)))
-    active: dict[str, tuple] = {}  # trial -> (event, out_of_order)
+    closed = [False] * len(schedule)
+    first_open = 0  # the smallest open index (len(schedule) when none is open)
+    active: dict[str, tuple] = {}  # trial -> (event, out_of_order, after_stop)
     by_event: dict[str, Event] = {}
     for ev in events:
         by_event[ev.id] = ev
         if ev.kind == "outcome" and ev.trial in by_id:
             t = by_id[ev.trial]
-            ooo = bool(open_idx) and t.index != min(open_idx)
-            open_idx.discard(t.index)
+            ooo = t.index != first_open
+            closed[t.index] = True
+            while first_open < len(closed) and closed[first_open]:
+                first_open += 1
             active[ev.trial] = (ev, ooo, st.stop is not None)
         elif ev.kind == "undo" and ev.cancels in by_event:
             gone = by_event[ev.cancels]
             if gone.kind == "outcome" and gone.trial in active and active[gone.trial][0] is gone:
                 del active[gone.trial]
-                open_idx.add(by_id[gone.trial].index)
+                i = by_id[gone.trial].index
+                closed[i] = False
+                first_open = min(first_open, i)
                 st.undone.append((gone, ev))
         elif ev.kind == "stop" and st.stop is None:
             st.stop = ev
