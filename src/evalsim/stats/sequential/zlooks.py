@@ -1,0 +1,141 @@
+"""A normal-theory group-sequential rule on the McNemar z, and its exact operating characteristics.
+
+This is the rule of a peer tool (fieldtrial 0.3.0, studied, not copied): K looks after equal
+shares of the planned pairs (``ceil(k n_max / K)``), the McNemar score statistic
+``z = (b - c) / sqrt(b + c)`` (B-only minus A-only discordant pairs; 0 without discordant
+pairs) against one-sided Lan-DeMets boundaries computed for a normal z with independent
+increments, at information fractions ``n_k / n_max`` [1]_ [2]_. The boundaries assume
+normality; the exact type-I error of the rule on binary pairs depends on the discordance
+rate q, and is computed here exactly by a dynamic program over (discordant pairs, B-only
+pairs), maximised over a grid of q.
+
+References
+----------
+.. [1] Lan, K. K. G. & DeMets, D. L. (1983), "Discrete sequential boundaries for clinical
+   trials", Biometrika 70(3), 659-663.
+.. [2] Armitage, P., McPherson, C. K. & Rowe, B. C. (1969), "Repeated significance tests on
+   accumulating data", JRSS A 132, 235-244 (the recursive integration).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.optimize import brentq
+from scipy.special import ndtr
+
+from evalsim.stats._validate import check_alpha, check_n
+from evalsim.stats.sequential.core import spending
+
+__all__ = ["normal_boundaries", "zlook_oc", "zlook_sizes", "zlook_type1"]
+
+_GRID = 4001
+
+
+def normal_boundaries(fractions, alpha=0.05, family="obrien-fleming") -> np.ndarray:
+    """One-sided Lan-DeMets critical z per look for a normal z with independent increments.
+
+    The score ``S_k = Z_k sqrt(t_k)`` is Brownian motion at the information fractions;
+    its sub-density on the continuation region is carried look to look on a grid of
+    ``_GRID`` points (trapezoid rule), and each critical value solves "P(first crossing at
+    look k) = spending(t_k) - spending(t_{k-1})" by Brent's method.
+    """
+    alpha = check_alpha(alpha)
+    t = np.asarray(fractions, dtype=np.float64)
+    cum = spending(t, alpha, family)
+    bounds = np.empty(len(t))
+    grid = dens = None
+    prev_spent = 0.0
+    for k, tk in enumerate(t):
+        target = cum[k] - prev_spent
+        if k == 0:
+
+            def cross(b, tk=tk):
+                return float(ndtr(-b))
+
+        else:
+            dt = tk - t[k - 1]
+            sd = math.sqrt(dt)
+            wts = _trapezoid(grid) * dens
+
+            def cross(b, tk=tk, sd=sd, wts=wts):
+                return float(wts @ ndtr((grid - b * math.sqrt(tk)) / sd))
+
+        if target <= cross(12.0):
+            b = 12.0
+        else:
+            b = brentq(lambda x, f=cross, g=target: f(x) - g, -12.0, 12.0, xtol=1e-12)
+        bounds[k] = b
+        prev_spent += cross(b)
+        if k < len(t) - 1:
+            hi = b * math.sqrt(tk)
+            new_grid = np.linspace(-9.0 * math.sqrt(tk) - 1.0, hi, _GRID)
+            if k == 0:
+                dens = np.exp(-0.5 * new_grid**2 / tk) / math.sqrt(2 * math.pi * tk)
+            else:
+                z = (new_grid[:, None] - grid[None, :]) / sd
+                dens = (np.exp(-0.5 * z * z) / (sd * math.sqrt(2 * math.pi))) @ wts
+            grid = new_grid
+    return bounds
+
+
+def _trapezoid(x: np.ndarray) -> np.ndarray:
+    w = np.empty_like(x)
+    h = np.diff(x)
+    w[0] = h[0] / 2
+    w[-1] = h[-1] / 2
+    w[1:-1] = (h[:-1] + h[1:]) / 2
+    return w
+
+
+def look_pairs(n_max: int, looks: int) -> np.ndarray:
+    """Pairs at each look: ``ceil(k n_max / K)`` (equal shares of the planned pairs)."""
+    return np.asarray([math.ceil(k * n_max / looks - 1e-9) for k in range(1, looks + 1)])
+
+
+def zlook_oc(n_max, looks, bounds, p10, p01) -> dict:
+    """Exact P(B better) and expected pairs of the rule at A-only/B-only probabilities.
+
+    Pair-time dynamic program over (discordant d, B-only w); at look k (``n_k`` pairs) the
+    rule stops "B better" when ``(2 w - d) / sqrt(d) >= bounds[k]`` (d > 0; z = 0 at d = 0).
+    """
+    n_max = check_n(n_max, "n_max")
+    sizes = look_pairs(n_max, looks)
+    pc = max(1.0 - p10 - p01, 0.0)
+    dist = np.zeros((n_max + 2, n_max + 2))
+    dist[0, 0] = 1.0
+    reject = 0.0
+    ess = 0.0
+    look = 0
+    d_idx = np.arange(n_max + 2)[:, None]
+    w_idx = np.arange(n_max + 2)[None, :]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        z_all = np.where(d_idx > 0, (2.0 * w_idx - d_idx) / np.sqrt(np.maximum(d_idx, 1)), 0.0)
+    for t in range(1, n_max + 1):
+        ess += dist.sum()
+        new = pc * dist
+        new[1:, 1:] += p01 * dist[:-1, :-1]
+        new[1:, :] += p10 * dist[:-1, :]
+        dist = new
+        if look < len(sizes) and t == sizes[look]:
+            hit = (z_all >= bounds[look] - 1e-12) & (w_idx <= d_idx)
+            reject += float(dist[hit].sum())
+            dist[hit] = 0.0
+            look += 1
+            if look == len(sizes):
+                break
+    return {"reject": reject, "ess": ess}
+
+
+def zlook_sizes(n_max, looks, bounds, q_grid) -> np.ndarray:
+    """Exact false-win rate of the rule at each discordance rate q (no difference: p10 = p01)."""
+    return np.asarray([zlook_oc(n_max, looks, bounds, q / 2, q / 2)["reject"] for q in q_grid])
+
+
+def zlook_type1(n_max, looks, bounds, null_rates=201) -> tuple[float, float]:
+    """Largest exact false-win rate over ``null_rates`` discordance rates q in (0, 1]."""
+    q = np.linspace(0.0, 1.0, int(null_rates))[1:]
+    s = zlook_sizes(n_max, looks, bounds, q)
+    i = int(np.argmax(s))
+    return float(s[i]), float(q[i])
