@@ -2,17 +2,13 @@
 
 Nothing here imports evalsim: pair-time dynamic programs over (pairs t, discordant d, B-only
 w) written with dicts, the worst null size by enumerating every discordance pattern, an
-exhaustive (pruned) search over walk designs, and the randomised-design linear programme
-solved by SciPy's HiGHS.
+exhaustive (pruned) search over walk designs.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-
-import numpy as np
-from scipy.optimize import linprog
 
 
 def walk_oc(upper, final, fut_hi, n_max, p10, p01):
@@ -144,57 +140,3 @@ def brute_force_best(n_max, p10, p01, alpha, power):
 
     rec(1, [1], [-1], [1.0], 0.0)
     return best[0]
-
-
-def lp_lower_bound(n_max, p10, p01, alpha, power):
-    """Least ESS over randomised walk designs: futility binding, no verdict at the pair limit.
-
-    Occupation measure of the alternative's walk (no pair limit) at each (d, w): mass
-    rejected x_r, stopped x_a, continued x_c, with x_r + x_a + x_c = inflow. Expected pairs
-    ``sum spent[d] x_c``, power ``sum reach[d] x_r``, null size ``sum r(d, w) x_r`` (r the
-    likelihood ratio null / alternative of a path to (d, w)); d_max = n_max, where x_c = 0.
-    """
-    q = p10 + p01
-    pi = p01 / q
-    # pair-time weights by brute force over t
-    spent = [sum(math.comb(t, d) * q**d * (1 - q) ** (t - d) for t in range(n_max)) for d in
-             range(n_max + 1)]
-    ends = [math.comb(n_max, d) * q**d * (1 - q) ** (n_max - d) for d in range(n_max + 1)]
-    reach = [sum(ends[d:]) for d in range(n_max + 1)]
-    idx = {}
-    for d in range(n_max + 1):
-        for w in range(d + 1):
-            idx[(d, w)] = len(idx)
-    n_s = len(idx)
-    nv = 3 * n_s  # x_r, x_a, x_c
-    cost = np.zeros(nv)
-    a_eq = np.zeros((n_s, nv))
-    b_eq = np.zeros(n_s)
-    pw_row = np.zeros(nv)
-    size_row = np.zeros(nv)
-    bounds = []
-    for (d, w), i in idx.items():
-        cost[2 * n_s + i] = spent[d] + 0.0
-        a_eq[i, i] = a_eq[i, n_s + i] = a_eq[i, 2 * n_s + i] = 1.0
-        if d == 0:
-            b_eq[i] = 1.0
-        else:
-            if w >= 1:
-                a_eq[i, 2 * n_s + idx[(d - 1, w - 1)]] -= pi
-            if w <= d - 1:
-                a_eq[i, 2 * n_s + idx[(d - 1, w)]] -= 1 - pi
-        pw_row[i] = reach[d]
-        size_row[i] = 0.5**d / (pi**w * (1 - pi) ** (d - w))
-    for k in range(3):
-        for (d, _), _i in idx.items():
-            bounds.append((0, 0) if (k == 2 and d == n_max) else (0, None))
-    res = linprog(
-        cost,
-        A_ub=np.vstack([-pw_row, size_row]),
-        b_ub=np.array([-power, alpha]),
-        A_eq=a_eq,
-        b_eq=b_eq,
-        bounds=bounds,
-        method="highs",
-    )
-    return res.fun if res.status == 0 else None

@@ -73,8 +73,17 @@ def _design_rows(scenario, rule, make, target, n_max, note):
     if n is None:
         d = make(n_max)
         oc = operating_characteristics(d, pa, pb)
-        return _row(scenario, rule, d.kind, n_max, oc.ess, math.nan, d.certificate.upper,
-                    oc.power, f"power {target} not reached within {n_max}; {note}")
+        return _row(
+            scenario,
+            rule,
+            d.kind,
+            n_max,
+            oc.ess,
+            math.nan,
+            d.certificate.upper,
+            oc.power,
+            f"power {target} not reached within {n_max}; {note}",
+        )
     d, oc = cache[n]
     oc0 = operating_characteristics(d, pa, pa)
     return _row(scenario, rule, d.kind, n, oc.ess, oc0.ess, d.certificate.upper, oc.power, note)
@@ -135,26 +144,71 @@ def stopping_rules_table(
             d = opt.design
             oc = operating_characteristics(d, pa, pb)
             oc0 = operating_characteristics(d, pa, pa)
-            block.append(_row(sc, "optimal (least expected pairs)", "paired", n_max, oc.ess,
-                              oc0.ess, d.certificate.upper, oc.power,
-                              f"Lagrangian lower bound {opt.lower_bound:.2f}; futility binding"))
+            block.append(
+                _row(
+                    sc,
+                    "optimal (least expected pairs)",
+                    "paired",
+                    n_max,
+                    oc.ess,
+                    oc0.ess,
+                    d.certificate.upper,
+                    oc.power,
+                    f"Lagrangian lower bound {opt.lower_bound:.2f}; futility binding",
+                )
+            )
             opt_ess = oc.ess
         except ValueError as e:
             opt_ess = math.nan
-            block.append(_row(sc, "optimal (least expected pairs)", "paired", n_max, math.nan,
-                              math.nan, math.nan, math.nan, str(e)))
+            block.append(
+                _row(
+                    sc,
+                    "optimal (least expected pairs)",
+                    "paired",
+                    n_max,
+                    math.nan,
+                    math.nan,
+                    math.nan,
+                    math.nan,
+                    str(e),
+                )
+            )
         if not optimal_only:
             n_fix = fixed_n_for_power(power, pa, pb, alpha, "paired", window=0)
-            block.append(_row(sc, "fixed-n exact McNemar", "paired", n_fix, n_fix, n_fix,
-                              _mcnemar_type1(n_fix, alpha),
-                              fixed_n_power(n_fix, pa, pb, alpha, "paired"), ""))
+            block.append(
+                _row(
+                    sc,
+                    "fixed-n exact McNemar",
+                    "paired",
+                    n_fix,
+                    n_fix,
+                    n_fix,
+                    _mcnemar_type1(n_fix, alpha),
+                    fixed_n_power(n_fix, pa, pb, alpha, "paired"),
+                    "",
+                )
+            )
             for fam, label in (("pocock", "Pocock"), ("obrien-fleming", "O'Brien-Fleming")):
-                block.append(_design_rows(
-                    sc, f"{label} (every pair)", lambda n, f=fam: paired_design(alpha, n,
-                    "one-sided", f), power, n_max, "spending in discordant pairs"))
-            block.append(_design_rows(
-                sc, "anytime e-process (beta mixture)", lambda n: paired_anytime_design(alpha, n),
-                power, n_max, "valid at any stop; truncated at max n"))
+                block.append(
+                    _design_rows(
+                        sc,
+                        f"{label} (every pair)",
+                        lambda n, f=fam: paired_design(alpha, n, "one-sided", f),
+                        power,
+                        n_max,
+                        "spending in discordant pairs",
+                    )
+                )
+            block.append(
+                _design_rows(
+                    sc,
+                    "anytime e-process (beta mixture)",
+                    lambda n: paired_anytime_design(alpha, n),
+                    power,
+                    n_max,
+                    "valid at any stop; truncated at max n",
+                )
+            )
 
             def peer_power(n):
                 return zlook_oc(n, peer_looks, peer_bounds, p10, p01)["reject"]
@@ -163,18 +217,47 @@ def stopping_rules_table(
             o1 = zlook_oc(n_peer, peer_looks, peer_bounds, p10, p01)
             o0 = zlook_oc(n_peer, peer_looks, peer_bounds, pa * (1 - pa), pa * (1 - pa))
             t1, q_at = zlook_type1(n_peer, peer_looks, peer_bounds, null_rates)
-            block.append(_row(sc, f"fieldtrial {peer_looks}-look O'Brien-Fleming, McNemar z",
-                              "paired", n_peer, o1["ess"], o0["ess"], t1, o1["reject"],
-                              f"normal boundaries; worst discordance rate q = {q_at:.3f}"))
+            block.append(
+                _row(
+                    sc,
+                    f"fieldtrial {peer_looks}-look O'Brien-Fleming, McNemar z",
+                    "paired",
+                    n_peer,
+                    o1["ess"],
+                    o0["ess"],
+                    t1,
+                    o1["reject"],
+                    f"normal boundaries; worst discordance rate q = {q_at:.3f}",
+                )
+            )
             n_fisher = fixed_n_for_power(power, pa, pb, alpha, window=0)
             grid = np.linspace(0.0025, 0.9975, null_rates)
-            t1f = max(fixed_n_power(n_fisher, p, p, alpha) for p in grid[:: max(1, null_rates // 41)])
-            block.append(_row(sc, "fixed-n exact Fisher", "unpaired", n_fisher, n_fisher,
-                              n_fisher, t1f, fixed_n_power(n_fisher, pa, pb, alpha),
-                              "type I: max over 41 common rates"))
-            block.append(_design_rows(
-                sc, "Pocock (every pair)", lambda n: unpaired_design(alpha, n), power, n_max,
-                "pooled z, certified over p"))
+            t1f = max(
+                fixed_n_power(n_fisher, p, p, alpha) for p in grid[:: max(1, null_rates // 41)]
+            )
+            block.append(
+                _row(
+                    sc,
+                    "fixed-n exact Fisher",
+                    "unpaired",
+                    n_fisher,
+                    n_fisher,
+                    n_fisher,
+                    t1f,
+                    fixed_n_power(n_fisher, pa, pb, alpha),
+                    "type I: max over 41 common rates",
+                )
+            )
+            block.append(
+                _design_rows(
+                    sc,
+                    "Pocock (every pair)",
+                    lambda n: unpaired_design(alpha, n),
+                    power,
+                    n_max,
+                    "pooled z, certified over p",
+                )
+            )
             block.append(_anytime_unpaired_row(sc, anytime_u, power, n_max))
         for r in block:
             r["ess_ratio_to_optimal"] = r["ESS under H1"] / opt_ess
@@ -186,12 +269,29 @@ def stopping_rules_table(
             try:
                 o = optimal_paired_design(pa, pb, alpha, min(float(s["power"]), 0.999), n_max)
                 oc = operating_characteristics(o.design, pa, pb)
-                r = _row(sc, "optimal at STEP's power", "paired", n_max, oc.ess, math.nan,
-                         o.design.certificate.upper, oc.power,
-                         "beats STEP" if oc.ess < s["ess"] else "STEP lower: see caption")
+                r = _row(
+                    sc,
+                    "optimal at STEP's power",
+                    "paired",
+                    n_max,
+                    oc.ess,
+                    math.nan,
+                    o.design.certificate.upper,
+                    oc.power,
+                    "beats STEP" if oc.ess < s["ess"] else "STEP lower: see caption",
+                )
             except ValueError as e:
-                r = _row(sc, "optimal at STEP's power", "paired", n_max, math.nan, math.nan,
-                         math.nan, math.nan, str(e))
+                r = _row(
+                    sc,
+                    "optimal at STEP's power",
+                    "paired",
+                    n_max,
+                    math.nan,
+                    math.nan,
+                    math.nan,
+                    math.nan,
+                    str(e),
+                )
             r["ess_ratio_to_optimal"] = math.nan
             r["STEP power"], r["STEP ESS"] = s["power"], s["ess"]
             block.append(r)
@@ -224,8 +324,17 @@ def _anytime_unpaired_row(sc, design, power, n_max):
     d = cut(n)
     oc = operating_characteristics(d, pa, pb)
     oc0 = operating_characteristics(d, pa, pa)
-    return _row(sc, "anytime e-process (2x2 mixture)", "unpaired", n, oc.ess, oc0.ess,
-                certify_type1(d).upper, oc.power, note)
+    return _row(
+        sc,
+        "anytime e-process (2x2 mixture)",
+        "unpaired",
+        n,
+        oc.ess,
+        oc0.ess,
+        certify_type1(d).upper,
+        oc.power,
+        note,
+    )
 
 
 def stopping_rules_figure(table: pd.DataFrame):
@@ -241,10 +350,18 @@ def stopping_rules_figure(table: pd.DataFrame):
     markers = "osD^vP*X"
     for j, (pa, pb) in enumerate(scen):
         sub = t[(t["p_A"] == pa) & (t["p_B"] == pb)]
-        y = [rules.index(f"{r} [{k}]") + (j - len(scen) / 2) * 0.08
-             for r, k in zip(sub["rule"], sub["kind"], strict=True)]
-        ax.scatter(sub["ess_ratio_to_optimal"], y, color=colors[j], marker=markers[j % 8],
-                   label=f"{pa:g} vs {pb:g}", s=18)
+        y = [
+            rules.index(f"{r} [{k}]") + (j - len(scen) / 2) * 0.08
+            for r, k in zip(sub["rule"], sub["kind"], strict=True)
+        ]
+        ax.scatter(
+            sub["ess_ratio_to_optimal"],
+            y,
+            color=colors[j],
+            marker=markers[j % 8],
+            label=f"{pa:g} vs {pb:g}",
+            s=18,
+        )
     ax.axvline(1.0, color="0.3", lw=0.8)
     ax.set_yticks(range(len(rules)), rules, fontsize=7)
     ax.set_xscale("log")

@@ -213,16 +213,19 @@ def optimal_paired_design(
                 else:
                     lo = mid
     lam1, lam0, (action, value, size, pw, ess) = best
-    design = _walk_design(action, alpha, n_max, {
-        "family": "optimal",
-        "p10": float(p10),
-        "p01": float(p01),
-        "power": float(power),
-    })
+    design = _walk_design(
+        action,
+        alpha,
+        n_max,
+        {
+            "family": "optimal",
+            "p10": float(p10),
+            "p01": float(p01),
+            "power": float(power),
+        },
+    )
     if certify:
-        design = SequentialDesign(
-            **{**design.__dict__, "certificate": paired_certificate(design)}
-        )
+        design = SequentialDesign(**{**design.__dict__, "certificate": paired_certificate(design)})
     return OptimalDesign(
         design=design,
         lam0=float(lam0),

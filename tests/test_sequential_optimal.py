@@ -1,0 +1,198 @@
+"""The optimal paired design and the anytime-valid tests (issue 44).
+
+References are plain Python (tests/naive_optimal.py), SciPy (quad, binom) and a
+Monte Carlo check; never the modules' own intermediate values.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from naive_optimal import brute_force_best, walk_oc, worst_null_size
+from scipy.integrate import quad
+from scipy.stats import binom
+
+from evalsim.stats.sequential.anytime import (
+    log_e_one_arm,
+    log_e_paired,
+    log_e_unpaired,
+    one_arm_anytime,
+    one_arm_fixed,
+    paired_anytime_design,
+    unpaired_anytime_design,
+)
+from evalsim.stats.sequential.designs import operating_characteristics, type1_curve
+from evalsim.stats.sequential.optimal import optimal_paired_design
+from evalsim.stats.sequential.paired import paired_design
+
+pytestmark = pytest.mark.xdist_group("sequential_optimal")
+
+
+def _rows(design):
+    r = design.rows
+    return list(map(int, r["upper"])), list(map(int, r["final_upper"])), list(map(int, r["fut_hi"]))
+
+
+# ------------------------------------------------------------------------- optimal design
+
+
+@pytest.mark.parametrize(
+    ("p_a", "p_b", "n_max", "alpha", "power"),
+    [(0.1, 0.9, 5, 0.1, 0.5), (0.2, 0.8, 5, 0.15, 0.4), (0.3, 0.95, 5, 0.1, 0.35)],
+)
+def test_no_brute_force_design_beats_the_optimal(p_a, p_b, n_max, alpha, power):
+    opt = optimal_paired_design(p_a, p_b, alpha, power, n_max)
+    p10, p01 = p_a * (1 - p_b), (1 - p_a) * p_b
+    best = brute_force_best(n_max, p10, p01, alpha, power)
+    assert best is not None
+    oc = operating_characteristics(opt.design, p_a, p_b)
+    assert oc.power >= power
+    assert opt.design.certificate.upper <= alpha
+    assert oc.ess <= best[0] + 1e-12
+
+
+@pytest.fixture(scope="module")
+def opt30():
+    return optimal_paired_design(0.6, 0.9, 0.05, 0.7, 30)
+
+
+def test_optimal_oc_matches_plain_pair_time_dp_and_all_patterns(opt30):
+    up, fin, fh = _rows(opt30.design)
+    ess, pw = walk_oc(up, fin, fh, 30, 0.06, 0.36)
+    oc = operating_characteristics(opt30.design, 0.6, 0.9)
+    assert oc.ess == pytest.approx(ess, abs=1e-11)
+    assert oc.power == pytest.approx(pw, abs=1e-11)
+    assert opt30.ess == pytest.approx(ess, abs=1e-9)  # the walk-time DP agrees with pair time
+    small = optimal_paired_design(0.2, 0.9, 0.1, 0.6, 10)
+    u, f, h = _rows(small.design)
+    worst = worst_null_size(u, f, h, 10)  # every 0/1 discordance pattern of 10 pairs
+    assert worst <= 0.1 + 1e-12
+    assert small.design.certificate.upper == pytest.approx(worst, abs=2e-10)
+
+
+def test_lagrangian_bound_is_below_every_design(opt30):
+    # weak duality: the bound is below the optimal design's ESS and below the brute force's
+    assert opt30.lower_bound <= opt30.ess + 1e-12
+    small = optimal_paired_design(0.1, 0.9, 0.1, 0.5, 5)
+    best = brute_force_best(5, 0.09, 0.81, 0.1, 0.5)
+    assert small.lower_bound <= best[0] + 1e-12
+
+
+@pytest.mark.parametrize(("p_a", "p_b"), [(0.6, 0.9), (0.737, 0.877), (0.5, 0.7)])
+def test_no_other_family_beats_the_optimal(p_a, p_b):
+    n_max = 200
+    opt = optimal_paired_design(p_a, p_b, 0.05, 0.8, n_max)
+    ess_opt = operating_characteristics(opt.design, p_a, p_b).ess
+    for fam, rho in (("pocock", None), ("obrien-fleming", None), ("power", 1.0), ("power", 2.0)):
+        for n in (40, 80, 120, 200):
+            d = paired_design(0.05, n, "one-sided", fam, rho=rho)
+            oc = operating_characteristics(d, p_a, p_b)
+            if oc.power >= 0.8:
+                assert oc.ess >= ess_opt
+    any_d = paired_anytime_design(0.05, n_max)
+    oc = operating_characteristics(any_d, p_a, p_b)
+    assert oc.power < 0.8 or oc.ess >= ess_opt
+
+
+def test_optimal_monte_carlo_check(opt30):
+    rng = np.random.default_rng(44)
+    e = 20_000
+    u = rng.random((e, 30))
+    disc_b = u < 0.36
+    disc_a = (u >= 0.36) & (u < 0.42)
+    up, fin, fh = _rows(opt30.design)
+    stops = np.empty(e)
+    rej = np.zeros(e, dtype=bool)
+    for i in range(e):
+        d = w = 0
+        for t in range(1, 31):
+            if disc_b[i, t - 1]:
+                d += 1
+                w += 1
+            elif disc_a[i, t - 1]:
+                d += 1
+            if t == 30 or d == 30:
+                rej[i] = w >= fin[d]
+                break
+            if w >= up[d]:
+                rej[i] = True
+                break
+            if w <= fh[d]:
+                break
+        stops[i] = t
+    oc = operating_characteristics(opt30.design, 0.6, 0.9)
+    se_n = stops.std() / math.sqrt(e)
+    assert abs(stops.mean() - oc.ess) < 4 * se_n
+    assert abs(rej.mean() - oc.power) < 4 * math.sqrt(oc.power * (1 - oc.power) / e)
+
+
+# ------------------------------------------------------------------------- anytime tests
+
+
+def test_paired_e_value_matches_quadrature():
+    for d, w in ((10, 8), (25, 12), (3, 0)):
+        num = quad(lambda t, d=d, w=w: t**w * (1 - t) ** (d - w), 0.5, 1.0, epsabs=0)[0]
+        assert log_e_paired(d, w) == pytest.approx(math.log(2 * num / 0.5**d), rel=1e-9)
+    num = quad(lambda t: t**15 * (1 - t) ** 5, 0.8, 1.0, epsabs=0)[0]
+    ref = math.log(num / 0.2 / (0.8**15 * 0.2**5))
+    assert log_e_one_arm(20, 15, 0.8) == pytest.approx(ref, rel=1e-9)
+
+
+def test_unpaired_e_value_is_an_e_variable_for_every_common_rate():
+    # one block: E[e] <= 1 for every p (the mixture of e-variables), by enumeration
+    for p in np.linspace(0.0, 1.0, 41):
+        mean = sum(
+            (p if ya else 1 - p) * (p if yb else 1 - p) * math.exp(log_e_unpaired(1, ya, yb))
+            for ya in (0, 1)
+            for yb in (0, 1)
+        )
+        assert mean <= 1.0 + 1e-12
+
+
+@pytest.fixture(scope="module")
+def anytime_paired():
+    return paired_anytime_design(0.05, 200)
+
+
+def test_paired_anytime_type1_at_most_alpha_for_every_nuisance(anytime_paired):
+    c = anytime_paired.certificate
+    assert c.upper <= 0.05 + 1e-12
+    # plain reference: P_{1/2}(walk ever crosses the rows by d = 200)
+    up = anytime_paired.rows["upper"]
+    dist = {0: 1.0}
+    crossed = 0.0
+    for d in range(1, 201):
+        new: dict = {}
+        for w, m in dist.items():
+            for ww in (w, w + 1):
+                new[ww] = new.get(ww, 0.0) + 0.5 * m
+        dist = {}
+        for w, m in new.items():
+            if w >= up[d]:
+                crossed += m
+            else:
+                dist[w] = m
+    assert c.attained == pytest.approx(crossed, abs=1e-12)
+    # 201 nuisance rates, all the same exact value (the walk does not depend on them)
+    assert np.all(type1_curve(anytime_paired, np.linspace(0, 1, 201)) <= 0.05 + 1e-12)
+
+
+def test_unpaired_anytime_type1_certified_over_every_rate():
+    d = unpaired_anytime_design(0.05, 40)
+    assert d.certificate.upper <= 0.05 + 1e-12
+    grid = np.concatenate([np.linspace(0, 1, 201), [1e-6, 0.5 - 1e-9, 0.999999]])
+    assert np.all(type1_curve(d, grid) <= d.certificate.upper + 1e-12)
+
+
+def test_one_arm_anytime_and_fixed_against_scipy():
+    t = one_arm_anytime(0.8, 0.05, 60)
+    assert t.certificate.upper <= 0.05 + 1e-12
+    # worst null is p0: the claim rate rises with p (checked on 201 rates below p0)
+    for p in np.linspace(0.0, 0.8, 201):
+        assert t.oc(p)["power"] <= t.certificate.attained + 1e-12
+    f = one_arm_fixed(0.8, 0.05, 50)
+    k = f.upper[50]
+    assert binom.sf(k - 1, 50, 0.8) <= 0.05 < binom.sf(k - 2, 50, 0.8)
+    assert f.oc(0.9)["power"] == pytest.approx(binom.sf(k - 1, 50, 0.9), abs=1e-12)
