@@ -8,7 +8,6 @@ exhaustive (pruned) search over walk designs.
 from __future__ import annotations
 
 import itertools
-import math
 
 
 def walk_oc(upper, final, fut_hi, n_max, p10, p01):

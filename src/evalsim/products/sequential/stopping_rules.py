@@ -210,7 +210,7 @@ def stopping_rules_table(
                 )
             )
 
-            def peer_power(n):
+            def peer_power(n, p10=p10, p01=p01):
                 return zlook_oc(n, peer_looks, peer_bounds, p10, p01)["reject"]
 
             n_peer = _least_n(peer_power, power, n_max) or n_max

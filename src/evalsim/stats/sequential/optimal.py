@@ -46,8 +46,9 @@ from evalsim.stats.sequential.paired import paired_certificate, sign_z
 
 __all__ = ["OptimalDesign", "optimal_paired_design", "pair_rates"]
 
-#: Search of the multipliers: log lam1 on a grid of _GRID points in [-3, 12], refined on
-#: by _REFINE halvings where the power crosses the target; for each, _BISECTIONS halvings of log lam0 in [-10, 60].
+#: Search of the multipliers: log lam1 on a grid of _GRID points in [-3, 12], refined by
+#: _REFINE halvings where the power crosses the target; for each, _BISECTIONS halvings of
+#: log lam0 in [-10, 60].
 _GRID = 31
 _REFINE = 30
 _BISECTIONS = 40

@@ -59,7 +59,7 @@ def normal_boundaries(fractions, alpha=0.05, family="obrien-fleming") -> np.ndar
             sd = math.sqrt(dt)
             wts = _trapezoid(grid) * dens
 
-            def cross(b, tk=tk, sd=sd, wts=wts):
+            def cross(b, tk=tk, sd=sd, wts=wts, grid=grid):
                 return float(wts @ ndtr((grid - b * math.sqrt(tk)) / sd))
 
         if target <= cross(12.0):
