@@ -1,6 +1,7 @@
-"""Numba kernels of the optimal paired design (Lagrangian backward induction on the walk).
+"""Numba kernels of the optimal paired design (Lagrangian backward induction on the walk)
+and of the group-sequential McNemar-z rule (:mod:`evalsim.stats.sequential.zlooks`).
 
-Private: :mod:`evalsim.stats.sequential.optimal` validates every argument. The walk of B's
+Private: :mod:`evalsim.stats.sequential.optimal` and ``zlooks`` validate every argument. The walk of B's
 solo wins ``w`` over the discordant pairs ``d``
 (``d = 0..d_max``), as in :mod:`evalsim.stats.sequential._paired_kernels`. Action codes of
 :func:`lagrangian_walk`: 0 continue, 1 stop "B better", 3 stop for futility (binding).
@@ -200,3 +201,52 @@ def final_rows_spending_rest(d_max, upper, fut_lo, fut_hi, alpha):
             elif fut_lo[d] <= w <= fut_hi[d]:
                 dist[w] = 0.0
     return final
+
+
+@njit(cache=True)
+def zlook_walk(n_max, look_sizes, bounds, p10, p01):
+    """Exact P(B better) and expected pairs of a McNemar-z rule looking at ``look_sizes``.
+
+    Pair-time dynamic program over (discordant d, B-only w); at the k-th look (after
+    ``look_sizes[k]`` pairs) the rule stops "B better" when ``d > 0`` and
+    ``(2 w - d) / sqrt(d) >= bounds[k]``; it ends at the last look.
+    """
+    pc = 1.0 - p10 - p01
+    if pc < 0.0:
+        pc = 0.0
+    dist = np.zeros((n_max + 1, n_max + 1))
+    new = np.zeros((n_max + 1, n_max + 1))
+    dist[0, 0] = 1.0
+    reject = 0.0
+    ess = 0.0
+    look = 0
+    top = 0
+    for t in range(1, n_max + 1):
+        for d in range(top + 1):
+            for w in range(d + 1):
+                ess += dist[d, w]
+        nt = top + 1
+        for d in range(nt + 1):
+            for w in range(d + 1):
+                v = 0.0
+                if d <= top:
+                    v += pc * dist[d, w]
+                if d >= 1:
+                    if w >= 1:
+                        v += p01 * dist[d - 1, w - 1]
+                    if w <= d - 1:
+                        v += p10 * dist[d - 1, w]
+                new[d, w] = v
+        dist, new = new, dist
+        top = nt
+        if look < look_sizes.shape[0] and t == look_sizes[look]:
+            for d in range(1, top + 1):
+                sd = math.sqrt(d)
+                for w in range(d + 1):
+                    if (2.0 * w - d) / sd >= bounds[look] - 1e-12:
+                        reject += dist[d, w]
+                        dist[d, w] = 0.0
+            look += 1
+            if look == look_sizes.shape[0]:
+                break
+    return reject, ess

@@ -51,7 +51,7 @@ __all__ = ["OptimalDesign", "optimal_paired_design", "pair_rates"]
 #: log lam0 in [-10, 60].
 _GRID = 31
 _REFINE = 30
-_BISECTIONS = 40
+_BISECTIONS = 28
 
 
 def pair_rates(p_a, p_b, p10=None, p01=None) -> tuple[float, float]:

@@ -26,6 +26,7 @@ from scipy.optimize import brentq
 from scipy.special import ndtr
 
 from evalsim.stats._validate import check_alpha, check_n
+from evalsim.stats.sequential import _optimal_kernels as _ok
 from evalsim.stats.sequential.core import spending
 
 __all__ = ["normal_boundaries", "zlook_oc", "zlook_sizes", "zlook_type1"]
@@ -101,31 +102,11 @@ def zlook_oc(n_max, looks, bounds, p10, p01) -> dict:
     rule stops "B better" when ``(2 w - d) / sqrt(d) >= bounds[k]`` (d > 0; z = 0 at d = 0).
     """
     n_max = check_n(n_max, "n_max")
-    sizes = look_pairs(n_max, looks)
-    pc = max(1.0 - p10 - p01, 0.0)
-    dist = np.zeros((n_max + 2, n_max + 2))
-    dist[0, 0] = 1.0
-    reject = 0.0
-    ess = 0.0
-    look = 0
-    d_idx = np.arange(n_max + 2)[:, None]
-    w_idx = np.arange(n_max + 2)[None, :]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        z_all = np.where(d_idx > 0, (2.0 * w_idx - d_idx) / np.sqrt(np.maximum(d_idx, 1)), 0.0)
-    for t in range(1, n_max + 1):
-        ess += dist.sum()
-        new = pc * dist
-        new[1:, 1:] += p01 * dist[:-1, :-1]
-        new[1:, :] += p10 * dist[:-1, :]
-        dist = new
-        if look < len(sizes) and t == sizes[look]:
-            hit = (z_all >= bounds[look] - 1e-12) & (w_idx <= d_idx)
-            reject += float(dist[hit].sum())
-            dist[hit] = 0.0
-            look += 1
-            if look == len(sizes):
-                break
-    return {"reject": reject, "ess": ess}
+    sizes = look_pairs(n_max, looks).astype(np.int64)
+    reject, ess = _ok.zlook_walk(
+        n_max, sizes, np.asarray(bounds, dtype=np.float64), float(p10), float(p01)
+    )
+    return {"reject": float(reject), "ess": float(ess)}
 
 
 def zlook_sizes(n_max, looks, bounds, q_grid) -> np.ndarray:
