@@ -196,3 +196,82 @@ def test_one_arm_anytime_and_fixed_against_scipy():
     k = f.upper[50]
     assert binom.sf(k - 1, 50, 0.8) <= 0.05 < binom.sf(k - 2, 50, 0.8)
     assert f.oc(0.9)["power"] == pytest.approx(binom.sf(k - 1, 50, 0.9), abs=1e-12)
+
+
+# ------------------------------------------------------------------------- commands
+
+
+def test_cli_designs_the_new_families_and_checks_a_log(tmp_path, capsys):
+    from cli_run import run, run_json
+
+    from evalsim.stats.sequential.io import load_design
+
+    out = tmp_path / "opt.json"
+    rep = run_json(
+        capsys,
+        "sequential",
+        "design",
+        "--kind",
+        "paired",
+        "--family",
+        "optimal",
+        "--pa",
+        "0.6",
+        "--pb",
+        "0.9",
+        "--n-max",
+        "60",
+        "--out",
+        out,
+    )
+    d = load_design(out)
+    assert d.boundary["family"] == "optimal" and d.futility["binding"] is True
+    assert rep["certificate"]["max_type1_upper"] <= 0.05
+    # the reloaded file is certified the same way (binding futility read back)
+    assert d.certificate.upper == pytest.approx(rep["certificate"]["max_type1_upper"])
+    any_out = tmp_path / "any.json"
+    run_json(
+        capsys,
+        "sequential",
+        "design",
+        "--kind",
+        "paired",
+        "--family",
+        "anytime",
+        "--n-max",
+        "60",
+        "--out",
+        any_out,
+    )
+    log = tmp_path / "log.csv"
+    lines = ["policy,condition,success"]
+    for c in range(12):
+        lines += [f"A,{c},0", f"B,{c},1"]
+    log.write_text("\n".join(lines) + "\n")
+    chk = run_json(capsys, "sequential", "check", any_out, log, "--a", "A", "--b", "B")
+    # E after 12 B-only pairs: 2^12 * P(theta >= 1/2 ...) >= 20 well before 12
+    assert chk["verdict"] == "B better"
+    rc, _, err = run(
+        capsys,
+        "sequential",
+        "design",
+        "--kind",
+        "paired",
+        "--family",
+        "optimal",
+        "--out",
+        tmp_path / "x.json",
+    )
+    assert rc == 2 and "--pa" in err and "Traceback" not in err
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_peek_prices_the_valid_alternatives(capsys):
+    from cli_run import run_json
+
+    rep = run_json(capsys, "peek", "--n", "40", "--p", "0.6", "--vs", "0.9")
+    inst = rep["instead"]
+    assert inst["anytime"]["false_win_rate"] <= 0.05
+    assert inst["optimal"]["false_win_rate_max"] <= 0.05
+    assert inst["optimal"]["ess"] < 40
+    assert rep["false_win_rate_exact"] > 0.05  # naive peeking, beside them

@@ -1,10 +1,10 @@
 """Numba kernels of the optimal paired design (Lagrangian backward induction on the walk)
 and of the group-sequential McNemar-z rule (:mod:`evalsim.stats.sequential.zlooks`).
 
-Private: :mod:`evalsim.stats.sequential.optimal` and ``zlooks`` validate every argument. The walk of B's
-solo wins ``w`` over the discordant pairs ``d``
-(``d = 0..d_max``), as in :mod:`evalsim.stats.sequential._paired_kernels`. Action codes of
-:func:`lagrangian_walk`: 0 continue, 1 stop "B better", 3 stop for futility (binding).
+Private: :mod:`evalsim.stats.sequential.optimal` and ``zlooks`` validate every argument.
+The walk of B's solo wins ``w`` over the discordant pairs ``d`` (``d = 0..d_max``), as in
+:mod:`evalsim.stats.sequential._paired_kernels`. Action codes of :func:`lagrangian_walk`:
+0 continue, 1 stop "B better", 3 stop for futility (binding).
 """
 
 from __future__ import annotations
