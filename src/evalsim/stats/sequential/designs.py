@@ -323,7 +323,26 @@ def unpaired_shape_design(
 #: families, by id; each takes alpha, n_max, alternative, looks, futility, certify and the
 #: family's parameter as keywords. ``optimised`` is built by
 #: :func:`evalsim.stats.sequential.optimise.optimise_design` from its own settings.
-UNPAIRED_BUILDERS = {"shape": unpaired_shape_design}
+def _unpaired_anytime(
+    alpha=0.05, n_max=200, alternative="one-sided", looks="every", futility=None, certify=True
+) -> SequentialDesign:
+    """The unpaired anytime e-process (:mod:`evalsim.stats.sequential.anytime`), every look."""
+    from evalsim.stats.sequential.anytime import unpaired_anytime_design
+
+    if alternative != "one-sided" or futility is not None:
+        raise ValueError("boundary anytime is one-sided (B better), without futility")
+    design = unpaired_anytime_design(alpha, n_max, certify=certify)
+    if looks != "every":
+        keep = look_sizes(n_max, looks) - 1
+        r = design.rows
+        rows = {k: v[keep] for k, v in r.items()}
+        design = replace(design, look_sizes=design.look_sizes[keep], rows=rows)
+        if certify:
+            design = replace(design, certificate=certify_type1(design))
+    return design
+
+
+UNPAIRED_BUILDERS = {"shape": unpaired_shape_design, "anytime": _unpaired_anytime}
 
 
 def unpaired_family_design(
