@@ -275,3 +275,47 @@ def test_peek_prices_the_valid_alternatives(capsys):
     assert inst["optimal"]["false_win_rate_max"] <= 0.05
     assert inst["optimal"]["ess"] < 40
     assert rep["false_win_rate_exact"] > 0.05  # naive peeking, beside them
+
+
+# ------------------------------------------------------------------------- non-inferiority
+
+
+def test_ni_block_e_variable_has_mean_at_most_one_on_the_whole_null():
+    from evalsim.stats.sequential.noninferiority import ni_null_point
+
+    for ta, tb, margin in ((0.5, 0.45, 0.1), (0.8, 0.9, 0.05), (0.3, 0.25, 0.2)):
+        qa, qb = ni_null_point(ta, tb, margin)
+        assert qb == pytest.approx(qa - margin)
+        for pa in np.linspace(margin, 1.0, 41):
+            for pb in np.linspace(0.0, pa - margin, 5):  # edge and interior of the null
+                mean = (pa * ta / qa + (1 - pa) * (1 - ta) / (1 - qa)) * (
+                    pb * tb / qb + (1 - pb) * (1 - tb) / (1 - qb)
+                )
+                assert mean <= 1.0 + 1e-12
+
+
+def test_ni_designs_type1_exact_on_201_null_rates_and_adversarial_ones():
+    from evalsim.stats.sequential.noninferiority import ni_anytime_design, ni_z_design
+
+    margin = 0.1
+    fixed = ni_z_design(margin, 0.05, 30, 1)
+    # plain reference for the fixed rule: sum of binomial pmfs over its rejection region
+    up = fixed.upper[0]
+
+    def ref(pa):
+        pb = pa - margin
+        fa = binom.pmf(np.arange(31), 30, pa)
+        return sum(fa[ka] * binom.sf(up[ka] - 1, 30, pb) for ka in range(31))
+
+    rng = np.random.default_rng(7)
+    for pa in np.concatenate([np.linspace(margin, 1, 201), rng.uniform(margin, 1, 20)]):
+        assert fixed.rejection(pa, pa - margin) == pytest.approx(ref(pa), abs=1e-12)
+        assert ref(pa) <= 0.05 + 1e-12
+    for d in (ni_z_design(margin, 0.05, 30, 3), ni_anytime_design(margin, 0.05, 30)):
+        assert d.type1 <= 0.05 + 1e-12
+        for pa in np.concatenate([np.linspace(margin, 1, 201), [d.p_a_at]]):
+            assert d.rejection(pa, pa - margin) <= 0.05 + 1e-12
+    zero = ni_anytime_design(0.0, 0.05, 20)
+    assert np.array_equal(
+        zero.upper, unpaired_anytime_design(0.05, 20, certify=False).rows["upper"]
+    )

@@ -12,11 +12,13 @@ from numba import njit
 
 
 @njit(cache=True)
-def _log_mixture_2x2(n, ka, kb, ta, tb, log_w):
+def _log_mixture_2x2(n, ka, kb, ta, tb, qa, qb, log_w):
     """log of ``sum_j w_j prod_i e_i(theta_j)`` for n blocks with ka, kb successes.
 
-    ``e(theta) = theta_a^ya (1-theta_a)^(1-ya) theta_b^yb (1-theta_b)^(1-yb) /
-    (pbar^(ya+yb) (1-pbar)^(2-ya-yb))``, ``pbar = (theta_a + theta_b) / 2``.
+    ``e(theta) = f_{theta_a}(y_a) f_{theta_b}(y_b) / (f_{q_a}(y_a) f_{q_b}(y_b))`` with
+    (q_a, q_b) the component's null point (``(theta_a + theta_b) / 2`` twice for
+    superiority; the reverse information projection for a margin, see
+    :mod:`evalsim.stats.sequential.noninferiority`).
     """
     m = -math.inf
     n_j = ta.shape[0]
@@ -24,11 +26,11 @@ def _log_mixture_2x2(n, ka, kb, ta, tb, log_w):
     for j in range(n_j):
         a = ta[j]
         b = tb[j]
-        pb = 0.5 * (a + b)
         v = log_w[j]
         v += ka * math.log(a) + (n - ka) * math.log1p(-a)
         v += kb * math.log(b) + (n - kb) * math.log1p(-b)
-        v -= (ka + kb) * math.log(pb) + (2 * n - ka - kb) * math.log1p(-pb)
+        v -= ka * math.log(qa[j]) + (n - ka) * math.log1p(-qa[j])
+        v -= kb * math.log(qb[j]) + (n - kb) * math.log1p(-qb[j])
         vals[j] = v
         if v > m:
             m = v
@@ -39,11 +41,11 @@ def _log_mixture_2x2(n, ka, kb, ta, tb, log_w):
 
 
 @njit(cache=True)
-def unpaired_mixture_rows(n_max, ta, tb, log_w, threshold_log):
+def unpaired_mixture_rows(n_max, ta, tb, qa, qb, log_w, threshold_log):
     """B-better rows of the 2x2 mixture e-process: ``upper[n - 1, ka]`` = least kb with
     ``log E >= threshold_log`` after n blocks (``n + 1``: none), for n = 1..n_max.
 
-    Every component has ``theta_b > theta_a``, so E increases with kb (bisection on kb).
+    Every component has ``theta_b > q_b``, so E increases with kb (bisection on kb).
     """
     upper = np.empty((n_max, n_max + 1), dtype=np.int64)
     for n in range(1, n_max + 1):
@@ -51,13 +53,13 @@ def unpaired_mixture_rows(n_max, ta, tb, log_w, threshold_log):
             if ka > n:
                 upper[n - 1, ka] = n + 1
                 continue
-            if _log_mixture_2x2(n, ka, n, ta, tb, log_w) < threshold_log:
+            if _log_mixture_2x2(n, ka, n, ta, tb, qa, qb, log_w) < threshold_log:
                 upper[n - 1, ka] = n + 1
                 continue
             lo, hi = -1, n  # E(lo) < t <= E(hi)
             while hi - lo > 1:
                 mid = (lo + hi) // 2
-                if _log_mixture_2x2(n, ka, mid, ta, tb, log_w) >= threshold_log:
+                if _log_mixture_2x2(n, ka, mid, ta, tb, qa, qb, log_w) >= threshold_log:
                     hi = mid
                 else:
                     lo = mid

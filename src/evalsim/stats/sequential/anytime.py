@@ -101,13 +101,14 @@ def _unpaired_mixture():
     keep = tb > ta
     ta, tb = ta[keep].copy(), tb[keep].copy()
     log_w = np.full(ta.shape, -math.log(ta.size))
-    return ta, tb, log_w
+    pbar = 0.5 * (ta + tb)
+    return ta, tb, pbar, pbar.copy(), log_w
 
 
 def log_e_unpaired(n, k_a, k_b):
     """log E of the unpaired 2x2 mixture after n blocks with k_a, k_b successes."""
-    ta, tb, log_w = _unpaired_mixture()
-    return float(_ak._log_mixture_2x2(int(n), int(k_a), int(k_b), ta, tb, log_w))
+    ta, tb, qa, qb, log_w = _unpaired_mixture()
+    return float(_ak._log_mixture_2x2(int(n), int(k_a), int(k_b), ta, tb, qa, qb, log_w))
 
 
 def paired_anytime_design(alpha=0.05, n_max=200, a=1.0, b=1.0, certify=True) -> SequentialDesign:
@@ -172,9 +173,9 @@ def unpaired_anytime_design(alpha=0.05, n_max=200, certify=True) -> SequentialDe
     """
     alpha = check_alpha(alpha)
     n_max = check_n(n_max, "n_max")
-    ta, tb, log_w = _unpaired_mixture()
+    ta, tb, qa, qb, log_w = _unpaired_mixture()
     t = math.log(1.0 / alpha)
-    upper = _ak.unpaired_mixture_rows(n_max, ta, tb, log_w, t - 1e-12 * t)
+    upper = _ak.unpaired_mixture_rows(n_max, ta, tb, qa, qb, log_w, t - 1e-12 * t)
     shape = upper.shape
     design = SequentialDesign(
         kind="unpaired",
