@@ -23,7 +23,11 @@ from evalsim.stats.sequential.anytime import (
     paired_anytime_design,
     unpaired_anytime_design,
 )
-from evalsim.stats.sequential.designs import operating_characteristics, type1_curve
+from evalsim.stats.sequential.designs import (
+    operating_characteristics,
+    type1_curve,
+    unpaired_family_design,
+)
 from evalsim.stats.sequential.optimal import optimal_paired_design
 from evalsim.stats.sequential.paired import paired_design
 
@@ -180,7 +184,7 @@ def test_paired_anytime_type1_at_most_alpha_for_every_nuisance(anytime_paired):
 
 
 def test_unpaired_anytime_type1_certified_over_every_rate():
-    d = unpaired_anytime_design(0.05, 40)
+    d = unpaired_family_design("anytime", 0.05, 40)
     assert d.certificate.upper <= 0.05 + 1e-12
     grid = np.concatenate([np.linspace(0, 1, 201), [1e-6, 0.5 - 1e-9, 0.999999]])
     assert np.all(type1_curve(d, grid) <= d.certificate.upper + 1e-12)
@@ -316,6 +320,4 @@ def test_ni_designs_type1_exact_on_201_null_rates_and_adversarial_ones():
         for pa in np.concatenate([np.linspace(margin, 1, 201), [d.p_a_at]]):
             assert d.rejection(pa, pa - margin) <= 0.05 + 1e-12
     zero = ni_anytime_design(0.0, 0.05, 20)
-    assert np.array_equal(
-        zero.upper, unpaired_anytime_design(0.05, 20, certify=False).rows["upper"]
-    )
+    assert np.array_equal(zero.upper, unpaired_anytime_design(0.05, 20).rows["upper"])

@@ -82,7 +82,7 @@ def _instead(rep, args, paired: bool) -> None:
     if paired:
         anytime = paired_anytime_design(args.alpha, args.n, certify=False)
     else:
-        anytime = unpaired_anytime_design(args.alpha, args.n, certify=False)
+        anytime = unpaired_anytime_design(args.alpha, args.n)
     fw = float(type1_curve(anytime, [p_a])[0])
     oc = operating_characteristics(anytime, p_a, p_b)
     rows.append(

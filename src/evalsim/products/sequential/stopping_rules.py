@@ -133,7 +133,7 @@ def stopping_rules_table(
     order = list(step_at) + [(float(a), float(b)) for a, b in scenarios]
     order = list(dict.fromkeys(order))
     peer_bounds = normal_boundaries(np.arange(1, peer_looks + 1) / peer_looks, alpha)
-    anytime_u = unpaired_anytime_design(alpha, n_max, certify=False)
+    anytime_u = unpaired_anytime_design(alpha, n_max)
     rows = []
     for sc in order:
         pa, pb = sc

@@ -53,7 +53,6 @@ from scipy.special import betainc, betaln
 from evalsim.stats._validate import check_alpha, check_n, check_probability
 from evalsim.stats.sequential import _anytime_kernels as _ak
 from evalsim.stats.sequential.core import Certificate, SequentialDesign
-from evalsim.stats.sequential.designs import certify_type1
 from evalsim.stats.sequential.paired import paired_certificate
 
 __all__ = [
@@ -164,12 +163,14 @@ def paired_anytime_design(alpha=0.05, n_max=200, a=1.0, b=1.0, certify=True) -> 
     return design
 
 
-def unpaired_anytime_design(alpha=0.05, n_max=200, certify=True) -> SequentialDesign:
+def unpaired_anytime_design(alpha=0.05, n_max=200) -> SequentialDesign:
     """The unpaired 2x2 mixture e-process as an unpaired design looking after every block.
 
     A block is one trial of each policy; "B better" when E >= 1/alpha (rows by k_A, see
-    :mod:`evalsim.stats.sequential.io`). The type-I certificate is the Bernstein one of every
-    unpaired design (all common rates p); Ville's inequality bounds it by alpha already.
+    :mod:`evalsim.stats.sequential.io`). Returned uncertified: Ville's inequality bounds the
+    false-win rate by alpha already; the exact Bernstein certificate of every unpaired design
+    (all common rates p) is attached by ``unpaired_family_design("anytime", ...)``
+    (:func:`evalsim.stats.sequential.designs.certify_type1`).
     """
     alpha = check_alpha(alpha)
     n_max = check_n(n_max, "n_max")
@@ -192,8 +193,6 @@ def unpaired_anytime_design(alpha=0.05, n_max=200, certify=True) -> SequentialDe
             "crit": np.full(shape[0], np.inf),
         },
     )
-    if certify:
-        design = SequentialDesign(**{**design.__dict__, "certificate": certify_type1(design)})
     return design
 
 

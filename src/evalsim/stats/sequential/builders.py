@@ -22,12 +22,13 @@ def anytime_family_design(
     kind, alpha, n_max, alternative="one-sided", p_a=None, p_b=None, power=None
 ) -> SequentialDesign:
     """The anytime-valid e-process of ``kind`` (:mod:`evalsim.stats.sequential.anytime`)."""
-    from evalsim.stats.sequential.anytime import paired_anytime_design, unpaired_anytime_design
+    from evalsim.stats.sequential.anytime import paired_anytime_design
+    from evalsim.stats.sequential.designs import unpaired_family_design
 
     _one_sided("anytime", alternative)
     if kind == "paired":
         return paired_anytime_design(alpha, n_max)
-    return unpaired_anytime_design(alpha, n_max)
+    return unpaired_family_design("anytime", alpha, n_max)
 
 
 def optimal_family_design(

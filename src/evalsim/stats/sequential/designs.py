@@ -331,15 +331,13 @@ def _unpaired_anytime(
 
     if alternative != "one-sided" or futility is not None:
         raise ValueError("boundary anytime is one-sided (B better), without futility")
-    design = unpaired_anytime_design(alpha, n_max, certify=certify)
+    design = unpaired_anytime_design(alpha, n_max)
     if looks != "every":
         keep = look_sizes(n_max, looks) - 1
         r = design.rows
         rows = {k: v[keep] for k, v in r.items()}
         design = replace(design, look_sizes=design.look_sizes[keep], rows=rows)
-        if certify:
-            design = replace(design, certificate=certify_type1(design))
-    return design
+    return replace(design, certificate=certify_type1(design)) if certify else design
 
 
 UNPAIRED_BUILDERS = {"shape": unpaired_shape_design, "anytime": _unpaired_anytime}
