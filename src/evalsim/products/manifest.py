@@ -883,7 +883,8 @@ _SEQUENTIAL = [
         "sequential",
         "figure",
         "sequential.stopping_rules:stopping_rules_figure",
-        inputs=lambda c: {"table": _csv("T41_stopping_rules")},
+        _args("power=sequential.stopping_rules.power"),
+        lambda c: {"table": _csv("T41_stopping_rules")},
     ),
     Product(
         "F07_bench_sheet",

@@ -337,12 +337,18 @@ def _anytime_unpaired_row(sc, design, power, n_max):
     )
 
 
-def stopping_rules_figure(table: pd.DataFrame):
-    """F13: each rule's expected trials over the optimal design's, by scenario."""
+def stopping_rules_figure(table: pd.DataFrame, power: float = 0.8):
+    """F13: each rule's expected trials over the optimal design's, by scenario.
+
+    Rows of T41 that reach ``power`` only; a scenario where no paired design reaches it
+    within n_max has no optimum and is left out.
+    """
     import matplotlib.pyplot as plt
 
+    from matplotlib.ticker import FixedLocator, NullFormatter, ScalarFormatter
+
     t = table[np.isfinite(table["ess_ratio_to_optimal"])]
-    t = t[t["rule"] != "optimal (least expected pairs)"]
+    t = t[(t["rule"] != "optimal (least expected pairs)") & (t["exact power"] >= power - 1e-9)]
     rules = list(dict.fromkeys(t["rule"] + " [" + t["kind"] + "]"))
     scen = list(dict.fromkeys(zip(t["p_A"], t["p_B"], strict=True)))
     fig, ax = plt.subplots(figsize=(PAGE_WIDTH_IN, 0.6 * PAGE_WIDTH_IN))
@@ -365,6 +371,9 @@ def stopping_rules_figure(table: pd.DataFrame):
     ax.axvline(1.0, color="0.3", lw=0.8)
     ax.set_yticks(range(len(rules)), rules, fontsize=7)
     ax.set_xscale("log")
+    ax.xaxis.set_major_locator(FixedLocator([0.9, 1.0, 1.25, 1.5, 2.0, 2.5]))
+    ax.xaxis.set_major_formatter(ScalarFormatter())
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("expected trials / optimal paired design's (same alpha, power)")
     ax.legend(fontsize=6, title="p_A vs p_B", title_fontsize=6, loc="lower right")
     ax.set_title("F13: the cost of each stopping rule against the optimum", fontsize=8)
