@@ -2,12 +2,18 @@
 
 Nothing here imports evalsim: pair-time dynamic programs over (pairs t, discordant d, B-only
 w) written with dicts, the worst null size by enumerating every discordance pattern, an
-exhaustive (pruned) search over walk designs.
+exhaustive (pruned) search over walk designs, and the linear programme over randomised walk
+designs (SciPy's HiGHS).
 """
 
 from __future__ import annotations
 
 import itertools
+import math
+
+import numpy as np
+from scipy.optimize import linprog
+from scipy.sparse import lil_matrix
 
 
 def walk_oc(upper, final, fut_hi, n_max, p10, p01):
@@ -139,3 +145,61 @@ def brute_force_best(n_max, p10, p01, alpha, power):
 
     rec(1, [1], [-1], [1.0], 0.0)
     return best[0]
+
+
+def lp_lower_bound(n_max, p10, p01, alpha, power):
+    """Least ESS over randomised walk designs: futility binding, no verdict at the pair limit.
+
+    Occupation measure of the alternative's walk (no pair limit) at each (d, w): mass
+    rejected x_r, stopped x_a, continued x_c, with x_r + x_a + x_c = inflow. Expected pairs
+    ``sum spent[d] x_c``, power ``sum reach[d] x_r``, null size ``sum r(d, w) x_r`` (r the
+    likelihood ratio null / alternative of a path to (d, w)); x_c = 0 at d = n_max. Solved by
+    SciPy's HiGHS; returns the optimum (None if infeasible).
+    """
+    q = p10 + p01
+    pi = p01 / q
+    spent = [
+        sum(math.comb(t, d) * q**d * (1 - q) ** (t - d) for t in range(n_max))
+        for d in range(n_max + 1)
+    ]
+    ends = [math.comb(n_max, d) * q**d * (1 - q) ** (n_max - d) for d in range(n_max + 1)]
+    reach = [sum(ends[d:]) for d in range(n_max + 1)]
+    idx = {}
+    for d in range(n_max + 1):
+        for w in range(d + 1):
+            idx[(d, w)] = len(idx)
+    n_s = len(idx)
+    nv = 3 * n_s
+    cost = np.zeros(nv)
+    a_eq = lil_matrix((n_s, nv))
+    b_eq = np.zeros(n_s)
+    pw_row = np.zeros(nv)
+    size_row = np.zeros(nv)
+    ub = [None] * nv
+    for (d, w), i in idx.items():
+        cost[2 * n_s + i] = spent[d]
+        a_eq[i, i] = a_eq[i, n_s + i] = a_eq[i, 2 * n_s + i] = 1.0
+        if d == 0:
+            b_eq[i] = 1.0
+        else:
+            if w >= 1:
+                a_eq[i, 2 * n_s + idx[(d - 1, w - 1)]] = -pi
+            if w <= d - 1:
+                a_eq[i, 2 * n_s + idx[(d - 1, w)]] = -(1 - pi)
+        pw_row[i] = reach[d]
+        size_row[i] = math.exp(d * math.log(0.5) - w * math.log(pi) - (d - w) * math.log(1 - pi))
+        if d == n_max:
+            ub[2 * n_s + i] = 0.0
+        if size_row[i] > 1e8:  # rejecting there carries at most alpha 1e-8 of power
+            size_row[i] = 0.0
+            ub[i] = 0.0
+    res = linprog(
+        cost,
+        A_ub=np.vstack([-pw_row, size_row]),
+        b_ub=[-power, alpha],
+        A_eq=a_eq.tocsr(),
+        b_eq=b_eq,
+        bounds=[(0, u) for u in ub],
+        method="highs",
+    )
+    return res.fun if res.status == 0 else None

@@ -1,6 +1,6 @@
 """The optimal paired design and the anytime-valid tests (issue 44).
 
-References are plain Python (tests/naive_optimal.py), SciPy (quad, binom) and a
+References are plain Python (tests/naive_optimal.py), SciPy (quad, binom, linprog) and a
 Monte Carlo check; never the modules' own intermediate values.
 """
 
@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 import pytest
-from naive_optimal import brute_force_best, walk_oc, worst_null_size
+from naive_optimal import brute_force_best, lp_lower_bound, walk_oc, worst_null_size
 from scipy.integrate import quad
 from scipy.stats import binom
 
@@ -76,9 +76,12 @@ def test_optimal_oc_matches_plain_pair_time_dp_and_all_patterns(opt30):
     assert small.design.certificate.upper == pytest.approx(worst, abs=2e-10)
 
 
-def test_lagrangian_bound_is_below_every_design(opt30):
-    # weak duality: the bound is below the optimal design's ESS and below the brute force's
-    assert opt30.lower_bound <= opt30.ess + 1e-12
+def test_lagrangian_bound_equals_the_linear_programme(opt30):
+    # the randomised-design LP (HiGHS) and the backward induction's dual bound agree: the
+    # induction solves the Lagrangian exactly; the deterministic design lies above both
+    lp = lp_lower_bound(30, 0.06, 0.36, 0.05, 0.7)
+    assert opt30.lower_bound == pytest.approx(lp, rel=1e-7)
+    assert lp <= opt30.ess + 1e-9
     small = optimal_paired_design(0.1, 0.9, 0.1, 0.5, 5)
     best = brute_force_best(5, 0.09, 0.81, 0.1, 0.5)
     assert small.lower_bound <= best[0] + 1e-12
