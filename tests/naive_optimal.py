@@ -203,3 +203,52 @@ def lp_lower_bound(n_max, p10, p01, alpha, power):
         method="highs",
     )
     return res.fun if res.status == 0 else None
+
+
+def unpaired_lp(n_max, p_a, p_b, alpha, power):
+    """Least expected blocks over randomised unpaired designs (null: both at the mean rate).
+
+    Occupation measure of the alternative's (n, k_A, k_B) walk: rejected, stopped and
+    continued mass per state; expected blocks ``sum x_c``, power ``sum x_r``, size
+    ``sum r x_r`` at the single null point p0 = (p_a + p_b) / 2. HiGHS; None if infeasible.
+    """
+    p0 = 0.5 * (p_a + p_b)
+    idx = {}
+    for n in range(n_max + 1):
+        for ka in range(n + 1):
+            for kb in range(n + 1):
+                idx[(n, ka, kb)] = len(idx)
+    n_s = len(idx)
+    cost = np.zeros(3 * n_s)
+    a_eq = lil_matrix((n_s, 3 * n_s))
+    b_eq = np.zeros(n_s)
+    pw = np.zeros(3 * n_s)
+    size = np.zeros(3 * n_s)
+    ub = [None] * (3 * n_s)
+    for (n, ka, kb), i in idx.items():
+        cost[2 * n_s + i] = 1.0
+        a_eq[i, i] = a_eq[i, n_s + i] = a_eq[i, 2 * n_s + i] = 1.0
+        if n == 0:
+            b_eq[i] = 1.0
+        for da in (0, 1):
+            for db in (0, 1):
+                parent = (n - 1, ka - da, kb - db)
+                if n >= 1 and parent in idx:
+                    pr = (p_a if da else 1 - p_a) * (p_b if db else 1 - p_b)
+                    a_eq[i, 2 * n_s + idx[parent]] = -pr
+        pw[i] = 1.0
+        l0 = p0 ** (ka + kb) * (1 - p0) ** (2 * n - ka - kb)
+        l1 = p_a**ka * (1 - p_a) ** (n - ka) * p_b**kb * (1 - p_b) ** (n - kb)
+        size[i] = l0 / l1
+        if n == n_max:
+            ub[2 * n_s + i] = 0.0
+    res = linprog(
+        cost,
+        A_ub=np.vstack([-pw, size]),
+        b_ub=[-power, alpha],
+        A_eq=a_eq.tocsr(),
+        b_eq=b_eq,
+        bounds=[(0, u) for u in ub],
+        method="highs",
+    )
+    return res.fun if res.status == 0 else None

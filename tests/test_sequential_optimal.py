@@ -324,3 +324,21 @@ def test_ni_designs_type1_exact_on_201_null_rates_and_adversarial_ones():
             assert d.rejection(pa, pa - margin) <= 0.05 + 1e-12
     zero = ni_anytime_design(0.0, 0.05, 20)
     assert np.array_equal(zero.upper, unpaired_anytime_design(0.05, 20).rows["upper"])
+
+
+def test_unpaired_lower_bound_against_the_lp_and_real_designs():
+    from naive_optimal import unpaired_lp
+
+    from evalsim.stats.sequential.designs import unpaired_design
+    from evalsim.stats.sequential.optimal import unpaired_lower_bound
+
+    lp = unpaired_lp(6, 0.2, 0.9, 0.1, 0.7)
+    bound = unpaired_lower_bound(0.2, 0.9, 0.1, 0.7, 6)
+    assert bound <= lp + 1e-9  # weak duality
+    assert bound >= lp * (1 - 1e-3)  # the multiplier search reaches the LP optimum
+    b = unpaired_lower_bound(0.6, 0.9, 0.05, 0.8, 31)
+    for n in (31, 28, 25):  # certified designs of max n <= 31 and power >= 0.8 stay above it
+        d = unpaired_design(0.05, n)
+        oc = operating_characteristics(d, 0.6, 0.9)
+        if oc.power >= 0.8:
+            assert oc.ess >= b

@@ -21,7 +21,7 @@ from scipy.stats import binom
 from evalsim.figures import OKABE_ITO, PAGE_WIDTH_IN
 from evalsim.stats.sequential.anytime import paired_anytime_design, unpaired_anytime_design
 from evalsim.stats.sequential.designs import operating_characteristics, unpaired_design
-from evalsim.stats.sequential.optimal import optimal_paired_design
+from evalsim.stats.sequential.optimal import optimal_paired_design, unpaired_lower_bound
 from evalsim.stats.sequential.optimise import fixed_n_for_power, fixed_n_power
 from evalsim.stats.sequential.paired import paired_design
 from evalsim.stats.sequential.zlooks import normal_boundaries, zlook_oc, zlook_type1
@@ -248,19 +248,20 @@ def stopping_rules_table(
                     "type I: max over 41 common rates",
                 )
             )
-            block.append(
-                _design_rows(
-                    sc,
-                    "Pocock (every pair)",
-                    lambda n: unpaired_design(alpha, n),
-                    power,
-                    n_max,
-                    "pooled z, certified over p",
-                )
+            pocock_u = _design_rows(
+                sc,
+                "Pocock (every pair)",
+                lambda n: unpaired_design(alpha, n),
+                power,
+                n_max,
+                "pooled z, certified over p",
             )
+            block.append(pocock_u)
             block.append(_anytime_unpaired_row(sc, anytime_u, power, n_max))
+            block.extend(_unpaired_bound_row(sc, block, pocock_u, alpha, power))
         for r in block:
             r["ess_ratio_to_optimal"] = r["ESS under H1"] / opt_ess
+            r.setdefault("ess_ratio_to_unpaired_bound", math.nan)
             s = step_at.get(sc)
             r["STEP power"] = math.nan if s is None else s["power"]
             r["STEP ESS"] = math.nan if s is None else s["ess"]
@@ -293,12 +294,44 @@ def stopping_rules_table(
                     str(e),
                 )
             r["ess_ratio_to_optimal"] = math.nan
+            r["ess_ratio_to_unpaired_bound"] = math.nan
             r["STEP power"], r["STEP ESS"] = s["power"], s["ess"]
             block.append(r)
         rows.extend(block)
     df = pd.DataFrame(rows)
     df.attrs["title"] = "T41: every stopping rule on one exact table"
     return df
+
+
+def _unpaired_bound_row(sc, block, pocock_u, alpha, power) -> list[dict]:
+    """The unpaired lower bound at the unpaired Pocock design's max n, and the ratios to it.
+
+    Every unpaired design of max n at most that, type I at most alpha at the mean rate and
+    the power has at least these expected trials
+    (:func:`evalsim.stats.sequential.optimal.unpaired_lower_bound`); the unpaired rows of at
+    most that max n get ``ess_ratio_to_unpaired_bound``.
+    """
+    if not pocock_u["exact power"] >= power:
+        return []
+    n_b = int(pocock_u["max n"])
+    bound = unpaired_lower_bound(sc[0], sc[1], alpha, power, n_b)
+    for r in block:
+        if r["kind"] == "unpaired" and r["max n"] <= n_b:
+            r["ess_ratio_to_unpaired_bound"] = r["ESS under H1"] / bound
+    row = _row(
+        sc,
+        "lower bound, any unpaired design",
+        "unpaired",
+        n_b,
+        bound,
+        math.nan,
+        alpha,
+        power,
+        "Lagrangian dual bound: every design of max n <= this, type I <= alpha at the "
+        "mean rate and this power",
+    )
+    row["ess_ratio_to_unpaired_bound"] = 1.0
+    return [row]
 
 
 def _anytime_unpaired_row(sc, design, power, n_max):
@@ -344,7 +377,6 @@ def stopping_rules_figure(table: pd.DataFrame, power: float = 0.8):
     within n_max has no optimum and is left out.
     """
     import matplotlib.pyplot as plt
-
     from matplotlib.ticker import FixedLocator, NullFormatter, ScalarFormatter
 
     t = table[np.isfinite(table["ess_ratio_to_optimal"])]

@@ -250,3 +250,48 @@ def zlook_walk(n_max, look_sizes, bounds, p10, p01):
             if look == look_sizes.shape[0]:
                 break
     return reject, ess
+
+
+@njit(cache=True)
+def unpaired_lagrangian(n_max, p_a, p_b, p0, lam0, lam1):
+    """Minimum of ``E_1[blocks] + lam0 P_0(B better) + lam1 P_1(miss)`` over unpaired designs.
+
+    Backward induction over (blocks n, k_A, k_B), n <= n_max, one trial of each policy per
+    block; the alternative is (p_a, p_b), the null the single point p_A = p_B = p0. Costs per
+    path, divided by the path's alternative probability: stop "B better" ``lam0 r`` (r the
+    null / alternative likelihood ratio of the path), stop otherwise ``lam1``, continue
+    ``1`` plus the children's costs.
+    """
+    la1 = math.log(p_a)
+    la0 = math.log1p(-p_a)
+    lb1 = math.log(p_b)
+    lb0 = math.log1p(-p_b)
+    l01 = math.log(p0)
+    l00 = math.log1p(-p0)
+    nxt = np.zeros((n_max + 2, n_max + 2))
+    cur = np.zeros((n_max + 2, n_max + 2))
+    for n in range(n_max, -1, -1):
+        for ka in range(n + 1):
+            for kb in range(n + 1):
+                logr = (ka + kb) * l01 + (2 * n - ka - kb) * l00
+                logr -= ka * la1 + (n - ka) * la0 + kb * lb1 + (n - kb) * lb0
+                if logr > _LOG_CAP:
+                    logr = _LOG_CAP
+                best = lam1
+                rej = lam0 * math.exp(logr)
+                if rej < best:
+                    best = rej
+                if n < n_max:
+                    cont = 1.0 + (
+                        p_a * p_b * nxt[ka + 1, kb + 1]
+                        + p_a * (1.0 - p_b) * nxt[ka + 1, kb]
+                        + (1.0 - p_a) * p_b * nxt[ka, kb + 1]
+                        + (1.0 - p_a) * (1.0 - p_b) * nxt[ka, kb]
+                    )
+                    if cont < best:
+                        best = cont
+                cur[ka, kb] = best
+        for ka in range(n + 1):
+            for kb in range(n + 1):
+                nxt[ka, kb] = cur[ka, kb]
+    return nxt[0, 0]

@@ -44,7 +44,7 @@ from evalsim.stats.sequential import _optimal_kernels as _ok
 from evalsim.stats.sequential.core import SequentialDesign
 from evalsim.stats.sequential.paired import paired_certificate, sign_z
 
-__all__ = ["OptimalDesign", "optimal_paired_design", "pair_rates"]
+__all__ = ["OptimalDesign", "optimal_paired_design", "pair_rates", "unpaired_lower_bound"]
 
 #: Search of the multipliers: log lam1 on a grid of _GRID points in [-3, 12], refined by
 #: _REFINE halvings where the power crosses the target; for each, _BISECTIONS halvings of
@@ -283,3 +283,36 @@ def _walk_design(action, alpha, n_max, boundary) -> SequentialDesign:
         },
         d_max=int(d_max),
     )
+
+
+def unpaired_lower_bound(p_a, p_b, alpha=0.05, power=0.8, n_max=200, p0=None) -> float:
+    """Least expected trials per policy any unpaired design could have (a proven lower bound).
+
+    Every unpaired design with at most ``n_max`` trials per policy, false-win rate at most
+    alpha at the common rate ``p0`` (default ``(p_a + p_b) / 2``; a design certified over
+    every common rate has it) and power at least ``power`` at (p_a, p_b) has expected trials
+    at (p_a, p_b) of at least ``L(lam0, lam1) - lam0 alpha - lam1 (1 - power)`` for every
+    multiplier pair (weak duality; L the Lagrangian minimum over all designs on the blocks,
+    :func:`evalsim.stats.sequential._optimal_kernels.unpaired_lagrangian`). The multipliers
+    are chosen by Nelder-Mead on their logarithms; any choice gives a valid bound.
+    """
+    from scipy.optimize import minimize
+
+    p_a = check_probability(p_a, "p_a")
+    p_b = check_probability(p_b, "p_b")
+    alpha = check_alpha(alpha)
+    n_max = check_n(n_max, "n_max")
+    p0 = 0.5 * (p_a + p_b) if p0 is None else check_probability(p0, "p0")
+
+    def negdual(x):
+        lam0, lam1 = math.exp(x[0]), math.exp(x[1])
+        val = _ok.unpaired_lagrangian(n_max, p_a, p_b, p0, lam0, lam1)
+        return -(val - lam0 * alpha - lam1 * (1.0 - power))
+
+    res = minimize(
+        negdual,
+        np.array([6.0, 4.5]),
+        method="Nelder-Mead",
+        options={"xatol": 1e-4, "fatol": 1e-6, "maxiter": 160},
+    )
+    return float(-res.fun)
