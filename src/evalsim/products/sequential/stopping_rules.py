@@ -22,11 +22,14 @@ from evalsim.figures import OKABE_ITO, PAGE_WIDTH_IN
 from evalsim.stats.sequential.anytime import paired_anytime_design, unpaired_anytime_design
 from evalsim.stats.sequential.designs import operating_characteristics, unpaired_design
 from evalsim.stats.sequential.optimal import optimal_paired_design, unpaired_lower_bound
-from evalsim.stats.sequential.optimise import fixed_n_for_power, fixed_n_power
+from evalsim.stats.sequential.optimise import fixed_n_for_power, fixed_n_power, optimise_design
 from evalsim.stats.sequential.paired import paired_design
 from evalsim.stats.sequential.zlooks import normal_boundaries, zlook_oc, zlook_type1
 
 __all__ = ["stopping_rules_figure", "stopping_rules_table"]
+
+#: Boundary shapes b tried by the unpaired design optimised for one alternative.
+_SHAPE_GRID = (0.0, 0.1, 0.2, 0.3, 0.5)
 
 
 def _least_n(power_at, target, n_hi):
@@ -314,6 +317,28 @@ def _unpaired_bound_row(sc, block, pocock_u, alpha, power) -> list[dict]:
     if not pocock_u["exact power"] >= power:
         return []
     n_b = int(pocock_u["max n"])
+    out = []
+    try:  # the shape family optimised for this one alternative at the same max n
+        res = optimise_design([sc], alpha, n_b, min_power=[power], b_grid=_SHAPE_GRID, refine=0.0)
+        d = res.design
+        oc = operating_characteristics(d, *sc)
+        oc0 = operating_characteristics(d, sc[0], sc[0])
+        out.append(
+            _row(
+                sc,
+                "optimised shape (this alternative)",
+                "unpaired",
+                n_b,
+                oc.ess,
+                oc0.ess,
+                d.certificate.upper,
+                oc.power,
+                f"c_t = a (t/n)^-b, b = {d.boundary['b']:.2f}, certified over p",
+            )
+        )
+    except ValueError:
+        pass
+    block = block + out
     bound = unpaired_lower_bound(sc[0], sc[1], alpha, power, n_b)
     for r in block:
         if r["kind"] == "unpaired" and r["max n"] <= n_b:
@@ -331,7 +356,7 @@ def _unpaired_bound_row(sc, block, pocock_u, alpha, power) -> list[dict]:
         "mean rate and this power",
     )
     row["ess_ratio_to_unpaired_bound"] = 1.0
-    return [row]
+    return [*out, row]
 
 
 def _anytime_unpaired_row(sc, design, power, n_max):
