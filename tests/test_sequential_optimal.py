@@ -342,3 +342,38 @@ def test_unpaired_lower_bound_against_the_lp_and_real_designs():
         oc = operating_characteristics(d, 0.6, 0.9)
         if oc.power >= 0.8:
             assert oc.ess >= b
+
+
+# ------------------------------------------------------------------------- T41
+
+
+def test_t41_rows_at_the_lesson_rate():
+    from evalsim.products.sequential.stopping_rules import (
+        stopping_rules_figure,
+        stopping_rules_table,
+    )
+
+    t = stopping_rules_table(0.05, 60, [], [(0.6, 0.9)], 0.8, 5, 41)
+    paired = t[(t["kind"] == "paired") & (t["exact power"] >= 0.8)]
+    assert (paired["ess_ratio_to_optimal"] >= 1.0 - 1e-12).all()
+    assert (t.loc[t["rule"].str.startswith("anytime"), "exact type I"] <= 0.05).all()
+    peer = t[t["rule"].str.startswith("fieldtrial")].iloc[0]
+    assert peer["exact type I"] > 0.05  # normal boundaries on a discrete statistic
+    # the peer rule's power from a plain Monte Carlo of the McNemar z at its looks
+    from evalsim.stats.sequential.zlooks import look_pairs, normal_boundaries
+
+    n = int(peer["max n"])
+    looks = look_pairs(n, 5)
+    bounds = normal_boundaries(np.arange(1, 6) / 5, 0.05)
+    rng = np.random.default_rng(3)
+    u = rng.random((20_000, n))
+    b = np.cumsum(u < 0.36, axis=1)
+    a = np.cumsum((u >= 0.36) & (u < 0.42), axis=1)
+    hit = np.zeros(len(u), dtype=bool)
+    for k, m in enumerate(looks):
+        d = a[:, m - 1] + b[:, m - 1]
+        z = np.where(d > 0, (b[:, m - 1] - a[:, m - 1]) / np.sqrt(np.maximum(d, 1)), 0.0)
+        hit |= z >= bounds[k]
+    se = math.sqrt(peer["exact power"] * (1 - peer["exact power"]) / len(u))
+    assert abs(hit.mean() - peer["exact power"]) < 4 * se
+    stopping_rules_figure(t)

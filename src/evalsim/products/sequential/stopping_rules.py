@@ -428,11 +428,18 @@ def stopping_rules_figure(table: pd.DataFrame, power: float = 0.8):
     ax.axvline(1.0, color="0.3", lw=0.8)
     ax.set_yticks(range(len(rules)), rules, fontsize=7)
     ax.set_xscale("log")
-    ax.xaxis.set_major_locator(FixedLocator([0.9, 1.0, 1.25, 1.5, 2.0, 2.5]))
+    ax.xaxis.set_major_locator(FixedLocator([0.8, 1.0, 1.25, 1.5, 2.0, 2.5]))
     ax.xaxis.set_major_formatter(ScalarFormatter())
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("expected trials / optimal paired design's (same alpha, power)")
-    ax.legend(fontsize=6, title="p_A vs p_B", title_fontsize=6, loc="lower right")
+    ax.legend(
+        fontsize=6,
+        title="p_A vs p_B",
+        title_fontsize=6,
+        loc="upper left",
+        bbox_to_anchor=(1.01, 1.0),
+        frameon=False,
+    )
     ax.set_title("F13: the cost of each stopping rule against the optimum", fontsize=8)
     fig.tight_layout()
     return fig
