@@ -331,9 +331,10 @@ def _unpaired_anytime(
 
     if alternative != "one-sided" or futility is not None:
         raise ValueError("boundary anytime is one-sided (B better), without futility")
+    alpha, n_max, sizes = _check_unpaired(alpha, n_max, alternative, looks)
     design = unpaired_anytime_design(alpha, n_max)
     if looks != "every":
-        keep = look_sizes(n_max, looks) - 1
+        keep = sizes - 1
         r = design.rows
         rows = {k: v[keep] for k, v in r.items()}
         design = replace(design, look_sizes=design.look_sizes[keep], rows=rows)
