@@ -360,11 +360,11 @@ def test_t41_rows_at_the_lesson_rate():
     peer = t[t["rule"].str.startswith("fieldtrial")].iloc[0]
     assert peer["exact type I"] > 0.05  # normal boundaries on a discrete statistic
     # the peer rule's power from a plain Monte Carlo of the McNemar z at its looks
-    from evalsim.stats.sequential.zlooks import look_pairs, normal_boundaries
+    from evalsim.stats.sequential.zlooks import look_pairs, peer_bounds
 
     n = int(peer["max n"])
     looks = look_pairs(n, 5)
-    bounds = normal_boundaries(np.arange(1, 6) / 5, 0.05)
+    bounds = peer_bounds(n, 5, 0.05)
     rng = np.random.default_rng(3)
     u = rng.random((20_000, n))
     b = np.cumsum(u < 0.36, axis=1)
@@ -377,3 +377,20 @@ def test_t41_rows_at_the_lesson_rate():
     se = math.sqrt(peer["exact power"] * (1 - peer["exact power"]) / len(u))
     assert abs(hit.mean() - peer["exact power"]) < 4 * se
     stopping_rules_figure(t)
+
+
+def test_normal_boundaries_against_scipy_bivariate_normal():
+    from scipy.stats import multivariate_normal, norm
+
+    from evalsim.stats.sequential.core import spending
+    from evalsim.stats.sequential.zlooks import normal_boundaries
+
+    t = np.array([0.4, 1.0])
+    b = normal_boundaries(t, 0.05)
+    spent = spending(t, 0.05, "obrien-fleming")
+    assert norm.sf(b[0]) == pytest.approx(spent[0], abs=1e-9)
+    rho = math.sqrt(t[0] / t[1])
+    mvn = multivariate_normal([0, 0], [[1, rho], [rho, 1]], seed=0)
+    # P(Z1 < b1, Z2 >= b2) = P(Z1 < b1) - P(Z1 < b1, Z2 < b2)
+    second = norm.cdf(b[0]) - mvn.cdf([b[0], b[1]])
+    assert second == pytest.approx(spent[1] - spent[0], abs=2e-6)

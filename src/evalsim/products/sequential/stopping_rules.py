@@ -24,7 +24,7 @@ from evalsim.stats.sequential.designs import operating_characteristics, unpaired
 from evalsim.stats.sequential.optimal import optimal_paired_design, unpaired_lower_bound
 from evalsim.stats.sequential.optimise import fixed_n_for_power, fixed_n_power, optimise_design
 from evalsim.stats.sequential.paired import paired_design
-from evalsim.stats.sequential.zlooks import normal_boundaries, zlook_oc, zlook_type1
+from evalsim.stats.sequential.zlooks import peer_bounds, zlook_oc, zlook_type1
 
 __all__ = ["stopping_rules_figure", "stopping_rules_table"]
 
@@ -135,7 +135,6 @@ def stopping_rules_table(
     step_at = {(float(s["p_a"]), float(s["p_b"])): s for s in step}
     order = list(step_at) + [(float(a), float(b)) for a, b in scenarios]
     order = list(dict.fromkeys(order))
-    peer_bounds = normal_boundaries(np.arange(1, peer_looks + 1) / peer_looks, alpha)
     anytime_u = unpaired_anytime_design(alpha, n_max)
     rows = []
     for sc in order:
@@ -214,12 +213,15 @@ def stopping_rules_table(
             )
 
             def peer_power(n, p10=p10, p01=p01):
-                return zlook_oc(n, peer_looks, peer_bounds, p10, p01)["reject"]
+                return zlook_oc(n, peer_looks, peer_bounds(n, peer_looks, alpha), p10, p01)[
+                    "reject"
+                ]
 
             n_peer = _least_n(peer_power, power, n_max) or n_max
-            o1 = zlook_oc(n_peer, peer_looks, peer_bounds, p10, p01)
-            o0 = zlook_oc(n_peer, peer_looks, peer_bounds, pa * (1 - pa), pa * (1 - pa))
-            t1, q_at = zlook_type1(n_peer, peer_looks, peer_bounds, null_rates)
+            bounds = peer_bounds(n_peer, peer_looks, alpha)
+            o1 = zlook_oc(n_peer, peer_looks, bounds, p10, p01)
+            o0 = zlook_oc(n_peer, peer_looks, bounds, pa * (1 - pa), pa * (1 - pa))
+            t1, q_at = zlook_type1(n_peer, peer_looks, bounds, null_rates)
             block.append(
                 _row(
                     sc,

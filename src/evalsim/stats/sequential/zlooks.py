@@ -20,6 +20,7 @@ References
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 import numpy as np
 from scipy.optimize import brentq
@@ -29,9 +30,16 @@ from evalsim.stats._validate import check_alpha, check_n
 from evalsim.stats.sequential import _optimal_kernels as _ok
 from evalsim.stats.sequential.core import spending
 
-__all__ = ["normal_boundaries", "zlook_oc", "zlook_sizes", "zlook_type1"]
+__all__ = [
+    "look_pairs",
+    "normal_boundaries",
+    "peer_bounds",
+    "zlook_oc",
+    "zlook_sizes",
+    "zlook_type1",
+]
 
-_GRID = 4001
+_GRID = 2001
 
 
 def normal_boundaries(fractions, alpha=0.05, family="obrien-fleming") -> np.ndarray:
@@ -93,6 +101,20 @@ def _trapezoid(x: np.ndarray) -> np.ndarray:
 def look_pairs(n_max: int, looks: int) -> np.ndarray:
     """Pairs at each look: ``ceil(k n_max / K)`` (equal shares of the planned pairs)."""
     return np.asarray([math.ceil(k * n_max / looks - 1e-9) for k in range(1, looks + 1)])
+
+
+@lru_cache(maxsize=512)
+def peer_bounds(n_max: int, looks: int, alpha: float) -> np.ndarray:
+    """The rule's critical z at its looks for n_max planned pairs.
+
+    The information fraction of look k is its pairs over the planned pairs,
+    ``ceil(k n_max / K) / n_max`` (not exactly k / K when K does not divide n_max), and the
+    last look spends all of alpha. Cached: read-only array.
+    """
+    sizes = look_pairs(int(n_max), int(looks))
+    out = normal_boundaries(sizes / n_max, alpha)
+    out.setflags(write=False)
+    return out
 
 
 def zlook_oc(n_max, looks, bounds, p10, p01) -> dict:
