@@ -23,6 +23,10 @@ Keys of ``--json``:
 - ``mc_type1``: 10^5 simulated experiments of the n = 200 Pocock design at its certified worst
   p, exact vs Monte Carlo, ``within_3se``.
 
+- ``optimal_design_seconds_nmax200``: building and certifying the optimal paired design
+  (evalsim.stats.sequential.optimal) at 0.737 vs 0.877, power 0.8, n_max 200 (target <= 10 s);
+  ``t41_seconds``: the table T41 as a whole (target <= 60 s).
+
 Run: ``python benchmarks/bench_sequential.py [--json]``.
 """
 
@@ -184,6 +188,23 @@ def main(argv=None) -> int:
         "z": (mc - exact) / se,
         "within_3se": bool(abs(mc - exact) <= 3 * se),
     }
+    # issue 44: the optimal paired design (built and certified) and T41 as a whole
+    from evalsim.products.sequential.stopping_rules import stopping_rules_table
+    from evalsim.stats.sequential.optimal import optimal_paired_design
+
+    optimal_paired_design(0.6, 0.9, alpha, 0.8, 50)  # warm-up (numba cache)
+    t0, c0 = time.perf_counter(), time.process_time()
+    opt = optimal_paired_design(0.737, 0.877, alpha, 0.8, 200)
+    out["optimal_design_seconds_nmax200"] = time.perf_counter() - t0
+    out["optimal_design_cpu_seconds_nmax200"] = time.process_time() - c0
+    out["optimal_design_nmax200"] = opt.to_dict()
+    sr = cfg["stopping_rules"]
+    t0, c0 = time.perf_counter(), time.process_time()
+    stopping_rules_table(
+        alpha, n_max, cfg["step"], sr["scenarios"], sr["power"], sr["peer_looks"], sr["null_rates"]
+    )
+    out["t41_seconds"] = time.perf_counter() - t0
+    out["t41_cpu_seconds"] = time.process_time() - c0
     print_result(out, args.json, indent=2)
     return 0
 

@@ -385,8 +385,14 @@ def test_spending_families_view_is_unchanged_public_api():
 
 
 def test_every_family_a_design_kind_takes_is_built_with_its_parameter():
+    from evalsim.stats.sequential.builders import FAMILY_BUILDERS
+
     for fid in boundaries.families_for("paired"):
         family = BOUNDARY_FAMILIES[fid]
+        if fid in FAMILY_BUILDERS:  # optimal, anytime: built from their own settings
+            d = FAMILY_BUILDERS[fid]("paired", 0.1, 12, "one-sided", 0.1, 0.9, 0.5)
+            assert d.boundary["family"] == fid and d.certificate.upper <= 0.1
+            continue
         assert family.spending, f"paired_design calibrates on spending functions only: {fid}"
         par = _parameter_of(family)
         d = paired_design(0.1, 12, "one-sided", fid, **par)

@@ -47,7 +47,65 @@ def cmd_peek(args) -> Report:
         "Testing once is below alpha because Fisher's test is conservative; each extra look "
         "adds chances to stop on noise."
     )
+    _instead(rep, args, paired=False)
     return rep
+
+
+#: Largest n for which peek also prices the anytime test and the optimal design.
+INSTEAD_MAX_N = 300
+
+
+def _instead(rep, args, paired: bool) -> None:
+    """What stopping validly costs instead: the anytime e-process and the optimal design.
+
+    At B's rate ``--vs`` (default p + 0.2, at most 0.95; paired: outcomes of a pair
+    independent given the condition), exact: the anytime test's false-win rate at n and its
+    expected trials, and the optimal paired design's (power 0.8, n_max = n).
+    """
+    if args.n > INSTEAD_MAX_N:
+        rep.line(
+            f"(valid alternatives are priced up to n = {INSTEAD_MAX_N}: see evalsim "
+            "sequential design --family anytime / optimal)"
+        )
+        return
+    from evalsim.stats.sequential.anytime import paired_anytime_design, unpaired_anytime_design
+    from evalsim.stats.sequential.designs import operating_characteristics, type1_curve
+    from evalsim.stats.sequential.optimal import optimal_paired_design
+
+    p_a = args.p
+    p_b = args.vs if args.vs is not None else min(p_a + 0.2, 0.95)
+    if p_b <= p_a:
+        raise BadInput(f"--vs (B's better rate) must be above --p {p_a:g}, got {p_b:g}")
+    unit = "pairs" if paired else "trials per arm"
+    rows = []
+    data = {"vs": p_b}
+    if paired:
+        anytime = paired_anytime_design(args.alpha, args.n, certify=False)
+    else:
+        anytime = unpaired_anytime_design(args.alpha, args.n)
+    fw = float(type1_curve(anytime, [p_a])[0])
+    oc = operating_characteristics(anytime, p_a, p_b)
+    rows.append(
+        ["anytime e-process (stop whenever)", _pct(fw, 2), _pct(oc.power, 1), f"{oc.ess:.1f}"]
+    )
+    data["anytime"] = {"false_win_rate": fw, "power": oc.power, "ess": oc.ess}
+    try:
+        opt = optimal_paired_design(p_a, p_b, args.alpha, 0.8, args.n).design
+        o = operating_characteristics(opt, p_a, p_b)
+        cert = opt.certificate.upper
+        rows.append(
+            ["optimal paired design (power 0.8)", _pct(cert, 2), _pct(o.power, 1), f"{o.ess:.1f}"]
+        )
+        data["optimal"] = {"false_win_rate_max": cert, "power": o.power, "ess": o.ess}
+    except ValueError:
+        rows.append(["optimal paired design (power 0.8)", "n/a", "below 80%", "n/a"])
+        data["optimal"] = None
+    rep.data["instead"] = data
+    rep.table(
+        f"Instead, valid at any stop (B at {_pct(p_b, 0)}, exact)",
+        ["rule", "false-win rate", "power", f"expected {unit}"],
+        rows,
+    )
 
 
 def _false_win_table(rep, kind, schedule, sizes, peeked, fixed, once_at) -> None:
@@ -143,6 +201,7 @@ def _peek_paired(args) -> Report:
         "Concordant pairs carry no information for McNemar; only the discordant ones move "
         "the test, and each extra look adds a chance to stop on noise."
     )
+    _instead(rep, args, paired=True)
     return rep
 
 
@@ -162,6 +221,12 @@ def register(sub) -> None:
         "--paired",
         action="store_true",
         help="both policies on the same conditions, exact McNemar at each look",
+    )
+    p.add_argument(
+        "--vs",
+        type=_probability,
+        help="B's rate at which the anytime test and the optimal design are priced "
+        "(default p + 0.2, at most 0.95)",
     )
     p.add_argument(
         "--discordance",

@@ -101,7 +101,16 @@ def cmd_design(args) -> Report:
     problem = kind_problem(args.spending, args.kind, cli=True)
     if problem is not None:
         raise BadInput(f"--spending {args.spending} {problem}")
-    if args.kind == "paired":
+    from evalsim.stats.sequential.builders import FAMILY_BUILDERS
+
+    if args.spending in FAMILY_BUILDERS:
+        try:
+            design = FAMILY_BUILDERS[args.spending](
+                args.kind, args.alpha, args.n_max, args.alternative, args.pa, args.pb, args.power
+            )
+        except ValueError as e:
+            raise BadInput(str(e)) from None
+    elif args.kind == "paired":
         if args.looks != "every":
             raise BadInput("paired designs look after every pair; drop --looks")
         from evalsim.stats.sequential.paired import paired_design
@@ -350,7 +359,12 @@ def register(sub) -> None:
         default=200,
         help="max trials per policy (pairs); default 200",
     )
-    d.add_argument("--spending", choices=CLI_BOUNDARY_FAMILIES, default="pocock")
+    d.add_argument(
+        "--spending", "--family", dest="spending", choices=CLI_BOUNDARY_FAMILIES, default="pocock"
+    )
+    d.add_argument("--pa", type=_probability, help="optimal: A's rate at the alternative")
+    d.add_argument("--pb", type=_probability, help="optimal: B's rate at the alternative")
+    d.add_argument("--power", type=_open_unit, help="optimal: power floor (default 0.8)")
     d.add_argument("--rho", type=_number, help="exponent of the power spending family")
     d.add_argument(
         "--b",

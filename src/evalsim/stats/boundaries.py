@@ -145,6 +145,34 @@ BOUNDARY_FAMILIES = by_id(
         ),
         reference="Jennison and Turnbull (2000), section 4.5",
     ),
+    BoundaryFamily(
+        id="optimal",
+        label="optimal (least expected pairs)",
+        parameter=None,
+        kinds=("paired",),
+        cli=True,
+        spending=False,
+        description=(
+            "The walk design of least expected pairs at one alternative, size <= alpha and a "
+            "power floor, by Lagrangian backward induction (evalsim.stats.sequential.optimal); "
+            "futility binding."
+        ),
+        reference="Eales and Jennison (1992); Jennison and Turnbull (2000), chapter 4",
+    ),
+    BoundaryFamily(
+        id="anytime",
+        label="anytime-valid e-process",
+        parameter=None,
+        kinds=DESIGN_KINDS,
+        cli=True,
+        spending=False,
+        description=(
+            "Stop when a mixture e-process reaches 1/alpha (Ville's inequality: valid at any "
+            "stopping time, n_max or not); evalsim.stats.sequential.anytime."
+        ),
+        reference="Ville (1939); Grunwald, de Heide and Koolen (2024); Turner, Ly and "
+        "Grunwald (2024)",
+    ),
 )
 
 #: Spending families: id -> parameter name (None when the family has none).

@@ -23,6 +23,7 @@ import pandas as pd
 from evalsim.products._common import titled_frame
 from evalsim.seeding import rng_for
 from evalsim.stats.boundaries import BOUNDARY_FAMILIES
+from evalsim.stats.sequential.builders import FAMILY_BUILDERS
 from evalsim.stats.sequential.core import SequentialDesign
 from evalsim.stats.sequential.designs import (
     operating_characteristics,
@@ -52,6 +53,12 @@ def build_design(
     fut = futility if spec.get("futility", False) else None
     family = BOUNDARY_FAMILIES[spec["boundary"]]
     parameter = {} if family.parameter is None else {family.parameter: spec[family.parameter]}
+    if family.id in FAMILY_BUILDERS:  # optimal: at the first stated alternative and floor
+        p_a, p_b = optimise["alternatives"][0]
+        floors = optimise.get("min_power")
+        return FAMILY_BUILDERS[family.id](
+            spec["kind"], alpha, n_max, alternative, p_a, p_b, floors[0] if floors else 0.8
+        )
     if spec["kind"] == "paired":
         return paired_design(alpha, n_max, alternative, family.id, futility=fut, **parameter)
     if family.id == "optimised":

@@ -323,7 +323,25 @@ def unpaired_shape_design(
 #: families, by id; each takes alpha, n_max, alternative, looks, futility, certify and the
 #: family's parameter as keywords. ``optimised`` is built by
 #: :func:`evalsim.stats.sequential.optimise.optimise_design` from its own settings.
-UNPAIRED_BUILDERS = {"shape": unpaired_shape_design}
+def _unpaired_anytime(
+    alpha=0.05, n_max=200, alternative="one-sided", looks="every", futility=None, certify=True
+) -> SequentialDesign:
+    """The unpaired anytime e-process (:mod:`evalsim.stats.sequential.anytime`), every look."""
+    from evalsim.stats.sequential.anytime import unpaired_anytime_design
+
+    if alternative != "one-sided" or futility is not None:
+        raise ValueError("boundary anytime is one-sided (B better), without futility")
+    alpha, n_max, sizes = _check_unpaired(alpha, n_max, alternative, looks)
+    design = unpaired_anytime_design(alpha, n_max)
+    if looks != "every":
+        keep = sizes - 1
+        r = design.rows
+        rows = {k: v[keep] for k, v in r.items()}
+        design = replace(design, look_sizes=design.look_sizes[keep], rows=rows)
+    return replace(design, certificate=certify_type1(design)) if certify else design
+
+
+UNPAIRED_BUILDERS = {"shape": unpaired_shape_design, "anytime": _unpaired_anytime}
 
 
 def unpaired_family_design(

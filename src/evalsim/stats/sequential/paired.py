@@ -149,6 +149,9 @@ def paired_design(
 def _null_sizes(design: SequentialDesign) -> np.ndarray:
     """Worst P_{1/2}(false win) when the pair limit stops the walk at D = d, for d = 0..d_max.
 
+    Futility stops are ignored (non-binding) unless the design's futility says
+    ``"binding": true`` from the first pair (the optimal design,
+    :mod:`evalsim.stats.sequential.optimal`); then they end the walk.
     When the last pair is discordant the walk meets d for the first time at the final look
     (interim rows at d' < d, final rows at d); otherwise it was checked at d earlier too
     (interim rows at d' <= d, then final rows at d). The larger of the two is kept. Computed
@@ -157,6 +160,8 @@ def _null_sizes(design: SequentialDesign) -> np.ndarray:
     r = design.rows
     d_max = design.d_max
     two = design.two_sided
+    # binding futility (the optimal design's, from the first pair): its stops end the walk
+    binding = bool((design.futility or {}).get("binding")) and design.futility["from"] <= 1
     dist = np.zeros(d_max + 1)
     dist[0] = 1.0
     cum = 0.0
@@ -177,6 +182,8 @@ def _null_sizes(design: SequentialDesign) -> np.ndarray:
         hit = (w >= r["upper"][d]) | (two & (w <= r["lower"][d]))
         cum += float(cur[hit].sum())
         cur[hit] = 0.0
+        if binding:
+            cur[(w >= r["fut_lo"][d]) & (w <= r["fut_hi"][d])] = 0.0
         out[d] = max(first_time, cum + float(cur[final].sum()))
     return out
 
