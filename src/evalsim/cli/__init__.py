@@ -11,6 +11,7 @@ Subcommands::
                  [--minutes-per-trial M] [--n N]
     evalsim peek --n N [--p 0.7] [--looks every|K|n1,n2,...] [--alpha 0.05]
     evalsim sequential design|oc|check|sheet ...
+    evalsim study init|plan|lock|amend|record|undo|import|status|export|unblind|report ...
 
 Each prints aligned tables, or with ``--json`` one JSON object (keys documented in
 docs/guide/cli.md, "JSON keys"). Bad input -- a missing or unreadable file, missing columns,
@@ -31,7 +32,17 @@ import warnings
 from collections.abc import Sequence
 
 from evalsim._log_files import TrialLogError
-from evalsim.cli import compare, interval, peek, plan, rank, sequential, simreal, summarize
+from evalsim.cli import (
+    compare,
+    interval,
+    peek,
+    plan,
+    rank,
+    sequential,
+    simreal,
+    study,
+    summarize,
+)
 from evalsim.cli._common import (
     EXIT_BAD_INPUT,
     EXIT_MISSING_LIBRARY,
@@ -45,7 +56,7 @@ __all__ = ["main", "build_parser", "SUBCOMMANDS", "PRECISION_HALF_WIDTH"]
 
 #: The subcommands, in the order ``evalsim --help`` lists them. A new subcommand is a module
 #: of this package with ``register(subparsers)`` (which sets ``run`` on its parser), added here.
-SUBCOMMANDS = (interval, summarize, compare, rank, plan, peek, sequential, simreal)
+SUBCOMMANDS = (interval, summarize, compare, rank, plan, peek, sequential, simreal, study)
 
 #: Optional dependencies by import name, and the ``pip install 'evalsim[EXTRA]'`` extra that
 #: brings each (pyproject.toml, [project.optional-dependencies]).
