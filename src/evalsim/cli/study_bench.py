@@ -89,24 +89,28 @@ def serve(study_dir, port: int = DEFAULT_PORT, lan: bool = False, out=None, open
     return 0
 
 
-def _run_serve(args) -> str:
+def _run_serve(args):
     import starlette  # noqa: F401
     import uvicorn  # noqa: F401  (the bench extra: a missing one is named in one line)
 
+    from evalsim.cli._common import Report
+
     serve(args.dir, args.port, args.lan)
-    return ""
+    return Report({"stopped": True}, [("line", "evalsim console stopped")])
 
 
-def _run_demo(args) -> str:
+def _run_demo(args):
     import starlette  # noqa: F401
     import uvicorn  # noqa: F401
 
+    from evalsim.cli._common import Report
     from evalsim.study.demo import prepare_demo
 
     folder = prepare_demo(args.dir)
+    done = Report({"study": str(folder)}, [("line", f"demo study: {folder}")])
     print(f"evalsim study demo: {folder} (half run; lesson 25's A and B on the SO-101)")
     if args.no_serve:
-        return ""
+        return done
 
     def opened(url):
         if not args.no_browser:
@@ -115,7 +119,7 @@ def _run_demo(args) -> str:
             webbrowser.open(url)
 
     serve(folder, args.port, False, opened=opened)
-    return ""
+    return done
 
 
 def _register_serve(sub) -> None:
@@ -145,11 +149,12 @@ def _register_demo(sub) -> None:
     p.set_defaults(run=_run_demo)
 
 
-#: The study subcommands this module adds (``evalsim study serve``, ``evalsim study demo``).
-STUDY_SUBCOMMANDS = (_register_serve, _register_demo)
+#: ``(name, register)`` of the study subcommands this module adds, for
+#: :data:`evalsim.cli.study.STUDY_SUBCOMMANDS`.
+STUDY_SUBCOMMANDS = (("serve", _register_serve), ("demo", _register_demo))
 
 
 def register(sub) -> None:
     """Add ``serve`` and ``demo`` to the ``evalsim study`` subparsers ``sub``."""
-    for reg in STUDY_SUBCOMMANDS:
+    for _name, reg in STUDY_SUBCOMMANDS:
         reg(sub)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import mimetypes
 import os
 from pathlib import Path
@@ -41,6 +42,8 @@ from evalsim.study.web.console import ConsoleError, ConsoleStudy
 from evalsim.study.web.guard import LOCAL_HOSTS, Guard
 
 __all__ = ["create_app", "ROUTES"]
+
+log = logging.getLogger(__name__)
 
 HERE = Path(__file__).resolve().parent
 #: Every route's path, for the blinding crawl (tests/test_study_console.py).
@@ -218,6 +221,9 @@ def create_app(
                 result = await run_in_threadpool(method, data)
             except (ConsoleError, StudyError) as err:
                 return _json_error(err)
+            except Exception as err:  # a bug: say so in one line, keep the trace in the log
+                log.exception("%s failed", request.url.path)
+                return JSONResponse({"error": f"server error: {err}"}, status_code=500)
             await changes.refresh()
             return JSONResponse(result, headers={"cache-control": "no-store"})
 

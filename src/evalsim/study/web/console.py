@@ -43,7 +43,8 @@ __all__ = [
     "ConsoleStudy",
 ]
 
-#: Event kinds the console writes besides the store's own (see the module docstring).
+#: Event kinds the console writes besides outcomes and undos (see the module docstring);
+#: each is in the store's registry, :data:`evalsim.study.store.EVENT_KINDS`.
 CONSOLE_EVENT_KINDS = ("session", "pause", "run", "review")
 #: Where runner artefacts go inside the study folder (the only files the console serves).
 RUNS_DIR = "runs"
@@ -57,18 +58,6 @@ DEFAULT_CHECKLIST = (
 MAX_NOTE_CHARS = 2000
 MAX_NAME_CHARS = 80
 _CLIENT_ID = re.compile(r"^[A-Za-z0-9_\-]{8,80}$")
-
-
-def _register_event_kinds() -> None:
-    """Add the console's kinds to the store's registry of event kinds (once)."""
-    from evalsim.study import store
-
-    missing = tuple(k for k in CONSOLE_EVENT_KINDS if k not in store.EVENT_KINDS)
-    if missing:
-        store.EVENT_KINDS = (*store.EVENT_KINDS, *missing)
-
-
-_register_event_kinds()
 
 
 class ConsoleError(StudyError):
@@ -115,16 +104,13 @@ class ConsoleStudy:
     """
 
     def __init__(self, study_dir) -> None:
-        from evalsim.study.lock import locked_protocol
-        from evalsim.study.schedule import ScheduledTrial
-        from evalsim.study.store import STORE_FILE, EventStore
+        from evalsim.study import open_study
 
         self.dir = Path(study_dir).resolve()
-        protocol, lock = locked_protocol(self.dir)
-        schedule = [ScheduledTrial(**t) for t in lock["schedule"]]
-        self._locked = _Locked(protocol, lock, schedule)
-        self.store = EventStore(self.dir / STORE_FILE, lock["study_sha256"])
-        self.by_trial = {t.trial: t for t in schedule}
+        self.study = open_study(self.dir)
+        self._locked = _Locked(self.study.protocol, self.study.lock, list(self.study.schedule))
+        self.store = self.study.store
+        self.by_trial = {t.trial: t for t in self.schedule}
         self._runners: dict[str, object] = {}
         self._runner_lock = threading.Lock()
         self.secrets = self._secrets()
@@ -383,9 +369,7 @@ class ConsoleStudy:
             or not 0 <= duration_s < 86400
         ):
             raise ConsoleError("duration_s: expected seconds in [0, 86400)")
-        payload = {"success": success, "failure": failure, "note": note, "source": "console"}
-        if by:
-            payload["by"] = by
+        payload = {}
         if duration_s is not None:
             payload["duration_s"] = round(float(duration_s), 3)
         events = self.events()
@@ -411,19 +395,31 @@ class ConsoleStudy:
                 "run": runs[-1].id,
             }
 
-        def check(stored_events):
-            st = self.derive(stored_events)
-            if t.trial in st.outcomes:
-                o = st.outcomes[t.trial]
-                raise ConsoleError(
-                    f"trial {t.trial} already has an outcome "
-                    f"({'success' if o.success else 'failure'}, recorded "
-                    f"{o.event.recorded_at[:19]}Z); undo it first to change it",
-                    409,
-                )
-
-        ev, dup = self._append("outcome", payload, eid, trial=t.trial, check=check)
-        return {"event": ev.id, "seq": ev.seq, "trial": t.trial, "duplicate": dup}
+        extra = {k: payload.pop(k) for k in ("duration_s", "suggested") if k in payload}
+        try:
+            res = self.study.record(
+                t.trial,
+                success,
+                failure,
+                note,
+                event_id=eid,
+                by=by,
+                source="console",
+                extra=extra,
+            )
+        except StudyError as err:
+            msg = str(err)
+            status = 409 if ("already has an outcome" in msg or "other content" in msg) else 400
+            raise ConsoleError(
+                f"{msg} (to change it, undo it first)" if status == 409 else msg, status
+            ) from None
+        return {
+            "event": res.event.id,
+            "seq": res.event.seq,
+            "trial": t.trial,
+            "duplicate": res.duplicate,
+            "stopped": bool(res.decision and res.decision.get("status") == "stop"),
+        }
 
     def undo_last(self, event_id, expected=None) -> dict:
         """Undo the last active outcome (an ``undo`` event pointing at it).
@@ -443,16 +439,11 @@ class ConsoleStudy:
         if expected is not None and expected != last.event.id:
             raise ConsoleError("the last entry changed meanwhile; reload before undoing", 409)
 
-        def check(stored_events):
-            s = self.derive(stored_events)
-            if last.trial.trial not in s.outcomes or (
-                s.outcomes[last.trial.trial].event.id != last.event.id
-            ):
-                raise ConsoleError("that entry was undone already", 409)
-
-        ev, dup = self._append(
-            "undo", {"reason": "console undo"}, eid, cancels=last.event.id, check=check
-        )
+        try:
+            ev = self.study.undo(last.event.id, why="undo on the console", undo_id=eid)
+        except StudyError as err:
+            raise ConsoleError(str(err), 409) from None
+        dup = False
         return {
             "event": ev.id,
             "cancels": last.event.id,

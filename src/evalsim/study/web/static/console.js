@@ -332,11 +332,14 @@
   }
 
   function stream() {
-    // server-sent events: the browser reconnects by itself after a drop or a restart
+    // server-sent events: the browser reconnects by itself after a drop; if it gives up
+    // (the server was down when it retried), a new stream is opened a second later
     const es = new EventSource("/api/stream");
     es.onmessage = (m) => { try { apply(JSON.parse(m.data)); if (page === "operator") status(""); } catch (e) { /* keep */ } };
-    es.onerror = () => { if ($("live")) $("live").textContent = "reconnecting…"; };
-    es.onopen = () => { if (page !== "mirror") refresh(); };
+    es.onerror = () => {
+      if ($("live")) $("live").textContent = "reconnecting…";
+      if (es.readyState === EventSource.CLOSED) setTimeout(stream, 1000);
+    };
   }
 
   if (page === "operator") { setupOperator(); refresh(); stream(); }
