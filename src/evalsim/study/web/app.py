@@ -293,6 +293,7 @@ def create_app(
             yield
         finally:
             task.cancel()
+            study.close()
 
     routes = [
         Route("/", operator),

@@ -26,9 +26,11 @@ beside what the operator confirmed) and ``source: console``.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -87,6 +89,24 @@ def _text(value, name: str, limit: int, required: bool = False) -> str:
     return value
 
 
+def _on_store_thread(method):
+    """Run ``method`` on the study's one store thread.
+
+    The store keeps one cached SQLite write connection, which SQLite ties to the thread that
+    opened it; the web server calls from a pool of threads. Every store call of a
+    :class:`ConsoleStudy` therefore runs on one thread of its own, which also serialises the
+    console's writes. Runners run outside it, so a long run never blocks the pages.
+    """
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        if threading.current_thread() is self._store_thread:
+            return method(self, *args, **kwargs)
+        return self._store_pool.submit(method, self, *args, **kwargs).result()
+
+    return wrapper
+
+
 @dataclass(frozen=True)
 class _Locked:
     protocol: object
@@ -107,13 +127,25 @@ class ConsoleStudy:
         from evalsim.study import open_study
 
         self.dir = Path(study_dir).resolve()
-        self.study = open_study(self.dir)
+        self._store_thread = None
+        self._store_pool = ThreadPoolExecutor(
+            1, thread_name_prefix="evalsim-store", initializer=self._mark_store_thread
+        )
+        self.study = self._store_pool.submit(open_study, self.dir).result()
         self._locked = _Locked(self.study.protocol, self.study.lock, list(self.study.schedule))
         self.store = self.study.store
         self.by_trial = {t.trial: t for t in self.schedule}
         self._runners: dict[str, object] = {}
         self._runner_lock = threading.Lock()
         self.secrets = self._secrets()
+
+    def _mark_store_thread(self) -> None:
+        self._store_thread = threading.current_thread()
+
+    def close(self) -> None:
+        """Close the store's connection and stop the store thread."""
+        self._store_pool.submit(self.store.close).result()
+        self._store_pool.shutdown()
 
     # ------------------------------------------------------------------ the locked study
     @property
@@ -180,6 +212,7 @@ class ConsoleStudy:
             return self._runners[arm]
 
     # ------------------------------------------------------------------ reads
+    @_on_store_thread
     def events(self) -> list:
         return self.store.events()
 
@@ -214,6 +247,7 @@ class ConsoleStudy:
             }
         return d
 
+    @_on_store_thread
     def state(self) -> dict:
         """The whole console state as JSON (what ``/api/state`` answers)."""
         events = self.events()
@@ -281,6 +315,7 @@ class ConsoleStudy:
         }
 
     # ------------------------------------------------------------------ writes
+    @_on_store_thread
     def _append(self, kind: str, payload: dict, event_id: str, **kw):
         from evalsim.study.errors import StudyError as _SE
 
@@ -293,6 +328,7 @@ class ConsoleStudy:
             status = 409 if "already stored with other content" in msg else 400
             raise ConsoleError(msg, status) from None
 
+    @_on_store_thread
     def start_session(self, event_id, operator, checklist) -> dict:
         eid = _client_id(event_id)
         name = _text(operator, "operator", MAX_NAME_CHARS, required=True)
@@ -303,6 +339,7 @@ class ConsoleStudy:
         )
         return {"event": ev.id, "seq": ev.seq, "duplicate": dup}
 
+    @_on_store_thread
     def set_pause(self, event_id, paused) -> dict:
         if not isinstance(paused, bool):
             raise ConsoleError("paused: expected true or false")
@@ -339,6 +376,7 @@ class ConsoleStudy:
         )
         return {"event": ev.id, "duplicate": dup, "run": self._run_view(ev.payload)}
 
+    @_on_store_thread
     def record_outcome(
         self,
         event_id,
@@ -421,6 +459,7 @@ class ConsoleStudy:
             "stopped": bool(res.decision and res.decision.get("status") == "stop"),
         }
 
+    @_on_store_thread
     def undo_last(self, event_id, expected=None) -> dict:
         """Undo the last active outcome (an ``undo`` event pointing at it).
 
@@ -452,6 +491,7 @@ class ConsoleStudy:
         }
 
     # ------------------------------------------------------------------ review
+    @_on_store_thread
     def review_items(self) -> list[dict]:
         """Every recorded trial in a shuffled order fixed by the lock, arm and code hidden.
 
@@ -504,6 +544,7 @@ class ConsoleStudy:
                 return t.trial
         raise ConsoleError(f"review item {key!r} does not exist", 404)
 
+    @_on_store_thread
     def record_review(self, event_id, key, success, failure=None, reviewer=None) -> dict:
         eid = _client_id(event_id)
         trial = self.trial_for_review_key(key)
