@@ -16,6 +16,7 @@ include: "workflow/rules/simulate.smk"
 include: "workflow/rules/simreal.smk"
 include: "workflow/rules/sequential.smk"
 include: "workflow/rules/drift.smk"
+include: "workflow/rules/studies.smk"
 include: "workflow/rules/report.smk"
 
 

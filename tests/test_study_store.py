@@ -106,7 +106,7 @@ def test_out_of_order_trial_is_recorded_as_a_deviation(study):
 def _child_writer(path, start: int, w: int) -> None:
     """In a forked child: append events forever, writing each id to ``w`` once acknowledged."""
     try:
-        store = EventStore(path, SHA)
+        store = EventStore(path, SHA, keep_open=True)
         i = start
         while True:
             eid = f"k{i}"

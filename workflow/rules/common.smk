@@ -50,5 +50,6 @@ def all_targets():
         + SIMREAL_TARGETS
         + SEQUENTIAL_TARGETS
         + DRIFT_TARGETS
+        + STUDIES_TARGETS
         + REPORT_TARGETS
     )

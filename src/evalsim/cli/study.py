@@ -66,7 +66,7 @@ def _plan_report(plan: dict, protocol) -> Report:
             "unpaired (Fisher exact)",
             _pct(plan["unpaired"]["power"]),
             _pct(plan["unpaired"]["mde"]),
-            f"around {plan['unpaired']['baseline']:.2f}",
+            f"around {plan['unpaired']['pooled_rate']:.2f}",
         ],
     ]
     r.table(

@@ -163,7 +163,7 @@ def _mde(study, test: str, counts: dict) -> dict:
         return {"mde": None, "n": 0}
     pooled = (counts["k_a"] + counts["k_b"]) / (counts["n_a"] + counts["n_b"])
     m = mde_exact(n, alpha=level, power=MDE_POWER, baseline=min(max(pooled, 0.02), 0.98))
-    return {"mde": None if m.mde != m.mde else float(m.mde), "n": n, "baseline": pooled}
+    return {"mde": None if m.mde != m.mde else float(m.mde), "n": n, "pooled_rate": pooled}
 
 
 def _verdict(direction: str | None, la: str, lb: str, mde: dict, unit_n: str) -> str:
@@ -178,7 +178,7 @@ def _verdict(direction: str | None, la: str, lb: str, mde: dict, unit_n: str) ->
         if x is not None
         else "at this n no difference of any size could be detected with 80% power"
     )
-    return f"not detected at this n ({unit_n}); {tail}"
+    return f"not detected at this n; {tail}"
 
 
 def primary_analysis(study, st: StudyState, unblinded: bool) -> dict:

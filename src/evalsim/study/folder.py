@@ -66,13 +66,13 @@ class Study:
     store : EventStore
     """
 
-    def __init__(self, folder: Path, protocol: Protocol, lock: dict):
+    def __init__(self, folder: Path, protocol: Protocol, lock: dict, clock=None):
         self.folder = folder
         self.protocol = protocol
         self.lock = lock
         self.schedule = tuple(ScheduledTrial(**t) for t in lock["schedule"])
         self.by_trial = {t.trial: t for t in self.schedule}
-        self.store = EventStore(folder / STORE_FILE, lock["study_sha256"])
+        self.store = EventStore(folder / STORE_FILE, lock["study_sha256"], clock=clock)
 
     @property
     def sha256(self) -> str:
@@ -257,8 +257,10 @@ class Study:
         return ev, True
 
 
-def open_study(folder: str | os.PathLike) -> Study:
+def open_study(folder: str | os.PathLike, clock=None) -> Study:
     """Open a locked study folder, refusing one whose ``study.yaml`` changed since the lock.
+
+    ``clock`` (optional) dates new events (see :class:`~evalsim.study.store.EventStore`).
 
     Raises
     ------
@@ -267,4 +269,4 @@ def open_study(folder: str | os.PathLike) -> Study:
     """
     d = Path(folder)
     protocol, lock = locked_protocol(d)
-    return Study(d, protocol, lock)
+    return Study(d, protocol, lock, clock=clock)

@@ -92,7 +92,7 @@ def plan_study(protocol: Protocol) -> dict:
         paired["mde"] = None if mde != mde else mde
     out["paired"] = paired
     pbar = 0.5 if pa is None or pb is None else (pa + pb) / 2
-    unpaired: dict = {"baseline": pbar, "power": None, "mde": None}
+    unpaired: dict = {"pooled_rate": pbar, "power": None, "mde": None}
     if pa is not None and pb is not None:
         unpaired["power"] = fisher_power(pa, n, pb, n, alpha=level)
         if protocol.primary_test == "boschloo" and n <= 300:

@@ -23,7 +23,7 @@ __all__ = ["GRID_SHEET", "RUN_SHEET", "ROWS_PER_PAGE", "write_sheets", "grid_fig
 GRID_SHEET = "grid_sheet"
 RUN_SHEET = "run_sheet"
 #: Run-sheet rows per A4 page.
-ROWS_PER_PAGE = 34
+ROWS_PER_PAGE = 48
 _CM_PER_IN = 2.54
 #: A4 landscape (cm) and the margin kept free around the drawing.
 _PAGE_CM = (29.7, 21.0)
@@ -95,10 +95,20 @@ def grid_figure(lock: dict, colour_by: dict | None = None, title: str | None = N
     blocks = list(dict.fromkeys(p[3] for p in pos))
     n_blocks = len(blocks)
     if colour_by is None:
-        for name, x, y, block in pos:
-            c = _COLOURS[blocks.index(block) % len(_COLOURS)]
-            ax.plot([x], [y], marker="+", markersize=14, mew=1.2, color=c)
-            ax.text(x + 0.35, y + 0.35, name, fontsize=8, color=c)
+        many = len(pos) > 100
+        for i, block in enumerate(blocks):
+            c = _COLOURS[i % len(_COLOURS)]
+            mine = [p for p in pos if p[3] == block]
+            ax.scatter(
+                [p[1] for p in mine],
+                [p[2] for p in mine],
+                marker="+",
+                s=40 if many else 200,
+                linewidths=1.2,
+                color=c,
+            )
+            for name, x, y, _ in mine:
+                ax.text(x + 0.3, y + 0.3, name, fontsize=4 if many else 8, color=c)
     else:
         from matplotlib import colormaps
 
@@ -199,7 +209,7 @@ def _run_pages(lock: dict):
             fontsize=7,
             family="monospace",
             va="top",
-            linespacing=1.9,
+            linespacing=1.75,
         )
         fig.text(
             0.94,

@@ -86,6 +86,11 @@ BEGIN SELECT RAISE(ABORT, 'the trial store is append-only'); END;
 """
 
 
+def utc_now() -> str:
+    """The UTC time now, ISO 8601 with microseconds."""
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="microseconds")
+
+
 def new_event_id() -> str:
     """A fresh random event id (a UUID4 in hex)."""
     return uuid.uuid4().hex
@@ -164,11 +169,23 @@ class EventStore:
         The database file (``<study>/trials.sqlite``).
     lock_sha256 : str
         The study's lock hash: a store made under another lock is refused.
+    clock : callable, optional
+        Returns the ``recorded_at`` text of a new event (default: the UTC time now). A
+        pipeline that rebuilds a study from pools passes a fixed clock, so that its report
+        is the same bytes on every run.
+    keep_open : bool
+        Keep the write connection open between appends (a bulk writer: an importer, a
+        console); by default each append opens and closes its own, so a command leaves no
+        connection behind.
     """
 
-    def __init__(self, path: str | os.PathLike, lock_sha256: str):
+    def __init__(
+        self, path: str | os.PathLike, lock_sha256: str, clock=None, keep_open: bool = False
+    ):
         self.path = Path(path)
         self.lock_sha256 = lock_sha256
+        self.clock = clock or utc_now
+        self.keep_open = keep_open
         self._writer: tuple[int, sqlite3.Connection] | None = None
 
     def close(self) -> None:
@@ -365,7 +382,7 @@ class EventStore:
                 if check is not None:
                     rows = con.execute(_SELECT + " ORDER BY seq").fetchall()
                     check([_row_event(r) for r in rows])
-                at = _dt.datetime.now(_dt.UTC).isoformat(timespec="microseconds")
+                at = str(self.clock())
                 cur = con.execute(
                     "INSERT INTO events (id, kind, trial, cancels, payload, recorded_at, digest)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -380,4 +397,7 @@ class EventStore:
         except sqlite3.DatabaseError as e:
             self.close()
             raise self._fail(e) from None
+        finally:
+            if not self.keep_open:
+                self.close()
         return Event(seq, eid, kind, trial, cancels, json.loads(pj), at, digest), False
