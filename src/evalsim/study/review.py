@@ -48,8 +48,12 @@ def cohens_kappa_interval(table, confidence: float = 0.95) -> tuple[float, float
     pe = float((t.sum(0) * t.sum(1)).sum() / n**2)
     if pe >= 1.0:
         return float("nan"), float("nan"), float("nan")
-    res = cohens_kappa(t, alpha=1.0 - confidence)
-    return float(res.kappa), float(res.kappa_low), float(res.kappa_upp)
+    from scipy.stats import norm
+
+    res = cohens_kappa(t)  # its std_kappa: the large-sample (non-null) standard error [2]
+    z = float(norm.ppf(0.5 + confidence / 2.0))
+    k, se = float(res["kappa"]), float(res["std_kappa"])
+    return k, k - z * se, k + z * se
 
 
 @dataclass(frozen=True)
@@ -144,3 +148,64 @@ def review_agreement(state, events, primary: str = "operator", confidence: float
         table.tolist(),
         disagreements,
     )
+
+
+#: JSON Schema of the report's ``review`` entry (:func:`review_section`).
+REVIEW_SCHEMA: dict = {
+    "type": ["object", "null"],
+    "description": "blind review: Cohen's kappa of the review against the primary scoring",
+}
+
+
+def review_section(study, st, events) -> dict | None:
+    """The report's blind-review entry, or None when nobody has reviewed a trial."""
+    if not any(ev.kind == "review" for ev in events):
+        return None
+    return review_agreement(st, events).to_dict()
+
+
+def _kappa_text(d: dict) -> str:
+    if d["kappa"] is None:
+        return "kappa undefined (one category only)"
+    return (
+        f"Cohen's kappa {d['kappa']:.3f}, {100 * d['confidence']:.0f}% interval "
+        f"[{d['kappa_low']:.3f}, {d['kappa_high']:.3f}]"
+    )
+
+
+def review_html(d: dict | None, escape) -> list[str]:
+    """HTML lines of the report's blind-review section (``escape``: the report's escaper)."""
+    if not d:
+        return []
+    out = [
+        "<h2>Blind review</h2>",
+        f'<p id="review-kappa">{escape(_kappa_text(d))}: {d["agree"]} of {d["n"]} trials '
+        f"scored alike by the operator (primary scoring: {escape(d['primary'])}) and the "
+        "blind reviewer.</p>",
+    ]
+    if d["disagreements"]:
+        rows = "".join(
+            f"<li>{escape(x['trial'])} ({escape(x['code'])}): operator {escape(x['operator'])}"
+            f", review {escape(x['review'])}</li>"
+            for x in d["disagreements"]
+        )
+        out.append(f'<ul id="review-disagreements">{rows}</ul>')
+    return out
+
+
+def review_markdown(d: dict | None) -> list[str]:
+    """Markdown lines of the report's blind-review section."""
+    if not d:
+        return []
+    out = [
+        "## Blind review",
+        "",
+        f"{_kappa_text(d)}: {d['agree']} of {d['n']} trials scored alike "
+        f"(primary scoring: {d['primary']}).",
+        "",
+    ]
+    out += [
+        f"- {x['trial']} ({x['code']}): operator {x['operator']}, review {x['review']}"
+        for x in d["disagreements"]
+    ]
+    return out + [""]
