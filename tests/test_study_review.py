@@ -9,9 +9,9 @@ import uuid
 import numpy as np
 import pytest
 from scipy.stats import norm
+from study_console_helpers import make_locked_study, study_yaml
 
 from evalsim.study.review import cohens_kappa_interval, review_agreement
-from study_console_helpers import make_locked_study, study_yaml
 
 
 def naive_kappa(table, confidence=0.95):
