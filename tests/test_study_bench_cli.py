@@ -15,7 +15,6 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
 from cli_run import run
 from study_console_helpers import make_locked_study, study_yaml
 
