@@ -13,6 +13,7 @@ keep the screenshots.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -47,6 +48,19 @@ CHROME_ARGS = [
     "--no-first-run",
 ]
 SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def _cli(*argv) -> subprocess.CompletedProcess:
+    """``evalsim *argv`` in a fresh process (as an operator would type it)."""
+    env = dict(os.environ, PYTHONPATH=str(SRC) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    code = "import sys; from evalsim.cli import main; sys.exit(main(sys.argv[1:]))"
+    return subprocess.run(
+        [sys.executable, "-c", code, *map(str, argv)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def _free_port() -> int:
@@ -252,6 +266,26 @@ def test_whole_study_by_clicks_survives_kill9(tmp_path, browser):
         html = page.content() + mirror.content() + rev.content()
         assert ARM_A not in html and ARM_B not in html
         assert "<i>" not in page.inner_html("#operator-name")  # escaped, shown as text
+
+        # unblind from the command line; the report, opened in the browser, equals the
+        # library's numbers on the exported log
+        assert _cli("study", "unblind", folder, "--by", "Lead").returncode == 0
+        assert _cli("study", "report", folder).returncode == 0
+        assert _cli("study", "export", folder, "--out", tmp_path / "log.csv").returncode == 0
+        doc = json.loads((folder / "report" / "report.json").read_text())
+        lib = json.loads(
+            _cli("compare", tmp_path / "log.csv", "--a", ARM_A, "--b", ARM_B, "--json").stdout
+        )
+        rep = ctx.new_page()
+        rep.goto((folder / "report" / "report.html").as_uri())
+        assert rep.text_content("#headline").strip() == doc["headline"]["text"].strip()
+        assert int(rep.text_content("#done")) == doc["progress"]["done"] == total
+        head = doc["headline"]
+        assert head["pvalue"] == pytest.approx(lib["mcnemar_p"], rel=1e-12)
+        assert (head["counts"]["k_a"], head["counts"]["k_b"]) == (lib["k_a"], lib["k_b"])
+        assert doc["paired"]["interval"] == pytest.approx(lib["paired_intervals"]["tango"])
+        assert doc["review"]["n"] == 3 and "kappa" in rep.text_content("#review-kappa")
+        _shot(rep, "report.png")
     finally:
         ctx.close()
         mctx.close()
