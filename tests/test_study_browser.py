@@ -262,6 +262,7 @@ def test_whole_study_by_clicks_survives_kill9(tmp_path, browser):
         rev.wait_for_function(
             polling=50, expression="document.querySelectorAll('.labelled').length >= 3"
         )
+        rev.evaluate("window.scrollTo(0, 0)")
         _shot(rev, "review.png")
         html = page.content() + mirror.content() + rev.content()
         assert ARM_A not in html and ARM_B not in html

@@ -316,6 +316,7 @@ def test_review_is_shuffled_blind_and_keyed(study):
         assert items and all(re.fullmatch(r"[0-9a-f]{10}", it["key"]) for it in items)
         text = json.dumps(items)
         assert '"code"' not in text and '"trial"' not in text
+        assert not re.search(r"T0\d\d", text)  # no trial id, not even in artefact paths
         r = _post(
             c, "/api/review", {"id": _id(), "key": "0000000000", "success": True, "reviewer": "Bo"}
         )

@@ -365,7 +365,9 @@ class ConsoleStudy:
         if t.trial in st.outcomes:
             raise ConsoleError(f"trial {t.trial} already has an outcome; undo it first", 409)
         attempt = 1 + sum(1 for e in self.events() if e.kind == "run" and e.trial == t.trial)
-        out_dir = self.dir / RUNS_DIR / t.trial / f"attempt{attempt}"
+        # named by the review key, not the trial id: the blind review shows these paths, and a
+        # trial id leads to its blind code on the run sheet
+        out_dir = self.dir / RUNS_DIR / self.review_key(t.trial) / f"attempt{attempt}"
         req = TrialRequest(t.trial, t.condition, t.x_cm, t.y_cm, t.block, out_dir, attempt)
         try:
             result = runner.run(req)
