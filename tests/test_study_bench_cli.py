@@ -106,3 +106,18 @@ def test_demo_is_locked_and_half_run_on_the_mujoco_runner(capsys, tmp_path, monk
         assert (o.event.payload["suggested"]["outcome"] == "success") == o.success
     rc, _, _ = run(capsys, "study", "demo", tmp_path / "demo", "--no-serve")  # reused
     assert rc == 0 and open_study(tmp_path / "demo").state().done == 20
+
+
+def test_core_install_never_imports_the_web_stack():
+    # the command, the study and the serve/demo parsers load without starlette or uvicorn
+    code = (
+        "import sys; import evalsim.cli, evalsim.study, evalsim.cli.study_bench; "
+        "from evalsim.cli import build_parser; build_parser(); "
+        "print(sorted(m for m in ('starlette', 'uvicorn', 'segno', 'jinja2') if m in sys.modules))"
+    )
+    env = dict(os.environ, PYTHONPATH=str(SRC))
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
