@@ -69,6 +69,7 @@ def test_status_json_has_the_whole_schedule_blind(study, capsys):
         (("record", "{d}", "T001", "failure", "--failure", "gremlins"), "gremlins"),
         (("record", "{d}/nowhere", "T001", "success"), "nowhere"),
         (("undo", "{d}", "no-such-event"), "no-such-event"),
+        (("undo", "{d}", "T003"), "T003 has no outcome"),
         (("export", "{d}", "--out", "{d}/log.xlsx"), "log.xlsx"),
         (("import", "{d}", "{d}/missing.csv"), "missing.csv"),
         (("report", "{d}", "--out-dir", "{d}/study.yaml"), "study.yaml"),
@@ -101,3 +102,20 @@ def test_export_never_replaces_a_fifo(study, capsys):
     rc, out, err = run(capsys, "study", "export", study, "--out", fifo)
     assert rc == 2 and "not a regular file" in err
     assert fifo.is_fifo()
+
+
+def test_undo_by_trial_id(study, capsys):
+    assert run(capsys, "study", "record", study, "T001", "failure")[0] == 0
+    rc, out, err = run(capsys, "study", "undo", study, "T001", "--why", "wrong video", "--json")
+    assert rc == 0, err
+    assert json.loads(out)["event"]["kind"] == "undo"
+    assert run(capsys, "study", "record", study, "T001", "success")[0] == 0
+    d = json.loads(run(capsys, "study", "status", study, "--json")[1])
+    assert d["deviations"]["undone"][0]["why"] == "wrong video"
+
+
+def test_report_before_any_trial_decides_nothing(study, capsys):
+    rc, out, err = run(capsys, "study", "report", study, "--json")
+    assert rc == 0, err
+    text = json.loads(out)["headline"]["text"]
+    assert "nothing is decided" in text and "equal" not in text.lower()

@@ -211,3 +211,21 @@ def test_open_study_refuses_an_unlocked_folder(tmp_path):
     init_study(tmp_path / "u")
     with pytest.raises(StudyError, match="not locked"):
         open_study(tmp_path / "u")
+
+
+def test_grid_sheet_is_drawn_to_scale(locked):
+    """One centimetre on the table is one centimetre on the printed page (scale 1:1 when the
+    grid fits A4), in x and in y."""
+    from evalsim.study.sheets import grid_figure
+
+    _, docs = locked
+    fig = grid_figure(docs["a"])
+    ax = fig.axes[0]
+    box = ax.get_position()
+    for (lo, hi), frac, size in (
+        (ax.get_xlim(), box.width, fig.get_figwidth()),
+        (ax.get_ylim(), box.height, fig.get_figheight()),
+    ):
+        assert frac * size * 2.54 == pytest.approx(hi - lo, rel=1e-9)
+    xs = sorted({t["x_cm"] for t in docs["a"]["schedule"]})
+    assert xs == [0, 4, 8, 12, 16]  # the example's 4 cm spacing, A1 at the origin

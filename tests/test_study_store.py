@@ -41,7 +41,7 @@ def study(study_dir, tmp_path):
 
 
 def test_append_only_at_the_database_level(tmp_path):
-    store = EventStore(tmp_path / STORE_FILE, SHA)
+    store = EventStore(tmp_path / STORE_FILE, SHA, create=True)
     store.append("outcome", {"success": True}, event_id="e1", trial="T001")
     con = sqlite3.connect(tmp_path / STORE_FILE)
     for stmt in (
@@ -129,7 +129,7 @@ def _read_all(r: int) -> bytes:
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_kill_9_at_random_moments_100_times_loses_nothing(tmp_path):
     path = tmp_path / STORE_FILE
-    store = EventStore(path, SHA)
+    store = EventStore(path, SHA, create=True)
     store.append("outcome", {"success": True}, event_id="k-first", trial="K")
     rng = np.random.default_rng(2026)
     acked: list[str] = []
@@ -155,7 +155,7 @@ def test_kill_9_at_random_moments_100_times_loses_nothing(tmp_path):
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_concurrent_writers_are_serialised(tmp_path, study):
     path = tmp_path / STORE_FILE
-    EventStore(path, SHA).append("outcome", {}, event_id="seed", trial="K")
+    EventStore(path, SHA, create=True).append("outcome", {}, event_id="seed", trial="K")
     go_r, go_w = os.pipe()
     pids = []
     for who in range(2):
@@ -231,7 +231,7 @@ def test_reads_never_rewrite_the_database(study, capsys):
     assert (_sha(db), db.stat().st_mtime_ns) == before
 
 
-@pytest.mark.parametrize("kind", ["foreign", "truncated", "text", "empty"])
+@pytest.mark.parametrize("kind", ["foreign", "truncated", "text", "empty", "missing"])
 def test_foreign_or_truncated_database_is_named_in_one_line(study, capsys, kind):
     for i in range(1, 30):
         study.record(f"T{i:03d}", "success", note="x" * 200)
@@ -249,11 +249,13 @@ def test_foreign_or_truncated_database_is_named_in_one_line(study, capsys, kind)
         db.write_bytes(data[: len(data) // 2])
     elif kind == "text":
         db.write_text("trial,outcome\nT001,success\n")
-    else:
+    elif kind == "empty":
         db.write_bytes(b"")
-    before = db.read_bytes()
+    else:
+        db.unlink()
+    before = db.read_bytes() if db.exists() else None
     rc, out, err = run(capsys, "study", "status", study.folder)
     assert rc == 2 and err.count("\n") == 1 and str(db) in err, err
     rc, out, err = run(capsys, "study", "record", study.folder, "T030", "success")
     assert rc == 2 and str(db) in err
-    assert db.read_bytes() == before
+    assert (db.read_bytes() if db.exists() else None) == before

@@ -7,7 +7,7 @@ Subcommands (:data:`STUDY_SUBCOMMANDS`, in ``--help`` order)::
     evalsim study lock DIR [--seed S]          freeze: lock.json, schedule, codes, sheets
     evalsim study amend DIR --why TEXT [--to NEW] [--seed S]
     evalsim study record DIR TRIAL success|failure [--failure TYPE] [--note TEXT] [--id ID]
-    evalsim study undo DIR EVENT_ID [--why TEXT]
+    evalsim study undo DIR EVENT_OR_TRIAL [--why TEXT]
     evalsim study import DIR FILE.csv
     evalsim study status DIR [--json]
     evalsim study export DIR [--out FILE.csv|FILE.parquet]
@@ -75,6 +75,9 @@ def _plan_report(plan: dict, protocol) -> Report:
         ["analysis", "power", "MDE", "assuming"],
         rows,
     )
+    if plan["unpaired"].get("boschloo_power") is not None:
+        power = _pct(plan["unpaired"]["boschloo_power"])
+        r.line(f"Boschloo's exact test (the primary test): power {power}.")
     if plan.get("sequential"):
         s = plan["sequential"]
         r.line(
@@ -180,9 +183,15 @@ def _record(args) -> Report:
 
 def _undo(args) -> Report:
     study = _open(args)
-    ev = study.undo(args.event, why=args.why, undo_id=args.id, by=args.by)
+    target = args.event
+    if target in study.by_trial:  # a trial id: its outcome event
+        held = study.state().outcomes.get(target)
+        if held is None:
+            raise BadInput(f"trial {target} has no outcome to undo")
+        target = held.event.id
+    ev = study.undo(target, why=args.why, undo_id=args.id, by=args.by)
     r = Report({"event": ev.to_dict()})
-    r.line(f"undone: event {args.event} (trial {ev.trial}) by undo event {ev.id}")
+    r.line(f"undone: event {target} (trial {ev.trial}) by undo event {ev.id}")
     return r
 
 
@@ -219,10 +228,16 @@ def status_data(study, events=None) -> dict:
         "after_stop": [o.trial.trial for o in st.after_stop],
         "amendments": [e.payload for e in st.amendments],
     }
+    blocks: dict[str, dict] = {}
+    for t in study.schedule:
+        b = blocks.setdefault(t.block, {"done": 0, "total": 0})
+        b["total"] += 1
+        b["done"] += t.trial in st.outcomes
     return {
         "study_sha256": study.sha256,
         "done": st.done,
         "total": total,
+        "blocks": blocks,
         "unblinded": not blind,
         "next": None
         if nxt is None
@@ -250,6 +265,11 @@ def _status(args) -> Report:
     r.line(
         f"{d['done']}/{d['total']} trials done; lock {d['study_sha256'][:12]}"
         + ("; unblinded" if d["unblinded"] else "; blind")
+    )
+    r.table(
+        "Progress by block",
+        ["block", "done", "scheduled"],
+        [[b, v["done"], v["total"]] for b, v in d["blocks"].items()],
     )
     n = d["next"]
     if n is None:
@@ -410,9 +430,9 @@ def _reg_record(sub):
 
 
 def _reg_undo(sub):
-    p = sub.add_parser("undo", help="cancel an outcome event (an undo event points at it)")
+    p = sub.add_parser("undo", help="cancel an outcome (an undo event points at it)")
     _dir(p)
-    p.add_argument("event", metavar="EVENT_ID")
+    p.add_argument("event", metavar="EVENT_OR_TRIAL", help="an outcome's event id, or a trial id")
     p.add_argument("--why", default=None)
     p.add_argument("--id", default=None, help="the undo event's id")
     p.add_argument("--by", default=None)

@@ -247,7 +247,12 @@ def primary_analysis(study, st: StudyState, unblinded: bool) -> dict:
         out["complete"] = done >= scheduled
     out["direction"] = direction
     out["mde"] = _mde(study, test, counts) if direction is None else None
-    out["verdict"] = _verdict(direction, la, lb, out["mde"] or {}, unit_n)
+    empty = counts["pairs"] == 0 if p.paired else min(counts["n_a"], counts["n_b"]) == 0
+    if empty:
+        what = "pairs" if p.paired else "trials of both arms"
+        out["verdict"] = f"no {what} recorded yet: nothing is decided"
+    else:
+        out["verdict"] = _verdict(direction, la, lb, out["mde"] or {}, unit_n)
     return out
 
 

@@ -39,6 +39,7 @@ EXPORT_COLUMNS = (
     "after_stop",
     "primary",
     "note",
+    "event",
 )
 IMPORT_MAX_BYTES = 16 << 20
 _OUTCOME_WORDS = {
@@ -87,6 +88,7 @@ def export_rows(study, unblinded: bool | None = None) -> list[dict]:
                 "after_stop": int(o.after_stop),
                 "primary": int(not o.after_stop),
                 "note": o.note or "",
+                "event": o.event.id,
             }
         )
     return rows

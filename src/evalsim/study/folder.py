@@ -202,7 +202,10 @@ class Study:
 
         decision = sequential_decision(self, st)
         if decision["status"] == "stop" and st.stop is None:
-            self.store.append("stop", decision, event_id=f"stop-{self.sha256[:16]}")
+            try:
+                self.store.append("stop", decision, event_id=f"stop-{self.sha256[:16]}")
+            except StudyError:  # another recorder stored the stop first: it stands
+                pass
         return decision
 
     def undo(

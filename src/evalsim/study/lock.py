@@ -84,7 +84,7 @@ def _check_seed(seed) -> int:
     return int(seed)
 
 
-def _lock_document(protocol: Protocol, text: str, seed: int, amends: dict | None) -> dict:
+def _lock_document(protocol: Protocol, raw: bytes, seed: int, amends: dict | None) -> dict:
     import evalsim
     from evalsim.study.plan import plan_study
     from evalsim.study.schedule import make_schedule
@@ -96,7 +96,8 @@ def _lock_document(protocol: Protocol, text: str, seed: int, amends: dict | None
         "title": protocol.data.get("title", ""),
         "study_sha256": canonical_sha256(protocol.data),
         "canonical": canonical_json(protocol.data),
-        "study_text": text,
+        "study_text": raw.decode("utf-8"),
+        "study_file_sha256": hashlib.sha256(raw).hexdigest(),
         "sequential_design": protocol.sequential_design,
         "sequential_design_sha256": protocol.sequential_sha256,
         "seed": seed,
@@ -115,8 +116,8 @@ def _dump(doc: dict) -> bytes:
 def _write_lock(folder: Path, protocol: Protocol, seed: int, amends, sheets: bool) -> dict:
     from evalsim.study.store import STORE_FILE, EventStore
 
-    text = (folder / STUDY_FILE).read_text(encoding="utf-8")
-    doc = _lock_document(protocol, text, seed, amends)
+    raw = (folder / STUDY_FILE).read_bytes()
+    doc = _lock_document(protocol, raw, seed, amends)
     lock_path = folder / LOCK_FILE
     if lock_path.exists() or lock_path.is_symlink():
         raise StudyError(
@@ -129,7 +130,7 @@ def _write_lock(folder: Path, protocol: Protocol, seed: int, amends, sheets: boo
     else:
         doc["sheets"] = {}
     write_new(lock_path, _dump(doc))
-    store = EventStore(folder / STORE_FILE, doc["study_sha256"])
+    store = EventStore(folder / STORE_FILE, doc["study_sha256"], create=True)
     store._write_connection().close()  # the empty store, so that writers never race to make it
     return doc
 
@@ -195,6 +196,13 @@ def read_lock(folder: str | os.PathLike) -> dict:
     return doc
 
 
+def _same_bytes(path: Path, sha256: str | None) -> bool:
+    """True when ``path`` is a regular file whose bytes hash to ``sha256``."""
+    if sha256 is None or not path.is_file() or path.stat().st_size > (1 << 20):
+        return False
+    return hashlib.sha256(path.read_bytes()).hexdigest() == sha256
+
+
 def verify_lock(folder: str | os.PathLike, lock: dict | None = None) -> Protocol:
     """Check that ``study.yaml`` still matches the lock; return the locked protocol.
 
@@ -208,8 +216,15 @@ def verify_lock(folder: str | os.PathLike, lock: dict | None = None) -> Protocol
     lock = read_lock(d) if lock is None else lock
     path = d / STUDY_FILE
     locked = lock["study_sha256"]
-    raw = read_study_file(path)
     data = json.loads(lock["canonical"])
+    if _same_bytes(path, lock.get("study_file_sha256")):
+        # the very bytes that were locked: no need to parse and check them again
+        seq = data["design"].get("sequential")
+        if seq is None or _same_bytes(d / seq, lock.get("sequential_design_sha256")):
+            return Protocol(
+                data, lock.get("sequential_design"), lock.get("sequential_design_sha256")
+            )
+    raw = read_study_file(path)
     try:
         current = parse_protocol(raw, str(path), d)
     except StudyError as e:

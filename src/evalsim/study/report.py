@@ -192,7 +192,7 @@ def _headline(study, st, unblinded: bool, indep: list, total_done: int, total: i
             )
     else:
         if pa["pvalue"] is None:
-            stat = "no trials of both arms yet"
+            stat = f"alpha = {pa['alpha']:g}"
         else:
             sign = "<" if pa["rejects"] else ">="
             stat = f"p = {pa['pvalue']:.4g} {sign} alpha = {pa['alpha']:g}"

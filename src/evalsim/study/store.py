@@ -173,6 +173,9 @@ class EventStore:
         Returns the ``recorded_at`` text of a new event (default: the UTC time now). A
         pipeline that rebuilds a study from pools passes a fixed clock, so that its report
         is the same bytes on every run.
+    create : bool
+        Make the store when it does not exist (the lock does); otherwise a missing store is
+        refused, so a deleted store is never silently replaced by an empty one.
     keep_open : bool
         Keep the write connection open between appends (a bulk writer: an importer, a
         console); by default each append opens and closes its own, so a command leaves no
@@ -180,9 +183,15 @@ class EventStore:
     """
 
     def __init__(
-        self, path: str | os.PathLike, lock_sha256: str, clock=None, keep_open: bool = False
+        self,
+        path: str | os.PathLike,
+        lock_sha256: str,
+        clock=None,
+        keep_open: bool = False,
+        create: bool = False,
     ):
         self.path = Path(path)
+        self.create = create
         self.lock_sha256 = lock_sha256
         self.clock = clock or utc_now
         self.keep_open = keep_open
@@ -225,11 +234,18 @@ class EventStore:
                 f"({str(meta.get('lock_sha256'))[:12]}, this study is {self.lock_sha256[:12]})"
             )
 
+    def _missing(self) -> StudyError:
+        return StudyError(
+            f"{self.path}: the trial store is missing (the lock made it); restore it from a backup"
+        )
+
     def _read_connection(self) -> sqlite3.Connection | None:
-        """A read-only connection, or None when there is no store yet."""
+        """A read-only connection, or None when there is no store yet (``create``)."""
         self._check_file()
         if not self.path.exists():
-            return None
+            if self.create:
+                return None
+            raise self._missing()
         if self.path.stat().st_size == 0:
             raise StudyError(f"{self.path}: empty file (truncated?); not a trial store")
         uri = f"file:{self.path.resolve().as_posix()}?mode=ro"
@@ -248,6 +264,8 @@ class EventStore:
         """A connection for appending; creates the store on first use."""
         self._check_file()
         fresh = not self.path.exists()
+        if fresh and not self.create:
+            raise self._missing()
         if not fresh and self.path.stat().st_size == 0:
             raise StudyError(f"{self.path}: empty file (truncated?); not a trial store")
         try:
@@ -296,7 +314,7 @@ class EventStore:
         return self.path.exists()
 
     def events(self) -> list[Event]:
-        """Every event in commit order (none when the store does not exist yet)."""
+        """Every event in commit order (none when a ``create`` store does not exist yet)."""
         con = self._read_connection()
         if con is None:
             return []
