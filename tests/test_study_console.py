@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import uuid
 
 import pytest
@@ -321,3 +322,33 @@ def test_review_is_shuffled_blind_and_keyed(study):
             c, "/api/review", {"id": _id(), "key": "0000000000", "success": True, "reviewer": "Bo"}
         )
         assert r.status_code == 404
+
+
+def test_stop_shows_the_rule_decided_and_not_who_won(tmp_path):
+    folder = make_locked_study(tmp_path / "s", study_yaml(2))
+    from evalsim.study import open_study
+
+    open_study(folder).store.append(
+        "stop", {"status": "stop", "verdict": f"{ARM_B} better"}, event_id="stop-test-0001"
+    )
+    with client(folder) as c:
+        st = c.get("/api/state").json()
+        assert st["stopped"] and st["stop_message"] == "stop: the pre-registered rule has decided"
+        text = c.get("/api/state").text + c.get("/").text
+        assert "better" not in text and ARM_B not in text
+
+
+def test_an_entry_from_another_process_reaches_the_pages_within_a_second(study):
+    from evalsim.study import open_study
+
+    with client(study) as c:
+        with c.stream("GET", "/api/stream") as s:
+            lines = s.iter_lines()
+            first = json.loads(next(ln for ln in lines if ln.startswith("data:"))[5:])
+            other = open_study(study)  # another writer: its own connection, like `study record`
+            trial = first["current"]["trial"]
+            t0 = time.monotonic()
+            other.record(trial, "failure", failure="missed", event_id=_id())
+            second = json.loads(next(ln for ln in lines if ln.startswith("data:"))[5:])
+            assert second["done"] == first["done"] + 1
+            assert time.monotonic() - t0 < 1.0
