@@ -352,3 +352,50 @@ def test_an_entry_from_another_process_reaches_the_pages_within_a_second(study):
             second = json.loads(next(ln for ln in lines if ln.startswith("data:"))[5:])
             assert second["done"] == first["done"] + 1
             assert time.monotonic() - t0 < 1.0
+
+
+def naive_out_of_order(n: int, ops) -> dict:
+    """Plain reference of the out-of-order flags: an outcome is out of order when a trial
+    scheduled before it is open (no active outcome) at the moment it is recorded."""
+    open_idx, active, flags = set(range(n)), {}, {}
+    for kind, i in ops:
+        if kind == "outcome" and i in open_idx:
+            flags[i] = i != min(open_idx)
+            open_idx.discard(i)
+            active[i] = True
+        elif kind == "undo" and i in active:
+            del active[i]
+            open_idx.add(i)
+    return {i: flags[i] for i in active}
+
+
+def test_derive_state_flags_out_of_order_like_the_plain_reference():
+    import random
+
+    from evalsim.study.schedule import ScheduledTrial
+    from evalsim.study.state import derive_state
+    from evalsim.study.store import Event
+
+    n = 12
+    sched = [
+        ScheduledTrial(f"T{i:03d}", i, "c", "p", 0.0, 0.0, "b", 1, "a", "CODE", 1) for i in range(n)
+    ]
+    rng = random.Random(5)
+    for _ in range(200):
+        ops, events, last_out = [], [], {}
+        for seq in range(1, 30):
+            i = min(n - 1, int(rng.expovariate(0.4)) + sum(1 for k in last_out))
+            i = rng.randrange(n) if rng.random() < 0.3 else i % n
+            if i in last_out and rng.random() < 0.5:
+                ev = Event(seq, f"u{seq}", "undo", None, last_out.pop(i), {}, "", "")
+                ops.append(("undo", i))
+            elif i not in last_out:
+                ev = Event(seq, f"o{seq}", "outcome", f"T{i:03d}", None, {"success": True}, "", "")
+                last_out[i] = ev.id
+                ops.append(("outcome", i))
+            else:
+                continue
+            events.append(ev)
+        st = derive_state(sched, events)
+        got = {o.trial.index: o.out_of_order for o in st.outcomes.values()}
+        assert got == naive_out_of_order(n, ops)

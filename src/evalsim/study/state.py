@@ -7,6 +7,7 @@ the sequential stop and the trials recorded after it, the unblinding and the ame
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 
 from evalsim.study.schedule import ScheduledTrial
@@ -99,13 +100,18 @@ def derive_state(schedule: list[ScheduledTrial], events: list[Event]) -> StudySt
     by_id = {t.trial: t for t in schedule}
     st = StudyState(schedule=list(schedule), events=list(events))
     open_idx = set(range(len(schedule)))
+    # the smallest open index, kept in a heap with lazy deletion: min(open_idx) per event
+    # made the walk quadratic (28 ms at 1,000 trials, on every page update of the console)
+    open_heap = list(range(len(schedule)))
     active: dict[str, tuple] = {}  # trial -> (event, out_of_order)
     by_event: dict[str, Event] = {}
     for ev in events:
         by_event[ev.id] = ev
         if ev.kind == "outcome" and ev.trial in by_id:
             t = by_id[ev.trial]
-            ooo = bool(open_idx) and t.index != min(open_idx)
+            while open_heap and open_heap[0] not in open_idx:
+                heapq.heappop(open_heap)
+            ooo = bool(open_idx) and t.index != open_heap[0]
             open_idx.discard(t.index)
             active[ev.trial] = (ev, ooo, st.stop is not None)
         elif ev.kind == "undo" and ev.cancels in by_event:
@@ -113,6 +119,7 @@ def derive_state(schedule: list[ScheduledTrial], events: list[Event]) -> StudySt
             if gone.kind == "outcome" and gone.trial in active and active[gone.trial][0] is gone:
                 del active[gone.trial]
                 open_idx.add(by_id[gone.trial].index)
+                heapq.heappush(open_heap, by_id[gone.trial].index)
                 st.undone.append((gone, ev))
         elif ev.kind == "stop" and st.stop is None:
             st.stop = ev

@@ -138,6 +138,9 @@ class ConsoleStudy:
         self._runners: dict[str, object] = {}
         self._runner_lock = threading.Lock()
         self.secrets = self._secrets()
+        self.positions = [
+            {"name": n, "x_cm": x, "y_cm": y} for n, x, y in self.protocol.positions()
+        ]
 
     def _mark_store_thread(self) -> None:
         self._store_thread = threading.current_thread()
@@ -294,9 +297,7 @@ class ConsoleStudy:
             "deviations": len(st.out_of_order) + len(st.after_stop) + len(st.undone),
             "failure_types": list(self.failure_types),
             "checklist": list(self.checklist),
-            "positions": [
-                {"name": n, "x_cm": x, "y_cm": y} for n, x, y in self.protocol.positions()
-            ],
+            "positions": self.positions,
             "title": self.redact(self.protocol.data.get("title", "")),
             "study_sha256": self.lock_sha256[:12],
         }
