@@ -66,6 +66,7 @@ EXTRA_FOR_MODULE = {
     "snakemake": "workflow",
     "starlette": "bench",
     "uvicorn": "bench",
+    "jinja2": "bench",
 }
 
 
