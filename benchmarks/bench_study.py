@@ -13,7 +13,8 @@ Keys of ``--json``, each with its target (on this machine, idle):
 Baselines measured in the same run: ``python_startup_seconds`` (a process that only imports
 ``evalsim.cli``, what every command pays) and the ratios ``record_vs_startup``. Each command
 runs once first as a warm-up that loads the numba cache. ``load_average_1min`` is recorded
-because on a shared machine wall time follows the load.
+because on a shared machine wall time follows the load; ``*_cpu_seconds`` (user + system
+time of the same process) follows it much less.
 
 Usage: python benchmarks/bench_study.py [--json] [--runs 5] [--keep DIR]
 """
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -58,13 +60,25 @@ def _env() -> dict:
     return env
 
 
+#: CPU seconds (user + system) of the last :func:`_run` process: on a loaded machine the
+#: wall time follows the load, the CPU time much less.
+LAST_CPU = [0.0]
+
+
+def _children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def _run(*argv: str) -> float:
-    """Wall seconds of one ``evalsim`` process."""
+    """Wall seconds of one ``evalsim`` process (its CPU seconds go to :data:`LAST_CPU`)."""
+    c0 = _children_cpu()
     t0 = time.perf_counter()
     res = subprocess.run(
         [sys.executable, "-c", _CLI, *argv], env=_env(), capture_output=True, text=True
     )
     wall = time.perf_counter() - t0
+    LAST_CPU[0] = _children_cpu() - c0
     if res.returncode != 0:
         raise SystemExit(f"evalsim {' '.join(argv)} failed: {res.stderr.strip()}")
     return wall
@@ -94,8 +108,12 @@ def bench(runs: int, keep: Path | None) -> dict:
         _run("study", "init", str(ex))
         _run("study", "lock", str(ex), "--seed", "1")
         _run("study", "record", str(ex), "T001", "success")  # warm-up
-        times = [_run("study", "record", str(ex), f"T{i + 2:03d}", "success") for i in range(runs)]
+        times, cpus = [], []
+        for i in range(runs):
+            times.append(_run("study", "record", str(ex), f"T{i + 2:03d}", "success"))
+            cpus.append(LAST_CPU[0])
         out["record_seconds"] = statistics.median(times)
+        out["record_cpu_seconds"] = statistics.median(cpus)
         out["record_min_seconds"] = min(times)
         out["record_vs_startup"] = out["record_seconds"] / out["python_startup_seconds"]
         # lock: 1,000 conditions x 4 arms, sheets included
@@ -103,6 +121,7 @@ def bench(runs: int, keep: Path | None) -> dict:
         _run("study", "lock", str(warm), "--seed", "1")
         big = _big(base / "lock1000", 4, 1000)
         out["lock_seconds_1000"] = _run("study", "lock", str(big), "--seed", "1")
+        out["lock_cpu_seconds_1000"] = LAST_CPU[0]
         # report: 1,000 conditions x 2 arms, all 2,000 outcomes recorded through the store
         rep = _big(base / "report2000", 2, 1000)
         _run("study", "lock", str(rep), "--seed", "2", "--json")
@@ -120,6 +139,7 @@ def bench(runs: int, keep: Path | None) -> dict:
         study.store.close()
         _run("study", "report", str(warm.parent / "example"))  # warm-up
         out["report_seconds_2000"] = _run("study", "report", str(rep))
+        out["report_cpu_seconds_2000"] = LAST_CPU[0]
         out["targets"] = {
             "record_seconds": 0.3,
             "report_seconds_2000": 3.0,

@@ -8,6 +8,7 @@ import copy
 import hashlib
 import json
 import math
+import re
 import shutil
 
 import pytest
@@ -229,3 +230,24 @@ def test_grid_sheet_is_drawn_to_scale(locked):
         assert frac * size * 2.54 == pytest.approx(hi - lo, rel=1e-9)
     xs = sorted({t["x_cm"] for t in docs["a"]["schedule"]})
     assert xs == [0, 4, 8, 12, 16]  # the example's 4 cm spacing, A1 at the origin
+
+
+def _pdf_text(path) -> str:
+    """The text drawn in a PDF of the 14 core fonts: its zlib streams, inflated."""
+    import zlib
+
+    out = []
+    for m in re.finditer(rb"stream\r?\n(.*?)\r?\nendstream", path.read_bytes(), re.S):
+        try:
+            out.append(zlib.decompress(m.group(1)).decode("latin-1"))
+        except zlib.error:
+            continue
+    return "".join(out)
+
+
+def test_run_sheet_has_one_row_per_trial_in_order(locked):
+    base, docs = locked
+    text = _pdf_text(base / "a" / "sheets" / "run_sheet.pdf")
+    rows = re.findall(r"\((T\d{3})\s+(\S{4})\s+(\S+)\s.*?(object=\S+)\s+\[ \]S  \[ \]F", text)
+    want = [(t["trial"], t["code"], t["position"], t["block"]) for t in docs["a"]["schedule"]]
+    assert rows == want

@@ -211,56 +211,9 @@ def _import(args) -> Report:
 
 
 # --------------------------------------------------------------------------- status / export
-def status_data(study, events=None) -> dict:
-    """The ``status --json`` object (also the console's): progress, next, deviations."""
-    events = study.events() if events is None else events
-    st = study.state(events)
-    blind = st.unblinded is None
-    nxt = st.next_trial
-    total = len(study.schedule)
-    dev = {
-        "undone": [
-            {"event": g.id, "trial": g.trial, "undo": u.id, "why": u.payload.get("why")}
-            for g, u in st.undone
-        ],
-        "out_of_order": [o.trial.trial for o in st.out_of_order],
-        "skipped": [t.trial for t in st.skipped()],
-        "after_stop": [o.trial.trial for o in st.after_stop],
-        "amendments": [e.payload for e in st.amendments],
-    }
-    blocks: dict[str, dict] = {}
-    for t in study.schedule:
-        b = blocks.setdefault(t.block, {"done": 0, "total": 0})
-        b["total"] += 1
-        b["done"] += t.trial in st.outcomes
-    return {
-        "study_sha256": study.sha256,
-        "done": st.done,
-        "total": total,
-        "blocks": blocks,
-        "unblinded": not blind,
-        "next": None
-        if nxt is None
-        else {
-            "trial": nxt.trial,
-            "code": nxt.code,
-            "position": nxt.position,
-            "x_cm": nxt.x_cm,
-            "y_cm": nxt.y_cm,
-            "block": nxt.block,
-            **({} if blind else {"arm": nxt.arm}),
-        },
-        "stop": None if st.stop is None else st.stop.payload,
-        "deviations": dev,
-        "schedule": [
-            {**t.to_dict(blind=blind), "done": t.trial in st.outcomes} for t in study.schedule
-        ],
-    }
-
-
 def _status(args) -> Report:
     study = _open(args)
-    d = status_data(study)
+    d = study.status()
     r = Report(d)
     r.line(
         f"{d['done']}/{d['total']} trials done; lock {d['study_sha256'][:12]}"

@@ -17,6 +17,8 @@ API in brief (the store is the one door: read and write trials only through thes
     study.schedule                      # tuple of ScheduledTrial, in run order:
     t = study.schedule[0]               #   t.trial ("T001"), t.code (blind code), t.arm,
                                         #   t.condition, t.position, t.x_cm, t.y_cm, t.block
+    study.status()                      # the `status --json` dict: progress, next, deviations,
+                                        #   the whole schedule (blind until unblinded)
     st = study.state()                  # StudyState: st.outcomes {trial: Outcome},
     st.next_trial                       #   st.undone, st.out_of_order, st.after_stop,
                                         #   st.stop, st.unblinded, st.amendments
@@ -29,6 +31,9 @@ API in brief (the store is the one door: read and write trials only through thes
                                         #   payload, recorded_at), in commit order
     study.unblind(by="Ana")             # logged; outputs name arms by code until then
     study.label(arm, unblinded)         # the code before unblinding, the name after
+
+    from evalsim.study.report import write_report, report_document
+    paths, doc = write_report(study)    # report/report.{html,json,md}; doc = the JSON
 
     from evalsim.study import init_study, lock_study, verify_lock
     init_study("my_study"); lock_study("my_study", seed=7); verify_lock("my_study")

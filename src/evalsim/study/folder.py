@@ -91,6 +91,63 @@ class Study:
         """Progress and deviations (:func:`evalsim.study.state.derive_state`)."""
         return derive_state(list(self.schedule), self.events() if events is None else events)
 
+    def status(self, events: list[Event] | None = None) -> dict:
+        """Progress, the next trial and the deviations (``evalsim study status --json``).
+
+        Returns
+        -------
+        dict
+            ``study_sha256``, ``done``, ``total``, ``blocks`` (done and scheduled per
+            block), ``unblinded``, ``next`` (trial, code, position, coordinates, block; the
+            arm once unblinded), ``stop``, ``deviations`` (undone, out_of_order, skipped,
+            after_stop, amendments) and ``schedule`` (every trial, blind until unblinded,
+            with ``done``).
+        """
+        study = self
+        events = study.events() if events is None else events
+        st = study.state(events)
+        blind = st.unblinded is None
+        nxt = st.next_trial
+        total = len(study.schedule)
+        dev = {
+            "undone": [
+                {"event": g.id, "trial": g.trial, "undo": u.id, "why": u.payload.get("why")}
+                for g, u in st.undone
+            ],
+            "out_of_order": [o.trial.trial for o in st.out_of_order],
+            "skipped": [t.trial for t in st.skipped()],
+            "after_stop": [o.trial.trial for o in st.after_stop],
+            "amendments": [e.payload for e in st.amendments],
+        }
+        blocks: dict[str, dict] = {}
+        for t in study.schedule:
+            b = blocks.setdefault(t.block, {"done": 0, "total": 0})
+            b["total"] += 1
+            b["done"] += t.trial in st.outcomes
+        return {
+            "study_sha256": study.sha256,
+            "done": st.done,
+            "total": total,
+            "blocks": blocks,
+            "unblinded": not blind,
+            "next": None
+            if nxt is None
+            else {
+                "trial": nxt.trial,
+                "code": nxt.code,
+                "position": nxt.position,
+                "x_cm": nxt.x_cm,
+                "y_cm": nxt.y_cm,
+                "block": nxt.block,
+                **({} if blind else {"arm": nxt.arm}),
+            },
+            "stop": None if st.stop is None else st.stop.payload,
+            "deviations": dev,
+            "schedule": [
+                {**t.to_dict(blind=blind), "done": t.trial in st.outcomes} for t in study.schedule
+            ],
+        }
+
     def is_unblinded(self, events: list[Event] | None = None) -> bool:
         evs = self.events() if events is None else events
         return any(e.kind == "unblind" for e in evs)

@@ -381,6 +381,10 @@ def render_markdown(doc: dict) -> str:
     if doc["secondary"]:
         lines += ["", "## Secondary analyses (not pre-registered as primary)", ""]
         lines += [f"- {x['test']}: p = {x['pvalue']:.4g}" for x in doc["secondary"]]
+    if doc.get("plan"):
+        from evalsim.study.report_html import plan_sentence
+
+        lines += ["", f"Plan, stored in the lock: {_md(plan_sentence(doc['plan']))}"]
     lines += [
         "",
         f"Lock sha256 `{s['study_sha256']}`, seed {s['seed']}, evalsim "

@@ -15,7 +15,7 @@ from html import escape
 
 from evalsim.study.review import review_html
 
-__all__ = ["render_html", "outcome_map_png"]
+__all__ = ["render_html", "outcome_map_png", "plan_sentence"]
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:62rem;
@@ -37,6 +37,25 @@ def _pct(x) -> str:
 
 def _iv(iv) -> str:
     return "n/a" if iv is None else f"[{100 * iv[0]:.1f}%, {100 * iv[1]:.1f}%]"
+
+
+def plan_sentence(plan: dict) -> str:
+    """The locked plan in one sentence: n, and what it could detect at the expected rates."""
+    unit = plan.get("unit", "")
+    parts = [f"{plan.get('n')} {unit} at alpha {plan.get('alpha')} ({plan.get('alternative')})"]
+    exp = plan.get("expected") or {}
+    if exp.get("a") is not None and exp.get("b") is not None:
+        parts.append(f"expected rates a {exp['a']:g}, b {exp['b']:g}")
+    pp, up = plan.get("paired") or {}, plan.get("unpaired") or {}
+    if pp.get("power") is not None:
+        parts.append(f"exact McNemar power {_pct(pp['power'])}")
+    if pp.get("mde") is not None:
+        parts.append(f"paired MDE {100 * pp['mde']:.1f} points at 80% power")
+    if up.get("power") is not None:
+        parts.append(f"Fisher power {_pct(up['power'])}")
+    if up.get("mde") is not None:
+        parts.append(f"unpaired MDE {100 * up['mde']:.1f} points")
+    return "; ".join(parts) + "."
 
 
 def outcome_map_png(doc: dict) -> bytes:
@@ -249,6 +268,9 @@ def render_html(doc: dict, study=None) -> str:
             )
         )
     out.append("<h2>Protocol</h2>")
+    plan = doc.get("plan") or {}
+    if plan:
+        out.append(f'<p id="plan">Plan, stored in the lock: {escape(plan_sentence(plan))}</p>')
     out.append(f"<p>Success rubric: {escape(s.get('rubric', ''))}</p>")
     out.append(
         f'<p class="muted">Lock sha256 <code id="lock">{escape(s["study_sha256"])}'
