@@ -138,6 +138,7 @@ class ConsoleStudy:
         self._runners: dict[str, object] = {}
         self._runner_lock = threading.Lock()
         self.secrets = self._secrets()
+        self._runs: dict | None = None
         self.positions = [
             {"name": n, "x_cm": x, "y_cm": y} for n, x, y in self.protocol.positions()
         ]
@@ -330,6 +331,23 @@ class ConsoleStudy:
             raise ConsoleError(msg, status) from None
 
     @_on_store_thread
+    def _last_runs(self) -> dict:
+        """The last ``run`` event of each trial (read once, then kept up to date: runs are
+        written only by this console)."""
+        if self._runs is None:
+            self._runs = {}
+            for ev in self.events():
+                if ev.kind == "run" and ev.trial:
+                    self._runs[ev.trial] = ev
+        return self._runs
+
+    @_on_store_thread
+    def _log_run(self, event_id: str, trial: str, payload: dict):
+        ev, dup = self._append("run", payload, event_id, trial=trial)
+        self._last_runs()[trial] = ev
+        return ev, dup
+
+    @_on_store_thread
     def start_session(self, event_id, operator, checklist) -> dict:
         eid = _client_id(event_id)
         name = _text(operator, "operator", MAX_NAME_CHARS, required=True)
@@ -374,9 +392,7 @@ class ConsoleStudy:
             result = runner.run(req)
         except Exception as err:  # a crash of the runner is a runner failure, logged
             result = RunResult(runner.kind, False, None, False, 0.0, f"runner crashed: {err}")
-        ev, dup = self._append(
-            "run", {"attempt": attempt, "result": result.to_dict()}, eid, trial=t.trial
-        )
+        ev, dup = self._log_run(eid, t.trial, {"attempt": attempt, "result": result.to_dict()})
         return {"event": ev.id, "duplicate": dup, "run": self._run_view(ev.payload)}
 
     @_on_store_thread
@@ -413,27 +429,15 @@ class ConsoleStudy:
         payload = {}
         if duration_s is not None:
             payload["duration_s"] = round(float(duration_s), 3)
-        events = self.events()
-        for ev in events:  # a retry of a stored submission is answered as before
-            if ev.id == eid:
-                same = (
-                    ev.kind == "outcome"
-                    and ev.trial == t.trial
-                    and ev.payload.get("success") == success
-                    and ev.payload.get("failure") == failure
-                )
-                if not same:
-                    raise ConsoleError(
-                        f"event id {eid!r} is already stored with other content", 409
-                    )
-                return {"event": ev.id, "seq": ev.seq, "trial": t.trial, "duplicate": True}
-        runs = [e for e in events if e.kind == "run" and e.trial == t.trial]
-        if runs and runs[-1].payload.get("result", {}).get("ok"):
-            r = runs[-1].payload["result"]
+        # a retry of a stored submission carries the same content (the same run's
+        # suggestion): the store answers it as a duplicate
+        run = self._last_runs().get(t.trial)
+        if run is not None and run.payload.get("result", {}).get("ok"):
+            r = run.payload["result"]
             payload["suggested"] = {
                 "outcome": r.get("suggested_outcome"),
                 "failure": r.get("suggested_failure"),
-                "run": runs[-1].id,
+                "run": run.id,
             }
 
         extra = {k: payload.pop(k) for k in ("duration_s", "suggested") if k in payload}
@@ -451,9 +455,7 @@ class ConsoleStudy:
         except StudyError as err:
             msg = str(err)
             status = 409 if ("already has an outcome" in msg or "other content" in msg) else 400
-            raise ConsoleError(
-                f"{msg} (to change it, undo it first)" if status == 409 else msg, status
-            ) from None
+            raise ConsoleError(msg, status) from None
         return {
             "event": res.event.id,
             "seq": res.event.seq,
