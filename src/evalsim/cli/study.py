@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from evalsim.cli import study_bench
 from evalsim.cli._common import BadInput, Report, _Parser, add_json_flag
 
 __all__ = ["register", "STUDY_SUBCOMMANDS"]
@@ -447,6 +448,7 @@ STUDY_SUBCOMMANDS: tuple = (
     ("export", _reg_export),
     ("unblind", _reg_unblind),
     ("report", _reg_report),
+    *study_bench.STUDY_SUBCOMMANDS,  # serve, demo: the console (issue 42)
 )
 
 

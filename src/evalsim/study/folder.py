@@ -174,6 +174,7 @@ class Study:
         event_id: str | None = None,
         by: str | None = None,
         source: str | None = None,
+        extra: dict | None = None,
     ) -> RecordResult:
         """Append the outcome of a scheduled trial.
 
@@ -189,6 +190,9 @@ class Study:
             A client-made id: the same submission twice is recorded once.
         by, source : str, optional
             Who recorded it, and from where (``cli``, ``import:<file>``, ``console``).
+        extra : dict, optional
+            More payload keys kept with the outcome (the console's ``duration_s`` and the
+            runner's ``suggested`` outcome); they never replace the keys above.
 
         Raises
         ------
@@ -226,6 +230,8 @@ class Study:
             payload["by"] = by
         if source:
             payload["source"] = source
+        for key, value in (extra or {}).items():
+            payload.setdefault(key, value)
 
         def check(events: list[Event]) -> None:
             st = derive_state(list(self.schedule), events)

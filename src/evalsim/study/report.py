@@ -21,6 +21,8 @@ import json
 import os
 from pathlib import Path
 
+from evalsim.study.review import REVIEW_SCHEMA, review_markdown, review_section
+
 __all__ = [
     "REPORT_SCHEMA",
     "REPORT_SCHEMA_ID",
@@ -30,6 +32,7 @@ __all__ = [
     "render_markdown",
     "write_report",
 ]
+
 
 REPORT_SCHEMA_ID = "evalsim-study-report"
 REPORT_SCHEMA_VERSION = 1
@@ -62,6 +65,7 @@ REPORT_SCHEMA: dict = {
     ],
     "additionalProperties": False,
     "properties": {
+        "review": REVIEW_SCHEMA,  # the console's blind review (issue 42), optional
         "schema": {"const": REPORT_SCHEMA_ID},
         "schema_version": {"const": REPORT_SCHEMA_VERSION},
         "study": {
@@ -316,6 +320,7 @@ def report_document(study, events=None) -> dict:
         "secondary": secondary_analyses(study, st),
         "sequential": head["sequential"],
         "plan": study.lock.get("plan", {}),
+        "review": review_section(study, st, events),
     }
 
 
@@ -389,6 +394,7 @@ def render_markdown(doc: dict) -> str:
         else f"Unblinded by {_md(doc['unblinded']['by'])} at {doc['unblinded']['at']}.",
         "",
     ]
+    lines += review_markdown(doc.get("review"))
     return "\n".join(lines)
 
 

@@ -13,6 +13,8 @@ import base64
 import io
 from html import escape
 
+from evalsim.study.review import review_html
+
 __all__ = ["render_html", "outcome_map_png", "plan_sentence"]
 
 _CSS = """
@@ -255,6 +257,7 @@ def render_html(doc: dict, study=None) -> str:
         )
     )
     out += _deviations(doc)
+    out += review_html(doc.get("review"), escape)
     if doc["secondary"]:
         out.append("<h2>Secondary analyses (not pre-registered as primary)</h2>")
         out.append(

@@ -54,7 +54,14 @@ BUSY_TIMEOUT_S = 30.0
 
 #: The kinds of event: an outcome of a scheduled trial, an undo of an earlier event, the
 #: unblinding, a sequential design's stop, an amendment of the study.
-EVENT_KINDS = ("outcome", "undo", "unblind", "stop", "amended")
+EVENT_KINDS = ("outcome", "undo", "unblind", "stop", "amended") + (
+    # the console's (issue 42, evalsim.study.web.console): a session start, a pause, a
+    # runner's run of a trial, a blind reviewer's label
+    "session",
+    "pause",
+    "run",
+    "review",
+)
 
 _DDL = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

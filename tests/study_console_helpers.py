@@ -1,0 +1,97 @@
+"""Locked studies for the console tests (issue 42): small, with distinctive arm names so a
+crawl can search every answer for them."""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from pathlib import Path
+
+import pytest
+
+#: Arm names no page would contain by chance.
+ARM_A, ARM_B = "armalphaqx", "armbravoqx"
+
+
+def study_yaml(
+    positions: int = 4,
+    runner_a: str | None = None,
+    runner_b: str | None = None,
+    title: str = f"{ARM_A} vs {ARM_B}",
+    failure_types=("missed", "pushed", "dropped", "held_low"),
+    grid: tuple[int, int] | None = None,
+) -> str:
+    """A study file: two arms, ``positions`` listed positions (or a grid), two object blocks."""
+    if grid is None:
+        pos = "\n".join(
+            f"      - {{name: P{i + 1:02d}, x_cm: {17 + 2 * (i % 5)}, y_cm: {-6 + 3 * (i // 5)}}}"
+            for i in range(positions)
+        )
+        where = f"    list:\n{pos}"
+        n = positions
+    else:
+        rows, cols = grid
+        where = f"    grid: {{rows: {rows}, columns: {cols}, spacing_cm: 2.5, origin_cm: [17, -6]}}"
+        n = rows * cols
+    ra = f"\n    runner: {runner_a}" if runner_a else ""
+    rb = f"\n    runner: {runner_b}" if runner_b else ""
+    return f"""version: 1
+title: "{title}"
+question:
+  primary: {{a: {ARM_A}, b: {ARM_B}}}
+  alternative: two-sided
+  alpha: 0.05
+arms:
+  - name: {ARM_A}{ra}
+  - name: {ARM_B}{rb}
+conditions:
+  positions:
+{where}
+  blocks:
+    factors:
+      object: [cube-1, cube-2]
+    assign: split
+  replicates: 1
+rubric:
+  success: "Cube held 4 cm above the table at the end."
+  failure_types: [{", ".join(failure_types)}]
+design:
+  paired: true
+  n: {n}
+analysis:
+  primary: mcnemar
+  secondary: []
+"""
+
+
+def make_locked_study(folder: Path, text: str, seed: int = 11) -> Path:
+    """Write ``text`` as ``folder/study.yaml`` and lock it (without sheets, and without the
+    plan's power search, which these tests do not read)."""
+    from evalsim.study import plan
+    from evalsim.study.lock import lock_study
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "study.yaml").write_text(text, encoding="utf-8")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(plan, "plan_study", lambda protocol: {"skipped": "console tests"})
+        lock_study(folder, seed=seed, sheets=False)
+    return folder
+
+
+def echo_runner(script_dir: Path, text: str, code: int = 0) -> str:
+    """A command-runner spec (YAML flow mapping) that prints ``text`` and exits ``code``."""
+    script = script_dir / f"echo_{abs(hash((text, code)))}.py"
+    script.write_text(f"import sys\nprint({text!r})\nsys.exit({code})\n")
+    return f"{{kind: command, command: '{sys.executable} {script} {{trial}}', timeout_s: 30}}"
+
+
+@contextlib.contextmanager
+def client(folder: Path, **kw):
+    """A Starlette TestClient on the console app of ``folder`` (127.0.0.1)."""
+    from starlette.testclient import TestClient
+
+    from evalsim.study.web.app import create_app
+
+    app = create_app(folder, **kw)
+    with TestClient(app, base_url="http://127.0.0.1:8765") as c:
+        yield c
