@@ -19,7 +19,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import pkgutil
 import re
@@ -204,9 +203,6 @@ def public_modules() -> list[str]:
     for info in pkgutil.walk_packages(evalsim.__path__, prefix="evalsim."):
         if any(part.startswith("_") for part in info.name.split(".")):
             continue
-        origin = importlib.util.find_spec(info.name).origin
-        if Path(origin).read_text().startswith('"""Moved to '):
-            continue  # an alias of an old path, kept for one release (docs/ARCHITECTURE.md)
         names.append(info.name)
     return sorted(names)
 

@@ -1,9 +1,9 @@
 """Names the ``evalsim`` command offers as choices, importable without SciPy or numba.
 
-The statistics modules that own these registries re-export them
-(:data:`evalsim.stats.two_sample.unconditional_power.TWO_SAMPLE_TESTS` and ``POWER_TESTS``,
-:data:`evalsim.stats.simreal.METHODS`), so the command line can declare its options without
-loading the kernels.
+The two-sample tests' registry carries their behaviour too: each entry imports the module
+that computes it on first use. :data:`SIMREAL_METHODS` is the list
+:mod:`evalsim.stats.simreal.methods` reads as its ``METHODS``, so the command line can declare
+its options without loading the kernels.
 """
 
 from __future__ import annotations
