@@ -12,6 +12,8 @@ import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from evalsim.io import atomic_path
+
 # evalsim.stats modules are imported inside the functions that use them: they load numba
 # kernels and SciPy, which a command on a small log should not pay for at start (issue 24).
 
@@ -244,7 +246,6 @@ def plot_rates(rows: Sequence[dict], path: str, title: str, confidence: float) -
     import matplotlib.pyplot as plt
 
     from evalsim.figures import COLUMN_WIDTH_IN, color_for, set_style
-    from evalsim.io import atomic_path
 
     set_style()
     height = 0.9 + 0.28 * len(rows)

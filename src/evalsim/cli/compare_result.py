@@ -24,6 +24,7 @@ from evalsim.cli._common import (
     _pct,
 )
 from evalsim.cli.compare_input import pair_trials
+from evalsim.stats.decision import rejects
 from evalsim.stats.names import TWO_SAMPLE_TESTS
 from evalsim.stats.rates import TwoArmRates
 
@@ -134,7 +135,6 @@ def _paired_analysis(merged, alternative: str, conf: float) -> PairedAnalysis:
 
 def _decide(p, lo, hi, alpha, alternative):
     """(test rejects, interval agrees): the stated rule, applied to one p and one interval."""
-    from evalsim.stats.decision import rejects
 
     reject = bool(rejects(p, alpha))
     if alternative == "greater":

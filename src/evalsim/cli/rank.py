@@ -27,6 +27,7 @@ from evalsim.cli._common import (
     add_json_flag,
 )
 from evalsim.cli.by_task import read_task_logs
+from evalsim.io import atomic_path
 
 __all__ = ["MAX_PAIRS_SHOWN", "MIN_TASKS_AS_SAMPLE", "cmd_rank", "ranking_axes", "register"]
 
@@ -280,7 +281,6 @@ def _plot(frame, path: str, confidence: float, tasks: str) -> None:
     import matplotlib.pyplot as plt
 
     from evalsim.figures import set_style
-    from evalsim.io import atomic_path
 
     suffix = path.rsplit(".", 1)[-1].lower()
     set_style()
