@@ -159,8 +159,9 @@ def products_page() -> str:
         HEADER.format(source="the product manifest, src/evalsim/products/manifest.py"),
         "# Product catalogue\n\nEvery table and figure of the study, one entry of "
         "`evalsim.products.manifest.PRODUCTS` each, in stage order. The HTML report "
-        "(`results/report.html`) shows each with its caption; `snakemake <file>` rebuilds "
-        "one.\n",
+        "(`results/report.html`) shows each with its caption; `snakemake --cores 2 --force "
+        "<file>` rebuilds one and nothing else (`--force` is a flag: an option that takes many "
+        "values, such as `--forcerun`, would swallow a file written after it).\n",
     ]
     for stage in STAGES:
         products = products_of(stage)
