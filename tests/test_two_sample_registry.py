@@ -63,10 +63,10 @@ def test_power_and_region_match_the_plain_reference(test):
 @pytest.mark.parametrize("test", list(TWO_SAMPLE_TESTS))
 def test_n_for_power_keeps_the_saw_tooth_rule(test):
     spec = TWO_SAMPLE_TESTS[test]
-    res = spec.n_for_power(0.2, 0.8, power=0.8, alpha=0.1, window=3)
-    for n in range(res.n, res.n + 4):
-        assert NAIVE_POWER[test](0.2, n, 0.8, n, 0.1) >= 0.8 - 1e-9
-    assert NAIVE_POWER[test](0.2, res.n_first - 1, 0.8, res.n_first - 1, 0.1) < 0.8
+    res = spec.n_for_power(0.1, 0.9, power=0.8, alpha=0.1, window=2)
+    for n in range(res.n, res.n + 3):
+        assert NAIVE_POWER[test](0.1, n, 0.9, n, 0.1) >= 0.8 - 1e-9
+    assert NAIVE_POWER[test](0.1, res.n_first - 1, 0.9, res.n_first - 1, 0.1) < 0.8
     assert res.n_first <= res.n
 
 
