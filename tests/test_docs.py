@@ -295,3 +295,19 @@ def test_the_prose_check_bites():
     assert HAND_COUNT.search("Two scenes share the keys")
     assert not HAND_COUNT.search("the same three tests on the trials")
     assert not HAND_COUNT.search("Both intervals use the pairs")
+
+
+def test_config_readme_key_tables_come_from_the_schema():
+    stale = "x\n<!-- BEGIN generated:keys fisher.f12 -->\n| old |\n<!-- END generated:keys -->\ny\n"
+    text = gen_docs.config_readme(stale)
+    schema = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())
+    keys = schema["properties"]["fisher"]["properties"]["f12"]["properties"]
+    assert "| old |" not in text and text.startswith("x\n") and text.endswith("y\n")
+    for name, node in keys.items():
+        row = next(line for line in text.splitlines() if f"`fisher.f12.{name}`" in line)
+        assert node["x-unit"] in row and str(node["default"]) in row
+        assert node["description"] in row
+    # every generated block of config/README.md names a section of the schema
+    readme = (ROOT / "config" / "README.md").read_text(encoding="utf-8")
+    prefixes = re.findall(r"<!-- BEGIN generated:keys ([\w.]+) -->", readme)
+    assert prefixes and all(gen_docs.key_table(p) for p in prefixes)
