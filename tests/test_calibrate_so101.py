@@ -512,6 +512,9 @@ def test_check_command_says_which_knob_differs(tmp_path, capsys):
     assert cal.main(["check", "--config", str(path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "pad_width_m: 0.0306" in err[0] and "0.0305" in err[0]
+    assert cal.main(["check", "--config", str(tmp_path / "missing.yaml")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "missing.yaml" in err[0]
 
 
 def test_rerun_command_fails_unless_it_chooses_the_records_point(monkeypatch, capsys):

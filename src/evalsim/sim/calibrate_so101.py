@@ -259,7 +259,11 @@ def main(argv: list[str] | None = None) -> int:
     rerun.add_argument("--model-run", default=None, help="CSV of a saved model run (steps 1-7)")
     rerun.add_argument("--out", default=None, help="CSV of the anchor, choices and final row")
     args = ap.parse_args(argv)
-    config = load_config(args.config)
+    try:
+        config = load_config(args.config)
+    except (OSError, ValueError) as exc:  # a missing file, bad YAML or a ConfigError
+        print(f"{args.config}: {exc}", file=sys.stderr)
+        return 2
     if args.command == "check":
         diffs = check_config(config)
         for line in diffs:
