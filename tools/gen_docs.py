@@ -143,18 +143,28 @@ def _schema_node(schema: dict, prefix: str) -> dict:
     return node
 
 
-def key_table(prefix: str, schema: dict | None = None) -> str:
-    """config/README.md's table of the keys under ``prefix``: key, unit, default, and the
-    meaning (the schema's description, then the reason behind the default)."""
-    schema = schema or yaml.safe_load(SCHEMA.read_text())
-    rows = ["| key | unit | default | meaning |", "|---|---|---|---|"]
-    for name, child in _schema_node(schema, prefix).get("properties", {}).items():
+def _key_rows(node: dict, path: str, rows: list[str]) -> None:
+    for name, child in node.get("properties", {}).items():
+        key = f"{path}.{name}"
+        if "properties" in child:  # a section: its keys, not the section itself
+            _key_rows(child, key, rows)
+            continue
         default = child.get("default", "")
+        shown = str(default)
+        if len(shown) > 60:  # a long list or table: the config reference has it in full
+            shown = "see the config reference"
         meaning = " ".join(t for t in (child.get("description"), child.get(REASON)) if t)
         rows.append(
-            f"| `{prefix}.{name}` | {_cell(child.get(UNIT, '—'))} | {_cell(default)} | "
-            f"{_cell(meaning)} |"
+            f"| `{key}` | {_cell(child.get(UNIT, '—'))} | {_cell(shown)} | {_cell(meaning)} |"
         )
+
+
+def key_table(prefix: str, schema: dict | None = None) -> str:
+    """config/README.md's table of the keys under ``prefix`` (depth first): key, unit,
+    default, and the meaning (the schema's description, then the reason behind the default)."""
+    schema = schema or yaml.safe_load(SCHEMA.read_text())
+    rows = ["| key | unit | default | meaning |", "|---|---|---|---|"]
+    _key_rows(_schema_node(schema, prefix), prefix, rows)
     return "\n".join(rows) + "\n"
 
 
