@@ -311,3 +311,25 @@ def test_config_readme_key_tables_come_from_the_schema():
     readme = (ROOT / "config" / "README.md").read_text(encoding="utf-8")
     prefixes = re.findall(r"<!-- BEGIN generated:keys ([\w.]+) -->", readme)
     assert prefixes and all(gen_docs.key_table(p) for p in prefixes)
+
+
+def test_schema_units_and_reasons_are_text():
+    # YAML reads an unquoted `[k, n]` as a list, and a comma in a flow mapping cuts a text
+    schema = yaml.safe_load((ROOT / "workflow/schemas/config.schema.yaml").read_text())
+
+    def walk(node, path):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in (gen_docs.UNIT, gen_docs.REASON, "description"):
+                    yield path, key, value
+                else:
+                    yield from walk(value, f"{path}/{key}")
+        elif isinstance(node, list):
+            for value in node:
+                yield from walk(value, path)
+
+    found = list(walk(schema, ""))
+    assert sum(key == gen_docs.UNIT for _, key, _ in found) > 10
+    assert [f for f in found if not isinstance(f[2], str)] == []
+    # no key of a schema node is a fragment of a text cut at a comma (its value is null)
+    assert "1) for the size curve." not in str(schema)
