@@ -150,7 +150,7 @@ def _key_rows(node: dict, path: str, rows: list[str]) -> None:
             _key_rows(child, key, rows)
             continue
         default = child.get("default", "")
-        shown = str(default)
+        shown = "null" if default is None else str(default)
         if len(shown) > 60:  # a long list or table: the config reference has it in full
             shown = "see the config reference"
         meaning = " ".join(t for t in (child.get("description"), child.get(REASON)) if t)
