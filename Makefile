@@ -41,6 +41,7 @@ $(VENV)/.installed-dev: $(VENV)/.installed requirements-dev.txt $(VENV_STALE)
 
 # One live progress line (tools/progress.py); Snakemake's per-job blocks go to logs/snakemake/.
 reproduce: venv
+	$(BIN)/python -m evalsim.sim.calibrate_so101 check
 	$(BIN)/python tools/progress.py logs/snakemake/reproduce.log -- \
 		$(BIN)/snakemake --profile profiles/local --cores $(CORES)
 	$(BIN)/snakemake --report results/report.html

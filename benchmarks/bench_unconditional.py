@@ -29,12 +29,13 @@ import warnings
 import scipy.stats
 from _common import best_of, print_result
 
+from evalsim.stats.names import TWO_SAMPLE_TESTS
 from evalsim.stats.two_sample.unconditional import (
     TESTS,
     unconditional_pvalue,
     unconditional_pvalue_table,
 )
-from evalsim.stats.two_sample.unconditional_power import TWO_SAMPLE_TESTS, exact_power, n_for_power
+from evalsim.stats.two_sample.unconditional_power import exact_power, n_for_power
 
 
 def _scipy_function(test: str):

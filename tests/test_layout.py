@@ -1,16 +1,14 @@
 """The house's layout (issue 25, item 3): statistics in subpackages with their kernels beside
-their drivers, no import circles, and the old flat paths kept as aliases for one release; the
-products stages whose modules were prefix families (design, resample, sequential) are
-subpackages of that stage."""
+their drivers, no import circles, and no module that only re-exports another (the old flat
+paths' aliases were removed in issue 47; CHANGELOG.md lists them); the products stages whose
+modules were prefix families (design, resample, sequential) are subpackages of that stage."""
 
 from __future__ import annotations
 
 import ast
-import importlib
 from pathlib import Path
 
 import grimp
-import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "evalsim"
 STATS = SRC / "stats"
@@ -38,24 +36,20 @@ def _docstring(path: Path) -> str:
     return ast.get_docstring(ast.parse(path.read_text())) or ""
 
 
-def _aliases() -> list[tuple[str, str]]:
-    """(old path, new path) of every alias module: its docstring says where the code moved."""
-    out = []
-    for path in sorted([*STATS.glob("*.py"), SRC / "resample.py"]):
-        doc = _docstring(path)
-        if doc.startswith("Moved to "):
-            old = "evalsim." + ".".join(path.relative_to(SRC).with_suffix("").parts)
-            new = doc.split(":mod:`", 1)[1].split("`", 1)[0]
-            out.append((old, new))
-    return out
+def _only_re_exports(path: Path) -> bool:
+    """True for a module whose body is a docstring and ``from ... import *`` lines."""
+    body = ast.parse(path.read_text()).body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    star = [n for n in body if isinstance(n, ast.ImportFrom) and n.names[0].name == "*"]
+    return bool(star) and all(isinstance(n, ast.ImportFrom) for n in body)
 
 
 def test_stats_holds_subpackages_and_only_its_shared_flat_modules():
     packages = {p.name for p in STATS.iterdir() if (p / "__init__.py").is_file()}
     assert packages == SUBPACKAGES
     flat = {p.stem for p in STATS.glob("*.py")}
-    aliases = {old.rsplit(".", 1)[1] for old, _ in _aliases()}
-    assert flat - aliases == STATS_TOP
+    assert flat == STATS_TOP
     # every numba kernel module sits inside the subpackage of its drivers
     kernels = sorted(SRC.rglob("_*kernels.py"))
     assert kernels and all(k.parent.parent == STATS for k in kernels), kernels
@@ -81,13 +75,20 @@ def test_products_groups_a_stages_modules_in_a_subpackage_of_that_stage():
             assert module.split(".")[0] == entry.stage, (entry.id, entry.builder)
 
 
-@pytest.mark.parametrize(("old", "new"), _aliases())
-def test_alias_of_an_old_path_re_exports_the_moved_module(old, new):
-    alias, moved = importlib.import_module(old), importlib.import_module(new)
-    public = getattr(moved, "__all__", None) or [n for n in vars(moved) if not n.startswith("_")]
-    assert public
-    for name in public:
-        assert getattr(alias, name) is getattr(moved, name), (old, name)
+def test_no_module_only_re_exports_another():
+    # a package's __init__ may gather its modules' names (its public face); a module may not
+    modules = [p for p in sorted(SRC.rglob("*.py")) if p.name != "__init__.py"]
+    aliases = [p for p in modules if _only_re_exports(p)]
+    assert aliases == [], "import from the real path; delete the alias module"
+
+
+def test_the_re_export_check_bites(tmp_path):
+    alias = tmp_path / "old.py"
+    alias.write_text('"""Moved."""\n\nfrom a.b import *  # noqa\nfrom a.b import __all__\n')
+    assert _only_re_exports(alias)
+    real = tmp_path / "real.py"
+    real.write_text('"""Real."""\n\nfrom a.b import *\n\nX = 1\n')
+    assert not _only_re_exports(real)
 
 
 def test_the_old_packages_paths_still_give_their_old_names():

@@ -18,8 +18,8 @@ from scipy.stats import binom
 
 from evalsim.figures import OKABE_ITO
 from evalsim.stats import names
+from evalsim.stats.names import POWER_TESTS, TWO_SAMPLE_TESTS
 from evalsim.stats.two_sample._nuisance_sup_kernels import prefix_over_on_grid
-from evalsim.stats.two_sample.fisher import fisher_pvalue, fisher_pvalue_one_sided
 from evalsim.stats.two_sample.power import fisher_power, n_for_fisher_power
 from evalsim.stats.two_sample.unconditional import (
     MEMORY_BUDGET_BYTES,
@@ -29,8 +29,6 @@ from evalsim.stats.two_sample.unconditional import (
     unconditional_pvalue_table,
 )
 from evalsim.stats.two_sample.unconditional_power import (
-    POWER_TESTS,
-    TWO_SAMPLE_TESTS,
     exact_power,
     n_for_power,
     power_of_region,
@@ -61,12 +59,8 @@ def scipy_p(test, k1, n1, k2, n2, alternative, n=200):
 
 
 def evalsim_p(test, k1, n1, k2, n2, alternative):
-    """evalsim's p-value of ``test``: the certified supremum, or Fisher's conditional sum."""
-    if TWO_SAMPLE_TESTS[test].certified:
-        return unconditional_pvalue(test, k1, n1, k2, n2, alternative=alternative).pvalue
-    if alternative == "two-sided":
-        return float(fisher_pvalue(k1, n1, k2, n2))
-    return fisher_pvalue_one_sided(k1, n1, k2, n2, alternative)
+    """evalsim's p-value of ``test``, through the registry's dispatch."""
+    return TWO_SAMPLE_TESTS[test].pvalue(k1, n1, k2, n2, alternative)[0]
 
 
 def scipy_keeps_the_ties(test, k1, n1, k2, n2, alternative) -> bool:
@@ -114,7 +108,6 @@ def test_every_registry_test_matches_its_scipy_cross_check(test, alternative, ta
 
 def test_registry_entries():
     assert POWER_TESTS == tuple(TWO_SAMPLE_TESTS) == names.POWER_TESTS
-    assert TWO_SAMPLE_TESTS is names.TWO_SAMPLE_TESTS
     assert POWER_TESTS[0] == "fisher"  # the default: the documents' test
     assert TESTS == tuple(CERTIFIED)
     for key, t in TWO_SAMPLE_TESTS.items():
@@ -257,7 +250,7 @@ def test_size_at_null_at_most_alpha_and_boschloo_beats_fisher():
 
 
 def test_n_for_power_fisher_matches_and_saw_tooth_rule():
-    f = n_for_power("fisher", 0.737, 0.877)
+    f = TWO_SAMPLE_TESTS["fisher"].n_for_power(0.737, 0.877)
     ref = n_for_fisher_power(0.737, 0.877)
     assert (f.n, f.n_first) == (ref.n, ref.n_first)
     b = n_for_power("boschloo", 0.737, 0.877, window=5)
@@ -266,8 +259,8 @@ def test_n_for_power_fisher_matches_and_saw_tooth_rule():
     assert exact_power("boschloo", 0.737, b.n_first - 1, 0.877, b.n_first - 1) < 0.8
     with pytest.raises(ValueError, match="must differ"):
         n_for_power("barnard", 0.5, 0.5)
-    with pytest.raises(ValueError, match="two-sided"):
-        n_for_power("fisher", 0.5, 0.6, alternative="less")
+    with pytest.raises(ValueError, match="test must be one of"):
+        n_for_power("fisher", 0.5, 0.6)  # Fisher's is the registry's, not this module's
 
 
 @pytest.mark.parametrize("test", ["boschloo", "barnard"])

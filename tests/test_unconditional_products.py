@@ -6,12 +6,9 @@ import pytest
 from naive_fisher import power as naive_fisher_power
 
 from evalsim.products.unconditional import unconditional_power_figure, unconditional_power_table
-from evalsim.stats.two_sample.unconditional_power import (
-    POWER_TESTS,
-    TWO_SAMPLE_TESTS,
-    exact_power,
-    n_for_power,
-)
+from evalsim.stats.names import POWER_TESTS, TWO_SAMPLE_TESTS
+from evalsim.stats.two_sample.power import n_for_fisher_power
+from evalsim.stats.two_sample.unconditional_power import exact_power, n_for_power
 
 
 def test_t38_rows_and_sizing():
@@ -22,7 +19,8 @@ def test_t38_rows_and_sizing():
         assert row.power_fisher == pytest.approx(naive_fisher_power(0.3, n, 0.8, n), rel=1e-9)
         assert row.power_boschloo == pytest.approx(exact_power("boschloo", 0.3, n, 0.8, n))
         assert row.power_boschloo >= row.power_fisher - 1e-12
-    want = {t: n_for_power(t, 0.3, 0.8, window=3).n for t in TWO_SAMPLE_TESTS}
+    want = {"fisher": n_for_fisher_power(0.3, 0.8, window=3).n}
+    want |= {t: n_for_power(t, 0.3, 0.8, window=3).n for t in TWO_SAMPLE_TESTS if t != "fisher"}
     assert [c for c in df.columns if c.startswith("power_")] == [f"power_{t}" for t in want]
     assert {t: int(df[f"n_{t}"].iloc[0]) for t in want} == want
     saved = want["fisher"] - want["boschloo"]

@@ -3,8 +3,10 @@
 Each page is made from the thing it describes, so it cannot go stale unnoticed:
 
 - ``cli.md``: every subcommand's ``--help``, from the argparse parser (``evalsim.cli``);
-- ``config.md``: every config key with its type, default, allowed values and description,
-  from the JSON schema (``workflow/schemas/config.schema.yaml``);
+- ``config.md``: every config key with its type, unit, default, allowed values, description
+  and reason, from the JSON schema (``workflow/schemas/config.schema.yaml``; ``x-unit`` and
+  ``x-reason``), and the key tables of ``config/README.md`` between its
+  ``<!-- BEGIN generated:keys PREFIX -->`` markers;
 - ``products.md``: every table and figure with its files, builder, inputs, config keys and
   caption, from the product manifest (``evalsim.products.manifest``);
 - ``api.md``: the public modules of ``evalsim``, rendered by mkdocstrings from their numpydoc
@@ -19,7 +21,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import pkgutil
 import re
@@ -109,9 +110,11 @@ def _walk(node: dict, path: str, rows: list[str]) -> None:
     if path:
         default = node.get("default", "")
         default = "" if isinstance(default, dict) and not default else default
+        meaning = " ".join(t for t in (node.get("description"), node.get(REASON)) if t)
         rows.append(
-            f"| `{path}` | {_cell(_type(node))} | {_cell(default if default != '' else '')} | "
-            f"{_cell(_allowed(node))} | {_cell(node.get('description', ''))} |"
+            f"| `{path}` | {_cell(_type(node))} | {_cell(node.get(UNIT, ''))} | "
+            f"{_cell(default if default != '' else '')} | {_cell(_allowed(node))} | "
+            f"{_cell(meaning)} |"
         )
     for name, child in node.get("properties", {}).items():
         _walk(child, f"{path}.{name}" if path else name, rows)
@@ -121,12 +124,65 @@ def _walk(node: dict, path: str, rows: list[str]) -> None:
             _walk(child, f"{path}[].{name}", rows)
 
 
+#: Schema keywords of a key's unit and of the reason behind its default (JSON Schema ignores
+#: keywords it does not know; ``x-`` marks them as this project's).
+UNIT, REASON = "x-unit", "x-reason"
+#: config/README.md, whose key tables are generated between these markers from the schema:
+#: ``<!-- BEGIN generated:keys fisher.t38 -->`` ... ``<!-- END generated:keys -->``.
+CONFIG_README = ROOT / "config" / "README.md"
+_KEYS_BLOCK = re.compile(
+    r"(<!-- BEGIN generated:keys (?P<prefix>[\w.\[\]]+) -->\n).*?(<!-- END generated:keys -->)",
+    re.S,
+)
+
+
+def _schema_node(schema: dict, prefix: str) -> dict:
+    node = schema
+    for part in prefix.split("."):
+        node = node["properties"][part]
+    return node
+
+
+def _key_rows(node: dict, path: str, rows: list[str]) -> None:
+    for name, child in node.get("properties", {}).items():
+        key = f"{path}.{name}"
+        if "properties" in child:  # a section: its keys, not the section itself
+            _key_rows(child, key, rows)
+            continue
+        default = child.get("default", "")
+        shown = "null" if default is None else str(default)
+        if len(shown) > 60:  # a long list or table: the config reference has it in full
+            shown = "see the config reference"
+        meaning = " ".join(t for t in (child.get("description"), child.get(REASON)) if t)
+        rows.append(
+            f"| `{key}` | {_cell(child.get(UNIT, '—'))} | {_cell(shown)} | {_cell(meaning)} |"
+        )
+
+
+def key_table(prefix: str, schema: dict | None = None) -> str:
+    """config/README.md's table of the keys under ``prefix`` (depth first): key, unit,
+    default, and the meaning (the schema's description, then the reason behind the default)."""
+    schema = schema or yaml.safe_load(SCHEMA.read_text())
+    rows = ["| key | unit | default | meaning |", "|---|---|---|---|"]
+    _key_rows(_schema_node(schema, prefix), prefix, rows)
+    return "\n".join(rows) + "\n"
+
+
+def config_readme(text: str | None = None) -> str:
+    """config/README.md with every generated key table rewritten from the schema."""
+    text = CONFIG_README.read_text() if text is None else text
+    schema = yaml.safe_load(SCHEMA.read_text())
+    return _KEYS_BLOCK.sub(
+        lambda m: m.group(1) + key_table(m.group("prefix"), schema) + m.group(3), text
+    )
+
+
 def config_page() -> str:
     """The config reference: one row per key of the schema, depth first."""
     schema = yaml.safe_load(SCHEMA.read_text())
     rows = [
-        "| key | type | default | allowed | description |",
-        "|---|---|---|---|---|",
+        "| key | type | unit | default | allowed | description |",
+        "|---|---|---|---|---|---|",
     ]
     _walk(schema, "", rows)
     return (
@@ -160,8 +216,9 @@ def products_page() -> str:
         HEADER.format(source="the product manifest, src/evalsim/products/manifest.py"),
         "# Product catalogue\n\nEvery table and figure of the study, one entry of "
         "`evalsim.products.manifest.PRODUCTS` each, in stage order. The HTML report "
-        "(`results/report.html`) shows each with its caption; `snakemake <file>` rebuilds "
-        "one.\n",
+        "(`results/report.html`) shows each with its caption; `snakemake --cores 2 --force "
+        "<file>` rebuilds one and nothing else (`--force` is a flag: an option that takes many "
+        "values, such as `--forcerun`, would swallow a file written after it).\n",
     ]
     for stage in STAGES:
         products = products_of(stage)
@@ -204,9 +261,6 @@ def public_modules() -> list[str]:
     for info in pkgutil.walk_packages(evalsim.__path__, prefix="evalsim."):
         if any(part.startswith("_") for part in info.name.split(".")):
             continue
-        origin = importlib.util.find_spec(info.name).origin
-        if Path(origin).read_text().startswith('"""Moved to '):
-            continue  # an alias of an old path, kept for one release (docs/ARCHITECTURE.md)
         names.append(info.name)
     return sorted(names)
 
@@ -246,6 +300,12 @@ def main(argv: list[str] | None = None) -> int:
             continue
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
+    text = config_readme()
+    if args.check:
+        if CONFIG_README.read_text() != text:
+            stale.append(str(CONFIG_README.relative_to(ROOT)))
+    else:
+        CONFIG_README.write_text(text)
     if stale:
         print("stale generated docs (run python tools/gen_docs.py): " + ", ".join(stale))
         return 1

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from evalsim.cli._common import BadInput, Report, _ci_pct, _p, column_flag
+from evalsim.seeding import rng_for
 
 # evalsim.stats modules are imported inside the functions that use them: they load numba
 # kernels and SciPy, which a command on a small log should not pay for at start (issue 24).
@@ -150,7 +151,6 @@ def _label(keys, values) -> str:
 def apply_hook(args, df: pd.DataFrame, rep: Report) -> None:
     """The log hook: the cluster tables of ``summarize`` (all policies) and ``compare``
     (``--a`` and ``--b``, with the seed-level test)."""
-    from evalsim.seeding import rng_for
 
     column = _column(args, df)
     if column is None:

@@ -1,18 +1,20 @@
 """``--test`` of ``evalsim compare`` and ``evalsim plan``: the unpaired two-sample tests.
 
-The choices, labels and properties come from the registry
-:data:`evalsim.stats.names.TWO_SAMPLE_TESTS` (importable without SciPy or numba). Fisher's
-exact test stays the default (the documents' test). Boschloo's and Barnard's exact
-unconditional tests come from :mod:`evalsim.stats.two_sample.unconditional` at any n (no cap), each
-p-value with its certified upper bound, which the JSON carries.
+The choices, labels, properties and computations come from the registry
+:data:`evalsim.stats.names.TWO_SAMPLE_TESTS` (importable without SciPy or numba; each entry
+imports its module on first use). Fisher's exact test stays the default (the documents'
+test). The exact unconditional tests (the entries with ``certified``) come from
+:mod:`evalsim.stats.two_sample.unconditional` at any n (no cap), each p-value with its
+certified upper bound, which the JSON carries.
 """
 
 from __future__ import annotations
 
-from evalsim.stats.names import POWER_TESTS
+from evalsim.stats.names import POWER_TESTS, TWO_SAMPLE_TESTS
 
-# evalsim.stats modules are imported inside the functions that use them: they load numba
-# kernels and SciPy, which a command on a small log should not pay for at start (issue 24).
+# evalsim.stats modules are imported inside the functions that use them (and the registry
+# imports each test's module on first use): they load numba kernels and SciPy, which a
+# command on a small log should not pay for at start (issue 24).
 
 #: The test ``--test`` takes when not given (the documents' test).
 DEFAULT_TEST = "fisher"
@@ -25,13 +27,7 @@ def _spoken(words: list[str]) -> str:
 
 def plan_n(test: str, p1: float, p2: float, power: float, alpha: float):
     """n per arm for exact two-sided power (saw-tooth rule of ``n_for_fisher_power``)."""
-    if test == "fisher":
-        from evalsim.stats.two_sample.power import n_for_fisher_power
-
-        return n_for_fisher_power(p1, p2, power=power, alpha=alpha)
-    from evalsim.stats.two_sample.unconditional_power import n_for_power
-
-    return n_for_power(test, p1, p2, power=power, alpha=alpha)
+    return TWO_SAMPLE_TESTS[test].n_for_power(p1, p2, power=power, alpha=alpha)
 
 
 def add_test_option(p) -> None:
@@ -43,14 +39,6 @@ def add_test_option(p) -> None:
         default=DEFAULT_TEST,
         help=f"unpaired test: {DEFAULT_TEST} (default, the documents' test), {_spoken(others)}",
     )
-
-
-def unconditional(test: str, k1: int, n1: int, k2: int, n2: int, alternative: str) -> dict:
-    """Certified p-value of arm 1 (k1/n1) against arm 2; the JSON record of the test."""
-    from evalsim.stats.two_sample.unconditional import unconditional_pvalue
-
-    pvalue = unconditional_pvalue
-    return pvalue(test, k1, n1, k2, n2, alternative=alternative).as_dict()
 
 
 def boschloo_secondary(k_a: int, n_a: int, k_b: int, n_b: int) -> tuple[float | None, str]:

@@ -492,7 +492,7 @@ def cmd_compare_by_task(args) -> Report:
             "McNemar a:b = pairs where only A / only B succeeded (trials paired by "
             f"{'/'.join(keys)} within each task)."
         )
-    unpaired = [t["task"] for t in task_data if t["test"] == "fisher"]
+    unpaired = [t["task"] for t in task_data if t["a_only"] is None]  # no pairs: Fisher
     if keys and unpaired:
         rep.line(f"note: not pairable, Fisher used: {', '.join(unpaired)}")
 

@@ -25,6 +25,7 @@ from evalsim.cli._common import (
     _pct,
 )
 from evalsim.cli.compare_input import pair_trials
+from evalsim.stats.decision import rejects
 from evalsim.stats.names import TWO_SAMPLE_TESTS
 from evalsim.stats.rates import TwoArmRates
 
@@ -135,7 +136,6 @@ def _paired_analysis(merged, alternative: str, conf: float) -> PairedAnalysis:
 
 def _decide(p, lo, hi, alpha, alternative):
     """(test rejects, interval agrees): the stated rule, applied to one p and one interval."""
-    from evalsim.stats.decision import rejects
 
     reject = bool(rejects(p, alpha))
     if alternative == "greater":
@@ -306,25 +306,14 @@ class Comparison:
 
 def _unpaired_test(test: str, counts: tuple[int, int, int, int], alternative: str, conf: float):
     """(test name, p, B - A interval, certificate) of the unpaired analysis of ``counts`` =
-    (k_a, n_a, k_b, n_b): Fisher's test, or the certified ``test`` of the registry, and the
+    (k_a, n_a, k_b, n_b): the registry's ``test`` (its certificate when it has one), and the
     Newcombe interval."""
     k_a, n_a, k_b, n_b = counts
-    if alternative != "two-sided":
-        from evalsim.stats.two_sample.fisher import fisher_pvalue_one_sided
-
-        p = float(fisher_pvalue_one_sided(k_b, n_b, k_a, n_a, alternative))
-    else:
-        from evalsim.stats.two_sample.fisher import fisher_pvalue
-
-        p = float(fisher_pvalue(k_b, n_b, k_a, n_a))
+    p, certificate = TWO_SAMPLE_TESTS[test].pvalue(k_b, n_b, k_a, n_a, alternative)
     from evalsim.stats.two_sample.paired import diff_interval
 
     ci = _interval_pair(diff_interval(k_b, n_b, k_a, n_a, method="newcombe", confidence=conf))
-    test_name, certificate = TWO_SAMPLE_TESTS["fisher"].label, None
-    if TWO_SAMPLE_TESTS[test].certified:
-        certificate = _tests.unconditional(test, k_b, n_b, k_a, n_a, alternative)
-        test_name, p = TWO_SAMPLE_TESTS[test].label, certificate["pvalue"]
-    return test_name, p, ci, certificate
+    return TWO_SAMPLE_TESTS[test].label, p, ci, certificate
 
 
 def _mde(pa: PairedAnalysis | None, n_a: int, n_b: int, alpha: float, pbar: float):

@@ -75,7 +75,7 @@ def cmd_plan(args) -> Report:
         )
     if args.discordance is not None and not args.paired:
         raise BadInput("--discordance applies only with --paired")
-    if args.paired and args.test != "fisher":
+    if args.paired and args.test != _tests.DEFAULT_TEST:
         raise BadInput(
             f"--test {args.test} applies to unpaired designs; a paired design is planned for the "
             "exact McNemar test"
@@ -212,22 +212,19 @@ def cmd_plan(args) -> Report:
 
 
 def _exact_power_mde(test: str, p1: float, p2: float, n: int, alpha: float, power: float):
-    """Exact power of ``test`` at n per arm, and its MDE at the mean rate (from its rejection
-    region: Fisher's, or an unconditional test's certified one)."""
+    """Exact power of ``test`` at n per arm, and its MDE at the mean rate (from the registry's
+    rejection region of the test, built once and read by both, or Fisher's own path)."""
     from evalsim.stats.two_sample.design import mde_exact
 
-    if test == "fisher":
-        from evalsim.stats.two_sample.power import fisher_power
-
-        power_at_n = float(fisher_power(p1, n, p2, n, alpha=alpha))
-        region = None
-    else:
-        from evalsim.stats.two_sample.unconditional_power import power_of_region, rejection_region
-
-        region = rejection_region(test, n, n, alpha)[0]  # built once: power and MDE read it
-        power_at_n = power_of_region(region, p1, p2)
+    spec = TWO_SAMPLE_TESTS[test]
+    power_at_n = float(spec.power(p1, n, p2, n, alpha))
     res = mde_exact(
-        n, alpha=alpha, power=power, baseline=(p1 + p2) / 2, convention="centered", region=region
+        n,
+        alpha=alpha,
+        power=power,
+        baseline=(p1 + p2) / 2,
+        convention="centered",
+        region=spec.region(n, n, alpha),
     )
     return power_at_n, (float(res.mde) if math.isfinite(res.mde) else None)
 

@@ -18,7 +18,13 @@ from pathlib import Path
 
 from evalsim.flowchart import PROTOCOL_MERMAID, draw_flowchart, parse_mermaid
 
-__all__ = ["Product", "declared_products", "gallery_markdown", "protocol_flowchart"]
+__all__ = [
+    "Product",
+    "declared_products",
+    "gallery_markdown",
+    "protocol_flowchart",
+    "regenerate_command",
+]
 
 
 def protocol_flowchart(
@@ -113,6 +119,14 @@ def _rst_to_text(rst: str) -> str:
     return re.sub(r":\w+:`([^`]*)`", r"\1", text)
 
 
+def regenerate_command(target: str) -> str:
+    """The command that rebuilds one product and nothing else: ``--force`` (a flag) reruns the
+    job of ``target``, the only target, and Snakemake adds only the jobs its missing inputs
+    need (an option that takes many values, such as ``--forcerun``, would swallow a target
+    written after it and run the whole study; ``tests/test_regenerate_commands.py``)."""
+    return f".venv/bin/snakemake --cores 2 --force {target}"
+
+
 def gallery_markdown(repo: str | os.PathLike = ".", products: list[Product] | None = None) -> str:
     """The README gallery: each declared figure, its caption and how to regenerate it."""
     repo = Path(repo)
@@ -131,6 +145,6 @@ def gallery_markdown(repo: str | os.PathLike = ".", products: list[Product] | No
             caption = _rst_to_text((repo / p.caption).read_text(encoding="utf-8"))
         lines.append(
             f"- **[{Path(p.path).stem}]({p.path})** — {caption} "
-            f"Regenerate: `.venv/bin/snakemake --cores 2 {p.path}`."
+            f"Regenerate: `{regenerate_command(p.path)}`."
         )
     return "\n".join(lines)

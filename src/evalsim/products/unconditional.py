@@ -1,10 +1,9 @@
 """T38 and F12: exact power of the unpaired two-sample tests (issue 28).
 
-The tests, their labels and their colors are the entries of
-:data:`evalsim.stats.two_sample.unconditional_power.TWO_SAMPLE_TESTS`. T38: exact power of each
-two-sided
-test at the lesson's rates (0.737 vs 0.877) and at 0.80 vs 0.90 on a grid of n per arm, each
-test's n for the target power (the saw-tooth rule of
+The tests, their labels, colors and computations are the entries of
+:data:`evalsim.stats.names.TWO_SAMPLE_TESTS`. T38: exact power of each two-sided test at the
+lesson's rates (0.737 vs 0.877) and at 0.80 vs 0.90 on a grid of n per arm, each test's n for
+the target power (the saw-tooth rule of
 :func:`evalsim.stats.two_sample.power.n_for_fisher_power`) and the trials Boschloo saves over
 Fisher.
 F12: the power curves, and each test's exact size at the null against the common rate.
@@ -16,12 +15,7 @@ import numpy as np
 import pandas as pd
 
 from evalsim.products._common import captioned
-from evalsim.stats.two_sample.unconditional_power import (
-    POWER_TESTS,
-    TWO_SAMPLE_TESTS,
-    exact_power,
-    n_for_power,
-)
+from evalsim.stats.names import POWER_TESTS, TWO_SAMPLE_TESTS
 
 __all__ = ["unconditional_power_table", "unconditional_power_figure"]
 
@@ -43,13 +37,13 @@ def unconditional_power_table(
     sizing = {}
     for p_a, p_b in rate_pairs:
         for test in POWER_TESTS:
-            sizing[(p_a, p_b, test)] = n_for_power(
-                test, p_a, p_b, target_power, alpha, window=power_window
+            sizing[(p_a, p_b, test)] = TWO_SAMPLE_TESTS[test].n_for_power(
+                p_a, p_b, target_power, alpha, window=power_window
             )
         for n in n_values:
             row = {"p_a": p_a, "p_b": p_b, "n_per_arm": int(n)}
             for test in POWER_TESTS:
-                row[f"power_{test}"] = exact_power(test, p_a, int(n), p_b, int(n), alpha)
+                row[f"power_{test}"] = TWO_SAMPLE_TESTS[test].power(p_a, int(n), p_b, int(n), alpha)
             rows.append(row)
     df = pd.DataFrame(rows)
     heads = []
@@ -93,9 +87,9 @@ def unconditional_power_figure(
     ns = np.asarray(n_values, dtype=int)
     for test in POWER_TESTS:
         entry = TWO_SAMPLE_TESTS[test]
-        pw = [exact_power(test, p_a, int(n), p_b, int(n), alpha) for n in ns]
+        pw = [entry.power(p_a, int(n), p_b, int(n), alpha) for n in ns]
         ax.plot(ns, pw, color=entry.color, lw=1.0, label=entry.short)
-        size = [exact_power(test, p, size_n, p, size_n, alpha) for p in size_rates]
+        size = [entry.power(p, size_n, p, size_n, alpha) for p in size_rates]
         bx.plot(size_rates, size, color=entry.color, lw=1.0, label=entry.short)
     ax.axhline(0.8, color="0.5", lw=0.6, ls=":")
     ax.set_xlabel("trials per arm")

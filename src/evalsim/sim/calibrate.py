@@ -75,6 +75,7 @@ import numpy as np
 import pandas as pd
 
 from evalsim.config import load_config
+from evalsim.io import atomic_path
 from evalsim.stats.proportion.binomial import binom_cdf, binom_sf, prob_at_least
 
 log = logging.getLogger(__name__)
@@ -343,8 +344,6 @@ def main(argv: list[str] | None = None) -> None:
     print(res.round(4).to_string(index=False))
     print(f"chosen: {chosen}  ({time.perf_counter() - t0:.0f} s)")
     if args.out:
-        from evalsim.io import atomic_path
-
         with atomic_path(args.out) as tmp:
             res.to_csv(tmp, index=False, float_format="%.6g")
 

@@ -1,7 +1,8 @@
-"""The response-surface model of the SO-101 calibration rule (:mod:`evalsim.sim.calibrate_so101`,
-whose docstring holds the rule's versions and steps): design points in coded units, the
-least-squares model of each rate, its prediction, the edits versions 5 and 6 make to it, and
-the choice of the point with the smallest predicted distance. Pure functions: no simulation.
+"""The response-surface model of the SO-101 calibration rule (:mod:`evalsim.sim.calibrate_so101`;
+the rule's text and steps: the record ``config/calibration/so101.yaml``): design points in
+coded units, the least-squares model of each rate, its prediction, the intercept shifts the
+fresh runs make to it, and the choice of the point with the smallest predicted distance. Pure
+functions: no simulation.
 """
 
 from __future__ import annotations
@@ -10,20 +11,12 @@ import itertools
 
 import numpy as np
 
-#: Coded values tried by the choice in every knob (step 6).
+#: Coded values tried by the choice in every knob (the rule's step 5).
 CHOICE_GRID = np.round(np.linspace(-1.0, 1.0, 21), 10)
 
 
-def design_coded(n_knobs: int) -> np.ndarray:
-    """Rule step 5: the half-fraction 2^(k-1) factorial (last column the product of the
-    others) and the centre, in coded units; one row per point, the centre first."""
-    full = np.array(list(itertools.product((-1.0, 1.0), repeat=n_knobs - 1)))
-    half = np.column_stack([full, np.prod(full, axis=1)])
-    return np.vstack([np.zeros(n_knobs), half])
-
-
 def design_full(n_knobs: int) -> np.ndarray:
-    """Rule version 4, step 3: the full 2^k factorial and the centre, in coded units; one row
+    """The rule's step 3: the full 2^k factorial and the centre, in coded units; one row
     per point, the centre first."""
     full = np.array(list(itertools.product((-1.0, 1.0), repeat=n_knobs)))
     return np.vstack([np.zeros(n_knobs), full])
@@ -51,8 +44,8 @@ def point_of(coded: np.ndarray, knobs: dict[str, tuple[float, float]]) -> dict[s
 
 def fit_linear(coded: np.ndarray, y: np.ndarray, interactions: bool = False) -> np.ndarray:
     """Least-squares coefficients of ``y`` on :func:`model_matrix` of the coded knobs:
-    intercept and slopes (version 3's step 5), then with ``interactions`` the two-knob
-    products (version 4's step 4)."""
+    intercept and slopes, then with ``interactions`` the two-knob products (the rule's
+    step 4)."""
     beta, *_ = np.linalg.lstsq(model_matrix(coded, interactions), y, rcond=None)
     return beta
 
@@ -70,11 +63,11 @@ def shift_intercepts(
     measured: dict[str, float],
     weight: float = 1.0,
 ) -> dict[str, np.ndarray]:
-    """Rule version 5, step 3: every model of ``measured`` with its intercept moved by
-    ``weight`` times the measured value minus the model's prediction at the coded point
-    ``coded`` (the others as they are). With ``weight`` 1 the shifted model predicts the
-    measured value there; rule version 7, step 6, weighs the two estimates by their distinct
-    poses (``weight`` = the measurement's share)."""
+    """The rule's step 6: every model of ``measured`` with its intercept moved by ``weight``
+    times the measured value minus the model's prediction at the coded point ``coded`` (the
+    others as they are). With ``weight`` 1 the shifted model predicts the measured value
+    there; the rule weighs the two estimates by their distinct poses (``weight`` = the
+    measurement's share)."""
     if not 0.0 <= weight <= 1.0:
         raise ValueError(f"weight must be in [0, 1], got {weight!r}")
     out = {}
@@ -87,40 +80,13 @@ def shift_intercepts(
 
 
 def mean_residual(beta: np.ndarray, coded: np.ndarray, measured: np.ndarray) -> float:
-    """Rule version 8, step 3: the mean over runs of measured minus the model's prediction at
+    """The rule's step 8: the mean over runs of measured minus the model's prediction at
     each run's coded point (rows of ``coded``, one per entry of ``measured``)."""
     coded = np.atleast_2d(coded)
     measured = np.asarray(measured, dtype=float)
     if len(measured) != len(coded) or not len(coded):
         raise ValueError("need one measured value per coded point, at least one")
     return float(np.mean(measured - predict(beta, coded)))
-
-
-def add_knob(beta: np.ndarray, n_knobs: int, slope: float) -> np.ndarray:
-    """Rule version 6, step 2: the coefficients of a model in ``n_knobs`` coded knobs (with the
-    two-knob products when ``beta`` is longer than the intercept and slopes) extended by one
-    more knob, last, that enters linearly with ``slope`` and no interaction (its products with
-    the others are 0), in :func:`model_matrix`'s order for ``n_knobs + 1`` knobs."""
-    beta = np.asarray(beta, dtype=float)
-    interactions = len(beta) > 1 + n_knobs
-    if len(beta) != 1 + n_knobs + (len(_pairs(n_knobs)) if interactions else 0):
-        raise ValueError("beta does not match n_knobs")
-    out = [*beta[: 1 + n_knobs], float(slope)]
-    if interactions:
-        old = dict(zip(_pairs(n_knobs), beta[1 + n_knobs :], strict=True))
-        out += [old.get(pair, 0.0) for pair in _pairs(n_knobs + 1)]
-    return np.array(out)
-
-
-def grid_within(
-    grid: np.ndarray, knob: tuple[float, float], design_knob: tuple[float, float]
-) -> np.ndarray:
-    """Rule version 6, step 4: the coded values of ``grid`` (coding ``knob``: centre,
-    half-range) whose knob values lie within the box of ``design_knob`` (centre +- half-range;
-    to 10^-9), so a slope fitted on that design is not extrapolated."""
-    (c, h), (c0, h0) = knob, design_knob
-    value = c + np.asarray(grid) * h
-    return np.asarray(grid)[(value >= c0 - h0 - 1e-9) & (value <= c0 + h0 + 1e-9)]
 
 
 def choose(
@@ -132,7 +98,7 @@ def choose(
     n_knobs: int,
     grids: list[np.ndarray] | None = None,
 ) -> tuple[np.ndarray, dict[str, float]]:
-    """Rule step 6: the grid point with the smallest predicted D whose predicted sigma = 0
+    """The rule's step 5: the grid point with the smallest predicted D whose predicted sigma = 0
     rates meet ``sigma0_required``; ties to the point nearest the centre. ``grids``: the coded
     values of every knob (default :data:`CHOICE_GRID` in each). Returns (coded point,
     predictions); raises ValueError when no grid point is predicted feasible."""

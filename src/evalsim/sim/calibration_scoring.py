@@ -1,5 +1,5 @@
 """One point of the SO-101 calibration: its draws, trials and score (the rule's steps 1-3 and
-its acceptance; :mod:`evalsim.sim.calibrate_so101` holds the rule's versions).
+its acceptance; :mod:`evalsim.sim.calibrate_so101` runs the rule).
 
 A point is a set of ``scene.so101`` knobs (and :data:`TASK_KNOBS` of the first task). Its
 trials run on ``study_seed + 1`` (draws independent of the study's pools) as jobs of
@@ -126,7 +126,7 @@ def policy_jobs(config: dict, point: dict, start: int, stop: int) -> list[tuple]
 
 
 def distinct_pose_ranges(start: int, trials_per_seed: int, n_seeds: int) -> list[range]:
-    """Rule version 5, step 1: trial indices of training seeds ``0 .. n_seeds - 1``, each seed
+    """The rule's step 1: trial indices of training seeds ``0 .. n_seeds - 1``, each seed
     its own block (seed ``s``: ``start + s * trials_per_seed`` onwards), so no two trials of a
     policy share a pose or surfaces (those are keyed by task and trial index only)."""
     if start < 0 or trials_per_seed < 1 or n_seeds < 1:
@@ -184,7 +184,7 @@ def score_point(
 def score_point_distinct(
     config: dict, point: dict, start: int, trials_per_seed: int, processes: int = 1
 ) -> dict[str, float]:
-    """:func:`score_point` on :func:`distinct_pose_ranges` (rule version 5, steps 3 and 5)."""
+    """:func:`score_point` on :func:`distinct_pose_ranges` (the rule's fresh runs)."""
     t0 = time.perf_counter()
     jobs = distinct_pose_jobs(config, point, start, trials_per_seed)
     row = point_row(config, point, run_jobs(processes, jobs))

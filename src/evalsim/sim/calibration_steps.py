@@ -1,4 +1,4 @@
-"""The steps the SO-101 calibration rule's versions share (:mod:`evalsim.sim.calibrate_so101`):
+"""The steps of the SO-101 calibration rule (:mod:`evalsim.sim.calibrate_so101`):
 a design's points and trials, the fitted response surfaces, the choice with its sigma = 0
 feasibility loop, and the final row with its acceptance. One point's trials and score are
 :mod:`evalsim.sim.calibration_scoring`'s; the response-surface algebra is
@@ -91,7 +91,7 @@ def choose_feasible(
     processes: int,
     first_order: int,
 ) -> tuple[np.ndarray, dict, dict[str, float], list[dict]]:
-    """Version 3's step 6 with its feasibility loop: (coded point, point, measured sigma = 0
+    """The rule's step 5 with its feasibility loop: (coded point, point, measured sigma = 0
     rates, one row per choice tried)."""
     knobs, fixed = rule["knobs"], rule["fixed"]
     names = list(knobs)
@@ -153,7 +153,7 @@ def anchored_choice(
     sigma0_models: dict[str, np.ndarray],
     anchor: dict,
 ) -> pd.DataFrame:
-    """Versions 6 and 8's last steps: the choice on the shifted models (``choice_rule``'s
+    """The rule's last steps: the choice on the shifted models (``choice_rule``'s
     knobs, fixed knobs and grids), then the final run on ``rule``'s fresh distinct poses; one
     row for the anchor, one per choice tried, the final row."""
     x, point, measured, tried = choose_feasible(

@@ -1,13 +1,14 @@
 """Names the ``evalsim`` command offers as choices, importable without SciPy or numba.
 
-The statistics modules that own these registries re-export them
-(:data:`evalsim.stats.two_sample.unconditional_power.TWO_SAMPLE_TESTS` and ``POWER_TESTS``,
-:data:`evalsim.stats.simreal.METHODS`), so the command line can declare its options without
-loading the kernels.
+The two-sample tests' registry carries their behaviour too: each entry imports the module
+that computes it on first use. :data:`SIMREAL_METHODS` is the list
+:mod:`evalsim.stats.simreal.methods` reads as its ``METHODS``, so the command line can declare
+its options without loading the kernels.
 """
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass
 
 from evalsim._registry import by_id
@@ -49,6 +50,10 @@ class TwoSampleTest:
         Its color in figures (an Okabe-Ito color, distinct across tests).
     reference : str
         Where the test is defined.
+    module : str
+        The module that computes it, imported on first use (the command's start-up does not
+        load numba or SciPy). It defines ``pvalue_record``, ``exact_power``, ``region`` and
+        ``n_for_power``, each taking the test's id first, which the methods below call.
     """
 
     id: str
@@ -58,13 +63,47 @@ class TwoSampleTest:
     certified: bool
     color: str
     reference: str
+    module: str
+
+    @property
+    def conditional(self) -> bool:
+        """True for a test conditional on the margins (a finite-sum p-value, no certificate)."""
+        return not self.certified
+
+    def _computes(self):
+        return importlib.import_module(self.module)
+
+    def pvalue(self, k1, n1, k2, n2, alternative="two-sided") -> tuple[float, dict | None]:
+        """``(p, certificate)`` of arm 1 (``k1`` of ``n1``) against arm 2 (``k2`` of ``n2``):
+        the p-value, and the JSON record of its certified upper bound (None for a conditional
+        test)."""
+        return self._computes().pvalue_record(self.id, k1, n1, k2, n2, alternative=alternative)
+
+    def power(self, p1, n1, p2, n2, alpha=0.05) -> float:
+        """Exact two-sided power at rates ``p1``, ``p2`` with ``n1``, ``n2`` trials (the size
+        when ``p1 == p2``): the binomial probability of the rejection region ``p < alpha``."""
+        return self._computes().exact_power(self.id, p1, n1, p2, n2, alpha=alpha)
+
+    def region(self, n1, n2, alpha=0.05):
+        """Two-sided rejection region ``p < alpha``: bool array ``(n1 + 1, n2 + 1)`` indexed by
+        ``(k1, k2)``, or None where the power has a faster path than the region (Fisher's:
+        :func:`evalsim.stats.two_sample.design.mde_exact` then takes Fisher's own)."""
+        return self._computes().region(self.id, n1, n2, alpha=alpha)
+
+    def n_for_power(self, p1, p2, power=0.8, alpha=0.05, window: int = 20):
+        """Equal n per arm for two-sided exact power ``>= power`` (the saw-tooth rule of
+        :data:`evalsim.stats.two_sample.power.N_DEFINITION`): a
+        :class:`~evalsim.stats.two_sample.power.PowerSearchN`."""
+        return self._computes().n_for_power(
+            self.id, p1, p2, power=power, alpha=alpha, window=window
+        )
 
 
 #: Unpaired two-sample tests with exact p-values, power and sample size, in the order of the
 #: command's choices and of T38's columns and F12's curves; the first is the default. Adding a
-#: test: one entry here and its p-value and power in
-#: :mod:`evalsim.stats.two_sample.unconditional_power`
-#: (the command, T38, F12 and the tests' SciPy cross-check read the registry).
+#: test: one entry here and its ``module`` (p-value, power, region and n per arm); the command's
+#: ``--test``, ``plan`` and ``compare``, T38, F12 and the tests' SciPy cross-check read the
+#: registry.
 TWO_SAMPLE_TESTS: dict[str, TwoSampleTest] = by_id(
     TwoSampleTest(
         "fisher",
@@ -74,6 +113,7 @@ TWO_SAMPLE_TESTS: dict[str, TwoSampleTest] = by_id(
         certified=False,
         color="#0072B2",  # Okabe-Ito blue
         reference="Fisher (1935)",
+        module="evalsim.stats.two_sample.conditional",
     ),
     TwoSampleTest(
         "boschloo",
@@ -83,6 +123,7 @@ TWO_SAMPLE_TESTS: dict[str, TwoSampleTest] = by_id(
         certified=True,
         color="#E69F00",  # orange
         reference="Boschloo (1970)",
+        module="evalsim.stats.two_sample.unconditional_power",
     ),
     TwoSampleTest(
         "barnard",
@@ -92,6 +133,7 @@ TWO_SAMPLE_TESTS: dict[str, TwoSampleTest] = by_id(
         certified=True,
         color="#009E73",  # bluish green
         reference="Barnard (1947), pooled score statistic",
+        module="evalsim.stats.two_sample.unconditional_power",
     ),
 )
 

@@ -10,6 +10,7 @@ import pandas as pd
 
 from evalsim.products._common import captioned, titled_frame
 from evalsim.products.design.tables import NAN
+from evalsim.seeding import rng_for
 from evalsim.stats.two_sample import design as dz
 from evalsim.stats.two_sample import paired as pz
 
@@ -146,7 +147,6 @@ def paired_contingency_table(
     With ``pairs`` ([[policy_a, policy_b], ...]), one block of rows per pair, led by the two
     policy names.
     """
-    from evalsim.seeding import rng_for
 
     if pairs is not None:
         return _for_each_pair(

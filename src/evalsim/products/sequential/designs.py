@@ -10,7 +10,7 @@ of rule ``sequential_design``, pools from ``results/pools/pools.parquet``):
 * :func:`pools_table` (T33) -- sequential evaluations drawn from the MuJoCo pools.
 
 The figures F05 and F06 are :mod:`evalsim.products.sequential.figures`; the bench sheet
-(F07) is :func:`evalsim.products.sequential.sheet.bench_sheet`.
+(F07) is :func:`evalsim.figures.sequential_sheet.bench_sheet`.
 """
 
 from __future__ import annotations

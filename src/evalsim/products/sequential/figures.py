@@ -1,7 +1,7 @@
 """Figures of the sequential stage: F05 (false wins against the common rate) and F06 (power
 and expected sample size). The tables (T31-T33) and the designs are
 :mod:`evalsim.products.sequential.designs`; the bench sheet (F07)
-:func:`evalsim.products.sequential.sheet.bench_sheet`.
+:func:`evalsim.products.sequential.sheet.bench_sheet_of`.
 """
 
 from __future__ import annotations

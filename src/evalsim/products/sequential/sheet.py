@@ -1,7 +1,7 @@
 """F07 from the pipeline: the bench sheet of the design the rule passes.
 
 The drawing is :func:`evalsim.figures.sequential_sheet.bench_sheet` (shared with the
-``evalsim sequential sheet`` command); ``bench_sheet`` is re-exported here for one release.
+``evalsim sequential sheet`` command).
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from evalsim.figures.sequential_sheet import bench_sheet
 from evalsim.stats.sequential.core import SequentialDesign
 
-__all__ = ["bench_sheet", "bench_sheet_of"]
+__all__ = ["bench_sheet_of"]
 
 
 def bench_sheet_of(designs: dict[str, SequentialDesign]):

@@ -43,6 +43,7 @@ References
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -398,7 +399,6 @@ def cmh_test(k_a, n_a, k_b, n_b, confidence: float = 0.95) -> CMHResult:
     odds ratio and are dropped before calling statsmodels (their CMH variance is zero). When
     no task is informative, the statistics are NaN and the p-values 1.
     """
-    import warnings
 
     from scipy.stats import chi2
     from statsmodels.stats.contingency_tables import StratifiedTable

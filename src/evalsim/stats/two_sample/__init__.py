@@ -1,2 +1,3 @@
-"""Two policies compared: Fisher's exact test, the exact unconditional tests (Boschloo,
-Barnard), exact power and sample size, paired (McNemar) analyses and study design."""
+"""Two policies compared: the unpaired tests of the registry
+:data:`evalsim.stats.names.TWO_SAMPLE_TESTS` (Fisher's exact test and the exact unconditional
+tests), exact power and sample size, paired (McNemar) analyses and study design."""

@@ -40,6 +40,7 @@ from evalsim.stats._validate import (
     check_probability,
     check_z,
 )
+from evalsim.stats.decision import rejects
 
 VARIANCES = ("fleiss", "pbar", "unpooled")
 PAIRED_VARIANCES = ("separate", "pbar")
@@ -418,7 +419,6 @@ def mcnemar_critical_values(d_max: int, alpha: float) -> np.ndarray:
     gives a start within one of ``c_D`` and the project's exact tails settle it among the
     candidates ``start - 2 .. start + 1``.
     """
-    from evalsim.stats.decision import rejects
     from evalsim.stats.proportion.binomial import binom_cdf
 
     dd = np.arange(d_max + 1, dtype=np.int64)

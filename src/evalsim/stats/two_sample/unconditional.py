@@ -252,24 +252,27 @@ class _Space:
         return x1 + x2
 
     def sides(self, test: str, alternative: str):
-        """[(side, score, tie rtol)]: regions ``score <= score_obs (1 + rtol)``, per side."""
-        if test == "boschloo":
-            less = ("less", self.f_less, BOSCHLOO_TIE_RTOL)
-            greater = ("greater", self.f_greater, BOSCHLOO_TIE_RTOL)
-            return {"less": [less], "greater": [greater], "two-sided": [less, greater]}[alternative]
-        z = self.z
-        score = {"less": z, "greater": -z, "two-sided": -np.abs(z)}[alternative]
-        return [(alternative, score, BARNARD_TIE_RTOL)]
+        """[(side, score, tie rtol)]: regions ``score <= score_obs (1 + rtol)``, per side (two
+        sides: the two-sided p-value is twice the smaller one-sided one)."""
+        return _STATISTICS[test][0](self, alternative)
 
-    def statistic(self, test: str, side: str, t: int) -> float:
-        if test == "boschloo":
-            return float((self.f_less if side == "less" else self.f_greater)[t])
-        return float(self.z[t])
+
+def _boschloo_sides(space: _Space, alternative: str):
+    less = ("less", space.f_less, BOSCHLOO_TIE_RTOL)
+    greater = ("greater", space.f_greater, BOSCHLOO_TIE_RTOL)
+    return {"less": [less], "greater": [greater], "two-sided": [less, greater]}[alternative]
+
+
+def _barnard_sides(space: _Space, alternative: str):
+    z = space.z
+    score = {"less": z, "greater": -z, "two-sided": -np.abs(z)}[alternative]
+    return [(alternative, score, BARNARD_TIE_RTOL)]
 
 
 def _combine(test, alternative, parts, gamma):
-    """(p, upper) of the test from its one-sided parts [(p, upper), ...] and gamma."""
-    if test == "boschloo" and alternative == "two-sided":
+    """(p, upper) of the test from its parts [(p, upper), ...] and gamma: two parts are the
+    one-sided p-values of a test whose two-sided p-value is twice the smaller."""
+    if len(parts) == 2:
         p = min(1.0, 2.0 * min(parts[0][0], parts[1][0]))
         up = min(1.0, 2.0 * min(parts[0][1], parts[1][1]))
     else:
@@ -281,17 +284,31 @@ def _combine(test, alternative, parts, gamma):
 
 def _one_table_sides(test, alternative, k1, n1, k2, n2):
     """[(side, beta, statistic)] of one table: the tail polynomial of each side's region."""
+    return _STATISTICS[test][1](alternative, k1, n1, k2, n2)
+
+
+def _boschloo_one_table(alternative, k1, n1, k2, n2):
     nn = n1 + n2
-    if test == "boschloo":
-        b_less = np.empty(nn + 1)
-        b_greater = np.empty(nn + 1)
-        s_less, s_greater = boschloo_betas(n1, n2, k1, k2, BOSCHLOO_TIE_RTOL, b_less, b_greater)
-        less = ("less", b_less, float(s_less))
-        greater = ("greater", b_greater, float(s_greater))
-        return {"less": [less], "greater": [greater], "two-sided": [less, greater]}[alternative]
-    beta = np.empty(nn + 1)
+    b_less = np.empty(nn + 1)
+    b_greater = np.empty(nn + 1)
+    s_less, s_greater = boschloo_betas(n1, n2, k1, k2, BOSCHLOO_TIE_RTOL, b_less, b_greater)
+    less = ("less", b_less, float(s_less))
+    greater = ("greater", b_greater, float(s_greater))
+    return {"less": [less], "greater": [greater], "two-sided": [less, greater]}[alternative]
+
+
+def _barnard_one_table(alternative, k1, n1, k2, n2):
+    beta = np.empty(n1 + n2 + 1)
     z0 = barnard_beta(n1, n2, k1, k2, _BARNARD_SIDE[alternative], BARNARD_TIE_RTOL, beta)
     return [(alternative, beta, float(z0))]
+
+
+#: Each test's statistic: (its sides over the sample space, its sides of one table). The
+#: certified entries of the registry, each with its statistic here.
+_STATISTICS = {
+    "boschloo": (_boschloo_sides, _boschloo_one_table),
+    "barnard": (_barnard_sides, _barnard_one_table),
+}
 
 
 def unconditional_pvalue(
@@ -441,7 +458,7 @@ def unconditional_pvalue_table(
                 np.ascontiguousarray(hi_k), float(rtol), _MAX_INTERVALS, p, up,
             )  # fmt: skip
         parts.append((p, up))
-    if test == "boschloo" and alternative == "two-sided":
+    if len(parts) == 2:  # two sides: twice the smaller one-sided p-value
         p = np.minimum(1.0, 2.0 * np.minimum(parts[0][0], parts[1][0]))
         up = np.minimum(1.0, 2.0 * np.minimum(parts[0][1], parts[1][1]))
     else:

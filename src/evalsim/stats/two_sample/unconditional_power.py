@@ -1,4 +1,7 @@
-"""Exact power and n per arm of Fisher's, Boschloo's and Barnard's tests (equal rule for all).
+"""Exact power, rejection region and n per arm of the exact unconditional tests of the
+two-sample registry (:data:`evalsim.stats.names.TWO_SAMPLE_TESTS`, entries with
+``certified``), with the registry's four calls (``pvalue_record``, ``exact_power``, ``region``,
+``n_for_power``); Fisher's answers them in :mod:`evalsim.stats.two_sample.conditional`.
 
 The exact power of a test is the probability of its rejection region under independent
 binomial arms [1]_: ``power = sum over tables with p < alpha of b(k1; n1, p1) b(k2; n2, p2)``
@@ -35,9 +38,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from evalsim.stats import names as _names
 from evalsim.stats._validate import check_alpha, check_n, check_probability
 from evalsim.stats.decision import alpha_threshold
+from evalsim.stats.names import TWO_SAMPLE_TESTS
 from evalsim.stats.proportion._kernels import binom_pmf_vector
 from evalsim.stats.two_sample import unconditional as _u
 from evalsim.stats.two_sample._nuisance_sup_kernels import (
@@ -47,29 +50,20 @@ from evalsim.stats.two_sample._nuisance_sup_kernels import (
 )
 from evalsim.stats.two_sample.power import (
     PowerSearchN,
-    _power,
     check_search,
     n_definition,
     search_n,
 )
 
 __all__ = [
-    "POWER_TESTS",
-    "TWO_SAMPLE_TESTS",
     "TestPowerN",
     "exact_power",
     "n_for_power",
     "power_of_region",
+    "pvalue_record",
+    "region",
     "rejection_region",
 ]
-
-#: The unpaired two-sample tests: id, labels, SciPy cross-check, figure color, properties
-#: (:class:`evalsim.stats.names.TwoSampleTest`).
-TWO_SAMPLE_TESTS = _names.TWO_SAMPLE_TESTS
-#: Tests with an exact power here (Fisher: two-sided,
-#: :func:`evalsim.stats.two_sample.power.fisher_power`):
-#: the registry's ids.
-POWER_TESTS = _names.POWER_TESTS
 
 
 def _prefix_region(space, score, tie, thr):
@@ -159,7 +153,7 @@ def rejection_region(test, n1, n2, alpha=0.05, alternative="two-sided", gamma=No
         return p < thr, int(np.count_nonzero((p < thr) & (up >= thr)))
     space = _u._Space(n1, n2)
     sides = space.sides(test, alternative)
-    if test == "boschloo" and alternative == "two-sided":
+    if len(sides) == 2:
         thr = thr / 2.0  # 2 min(p_less, p_greater) < alpha
     mask = np.zeros(space.m, dtype=bool)
     undecided = 0
@@ -189,8 +183,6 @@ def power_of_region(region, p1: float, p2: float) -> float:
 
 
 def _power_of(test, p1, n1, p2, n2, alpha, alternative, gamma) -> float:
-    if test == "fisher":
-        return _power(p1, n1, p2, n2, alpha)
     return power_of_region(_shared_region(test, n1, n2, alpha, alternative, gamma), p1, p2)
 
 
@@ -204,26 +196,13 @@ def _shared_region(test, n1, n2, alpha, alternative, gamma) -> np.ndarray:
     return region
 
 
-def _check_power_test(test, alternative, gamma):
-    if test not in POWER_TESTS:
-        raise ValueError(f"test must be one of {POWER_TESTS}, got {test!r}")
-    if test == "fisher":
-        if alternative != "two-sided" or gamma is not None:
-            raise ValueError(
-                "the Fisher power is two-sided without gamma; got "
-                f"alternative={alternative!r}, gamma={gamma!r}"
-            )
-        return None
-    return _u._check_test(test, alternative, gamma)
-
-
 def exact_power(test, p1, n1, p2, n2, alpha=0.05, alternative="two-sided", gamma=None) -> float:
     """Exact power of ``test`` at rates ``p1``, ``p2`` with ``n1``, ``n2`` trials.
 
     Parameters
     ----------
     test : str
-        One of :data:`POWER_TESTS`.
+        One of :data:`evalsim.stats.two_sample.unconditional.TESTS`.
     p1, p2 : float
         True rates of arm 1 and arm 2, in [0, 1]. With ``p1 == p2`` the result is the
         test's exact size at that common rate.
@@ -243,7 +222,7 @@ def exact_power(test, p1, n1, p2, n2, alpha=0.05, alternative="two-sided", gamma
     >>> round(exact_power("boschloo", 0.737, 20, 0.877, 20), 3)
     0.184
     """
-    gamma = _check_power_test(test, alternative, gamma)
+    gamma = _u._check_test(test, alternative, gamma)
     p1, p2 = _check_scalar_rates(p1, p2)
     n1 = check_n(n1, "n1")
     n2 = check_n(n2, "n2")
@@ -252,6 +231,21 @@ def exact_power(test, p1, n1, p2, n2, alpha=0.05, alternative="two-sided", gamma
     _u._check_memory(n1, n2)
     alpha = check_alpha(alpha)
     return _power_of(test, p1, n1, p2, n2, alpha, alternative, gamma)
+
+
+def pvalue_record(test, k1, n1, k2, n2, alternative="two-sided") -> tuple[float, dict]:
+    """``(p, certificate)``: the certified p-value of arm 1 against arm 2 and its JSON record
+    (:func:`evalsim.stats.two_sample.unconditional.unconditional_pvalue`)."""
+    record = _u.unconditional_pvalue(test, k1, n1, k2, n2, alternative=alternative).as_dict()
+    return record["pvalue"], record
+
+
+def region(test, n1, n2, alpha=0.05) -> np.ndarray:
+    """The two-sided rejection region of :func:`rejection_region`, read only and memoised (a
+    caller's power and MDE read the same array)."""
+    _u._check_test(test, "two-sided", None)
+    n1, n2 = _u._check_ns(n1, n2)
+    return _shared_region(test, n1, n2, check_alpha(alpha), "two-sided", None)
 
 
 @dataclass(frozen=True)
@@ -294,7 +288,7 @@ def n_for_power(
         For bad rates (``p1 == p2`` included), power outside (0, 1), a bad test, or when the
         target is not reached (and held) up to ``n_max``.
     """
-    gamma = _check_power_test(test, alternative, gamma)
+    gamma = _u._check_test(test, alternative, gamma)
     p1, p2 = _check_scalar_rates(p1, p2)
     alpha, window, n_max = check_search(p1, p2, alpha, power, window, n_max)
     _u._check_memory(n_max, n_max)

@@ -2,7 +2,7 @@
 study_seed + 1, per-trial outcomes saved, to measure the draws' shared (pose, surface) noise."""
 
 import pandas as pd
-from points import V3  # tools/calibration/points.py (the script's folder is on sys.path)
+from points import V3  # archive/calibration/points.py (the script's folder is on sys.path)
 
 from evalsim.config import load_config
 from evalsim.sim import calibration_scoring as scoring

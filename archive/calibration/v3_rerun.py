@@ -3,7 +3,7 @@
 import logging
 
 import pandas as pd
-from points import V3  # tools/calibration/points.py (the script's folder is on sys.path)
+from points import V3  # archive/calibration/points.py (the script's folder is on sys.path)
 
 from evalsim.config import load_config
 from evalsim.sim import calibration_scoring as scoring

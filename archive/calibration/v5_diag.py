@@ -5,7 +5,7 @@ version 5's chosen point rerun on its final blocks, with the trials kept for per
 import logging
 
 import pandas as pd
-from points import V3, V5  # tools/calibration/points.py (the script's folder is on sys.path)
+from points import V3, V5  # archive/calibration/points.py (the script's folder is on sys.path)
 
 from evalsim.config import load_config
 from evalsim.sim import calibration_scoring as scoring
