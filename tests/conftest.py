@@ -5,6 +5,11 @@ worker of a ``pytest -n 2`` session: the first worker that needs it runs it unde
 in the session's common temporary folder, the others wait on the lock and read its outcome.
 So its tests spread over the workers instead of queueing on one (issue 26). Tests treat the
 run as read-only: a test that changes files works on its own copy (:func:`copy_smoke`).
+
+A test that first runs pipelines of its own and compares with the smoke run only at its end
+(the SLURM run, the kill -9 run, the one-core run) takes :func:`smoke_run_later` instead, and
+such tests run first (:func:`pytest_collection_modifyitems`): their runs, mostly waiting on
+Snakemake's job polling and a cluster, overlap the smoke run instead of following it.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -149,6 +154,27 @@ def session_worker(request) -> str:
     return getattr(request.config, "workerinput", {}).get("workerid", "master")
 
 
+#: The fixtures that need the smoke run: with either, a test starts it early.
+SMOKE_FIXTURES = frozenset({"smoke_run", "smoke_run_later"})
+
+
+def pytest_collection_modifyitems(config, items):
+    """The SLURM test, then the tests that overlap their own runs with the smoke run
+    (:func:`smoke_run_later`), run first; the rest keep their order.
+
+    xdist (``--dist loadgroup``) hands out work in this order (its largest group, the ledger
+    review on the smoke run, still goes first): the long runs start beside the smoke run, and
+    the short unit tests are left to even out the workers' ends."""
+    # sorted() is stable: within each rank the collection order stays
+    items[:] = sorted(
+        items,
+        key=lambda item: (
+            item.get_closest_marker("slurm") is None,
+            "smoke_run_later" not in item.fixturenames,
+        ),
+    )
+
+
 @pytest.fixture(scope="session", autouse=True)
 def smoke_run_started_early(request, tmp_path_factory, session_worker):
     """Start the smoke run at the session's start when a selected test needs it, so that it
@@ -156,7 +182,7 @@ def smoke_run_started_early(request, tmp_path_factory, session_worker):
 
     The worker that started it waits for it at its own end, since another worker may still
     need it. (An interrupted session leaves it to finish on its own, in the session's tmp.)"""
-    if not any("smoke_run" in item.fixturenames for item in request.session.items):
+    if not any(SMOKE_FIXTURES & set(item.fixturenames) for item in request.session.items):
         yield
         return
     proc = start_smoke_run(shared_dir(tmp_path_factory, session_worker))
@@ -165,14 +191,29 @@ def smoke_run_started_early(request, tmp_path_factory, session_worker):
         wait_exit(proc, "the smoke pipeline run to finish", limit_s=3600)
 
 
+def _wait_smoke_run(root: Path) -> SmokeRun:
+    done = root / "smoke_run.json"
+    wait_for(done.is_file, "the smoke pipeline run to finish", limit_s=3600, poll_s=2.0)
+    return SmokeRun(root / "smoke" / "work", _completed(json.loads(done.read_text())))
+
+
 @pytest.fixture(scope="session")
 def smoke_run(tmp_path_factory, session_worker) -> SmokeRun:
     """The whole workflow on config/smoke.yaml, run once per test session (all workers)."""
     root = shared_dir(tmp_path_factory, session_worker)
     start_smoke_run(root)  # a no-op when the session already started it
-    done = root / "smoke_run.json"
-    wait_for(done.is_file, "the smoke pipeline run to finish", limit_s=3600, poll_s=2.0)
-    return SmokeRun(root / "smoke" / "work", _completed(json.loads(done.read_text())))
+    return _wait_smoke_run(root)
+
+
+@pytest.fixture(scope="session")
+def smoke_run_later(tmp_path_factory, session_worker) -> Callable[[], SmokeRun]:
+    """The smoke run (as :func:`smoke_run`), waited for only when the test calls this.
+
+    For a test that first runs pipelines of its own and compares with the smoke run at the
+    end: its work overlaps the smoke run instead of waiting for it."""
+    root = shared_dir(tmp_path_factory, session_worker)
+    start_smoke_run(root)  # a no-op when the session already started it
+    return lambda: _wait_smoke_run(root)
 
 
 def copy_smoke(smoke_run: SmokeRun, dest: Path) -> Path:

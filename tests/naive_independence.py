@@ -86,26 +86,19 @@ def rejection_probabilities(p: list[float], alpha: float) -> dict[str, float]:
 def rank_sum_counts_int(n: int, m: int) -> list[int]:
     """Number of m-subsets of 1..n with each value of U = S - m(m+1)/2, in exact integers.
 
-    The recurrence c(n, m, u) = c(n-1, m-1, u - (n - m)) + c(n-1, m, u) (is n in the subset
-    or not), memoised over n.
+    The coefficients of the Gaussian binomial [n choose m]_q = prod_{i=1..m} (1 - q^(n-m+i)) /
+    (1 - q^i) (Andrews, *The Theory of Partitions*, 1976, Thm 3.1: [n choose m]_q counts the
+    m-subsets of 1..n by U). Worked as power series modulo q^L, L = m(n-m) + 1 (the
+    polynomial's length), which is exact: multiplying by 1 - q^a subtracts a shifted copy,
+    dividing by 1 - q^i adds a running sum of stride i. O(m L) integer additions, a different
+    route from the library's (a DP over n, mod primes, then CRT).
     """
-    # rows[mm][u] for the current n
-    rows = [[1]] + [[0] for _ in range(m)]  # n = 0: only m = 0 has the empty subset
-    for nn in range(1, n + 1):
-        new = []
-        for mm in range(m + 1):
-            size = mm * (nn - mm) + 1 if mm <= nn else 1
-            row = [0] * max(size, 1)
-            if mm <= nn:
-                keep = rows[mm] if mm <= nn - 1 else [0]
-                for u, c in enumerate(keep):
-                    if u < len(row):
-                        row[u] += c
-                if mm >= 1:
-                    shift = nn - mm
-                    for u, c in enumerate(rows[mm - 1]):
-                        if u + shift < len(row):
-                            row[u + shift] += c
-            new.append(row)
-        rows = new
-    return rows[m]
+    length = m * (n - m) + 1
+    c = [1] + [0] * (length - 1)
+    for i in range(1, m + 1):
+        a = n - m + i
+        for u in range(length - 1, a - 1, -1):  # times (1 - q^a), highest degree first
+            c[u] -= c[u - a]
+        for u in range(i, length):  # divided by (1 - q^i), lowest degree first
+            c[u] += c[u - i]
+    return c

@@ -5,6 +5,8 @@ lesson's P(>= 9/10); the shared kernel binom_pmf_vector; bad arguments."""
 from __future__ import annotations
 
 import math
+from decimal import Decimal, getcontext
+from fractions import Fraction
 
 import naive_binom as naive
 import numpy as np
@@ -148,14 +150,53 @@ def test_bad_arguments_raise_quoting_the_value(func, args, match):
         func(*args)
 
 
+# pi to 80 digits, for Stirling's series in 60-digit decimals
+_PI = Decimal(
+    "3.1415926535897932384626433832795028841971693993751058209749445923078164062862089986"
+)
+# B_2, B_4, ..., B_16 (Abramowitz & Stegun, Table 23.2)
+_BERNOULLI = [
+    Fraction(1, 6), Fraction(-1, 30), Fraction(1, 42), Fraction(-1, 30), Fraction(5, 66),
+    Fraction(-691, 2730), Fraction(7, 6), Fraction(-3617, 510),
+]  # fmt: skip
+
+
+def _ln_factorial_stirling(z: int) -> Decimal:
+    """ln z! by Stirling's series (A&S 6.1.40) to B_16, for z >= 10**4: the first term left
+    out is below 1e-69, so at 60 digits this is ln z! to round-off."""
+    assert z >= 10**4
+    zd = Decimal(z)
+    out = (zd + Decimal("0.5")) * zd.ln() - zd + (2 * _PI).ln() / 2
+    for j, b in enumerate(_BERNOULLI, start=1):
+        out += Decimal(b.numerator) / (b.denominator * 2 * j * (2 * j - 1) * zd ** (2 * j - 1))
+    return out
+
+
+def _ln_comb_decimal(n: int, k: int) -> Decimal:
+    """ln C(n, k) at the context's precision: the exact integer when it is small, else three
+    Stirling series (math.comb(10**6, 5 * 10**5) alone takes seconds)."""
+    if min(k, n - k) <= 10**4:
+        return Decimal(math.comb(n, k)).ln()
+    return _ln_factorial_stirling(n) - _ln_factorial_stirling(k) - _ln_factorial_stirling(n - k)
+
+
 def _logpmf_decimal(k: int, n: int, p: float) -> float:
     """log P(X = k) with 60-digit decimals: the float p and 1 - p taken exactly."""
-    from decimal import Decimal, getcontext
-
     getcontext().prec = 60
     pd = Decimal(p)  # exact binary value of the float
     qd = 1 - pd
-    return float(Decimal(math.comb(n, k)).ln() + k * pd.ln() + (n - k) * qd.ln())
+    return float(_ln_comb_decimal(n, k) + k * pd.ln() + (n - k) * qd.ln())
+
+
+def test_the_stirling_reference_is_ln_comb_to_round_off():
+    # the reference's large-n route against the exact integer, where both are cheap
+    getcontext().prec = 60
+    for n, k in [(30_000, 12_000), (40_001, 20_000)]:
+        exact = Decimal(math.comb(n, k)).ln()
+        stirling = (
+            _ln_factorial_stirling(n) - _ln_factorial_stirling(k) - _ln_factorial_stirling(n - k)
+        )
+        assert abs(stirling - exact) < Decimal("1e-50") * exact
 
 
 @pytest.mark.parametrize(

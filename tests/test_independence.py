@@ -51,6 +51,18 @@ def test_trend_null_law_matches_enumeration(n, k):
         assert v == pytest.approx(float(law.get(base + u, 0)), abs=1e-14)
 
 
+def test_the_exact_integer_counts_match_enumeration():
+    # the tail test's reference (a Gaussian binomial's coefficients) against listing subsets
+    for n, m in SMALL:
+        law = null_law(n, m, rank_sum)
+        base = m * (m + 1) // 2
+        counts = rank_sum_counts_int(n, m)
+        assert len(counts) == m * (n - m) + 1
+        assert [Fraction(c, math.comb(n, m)) for c in counts] == [
+            law.get(base + u, Fraction(0)) for u in range(len(counts))
+        ]
+
+
 @pytest.mark.parametrize(("n", "m"), [(60, 30), (120, 17), (200, 100)])
 def test_trend_null_law_matches_exact_integers_in_the_tails(n, m):
     counts = rank_sum_counts_int(n, m)
