@@ -75,9 +75,12 @@ def _plan_report(plan: dict, protocol) -> Report:
         ["analysis", "power", "MDE", "assuming"],
         rows,
     )
-    if plan["unpaired"].get("boschloo_power") is not None:
-        power = _pct(plan["unpaired"]["boschloo_power"])
-        r.line(f"Boschloo's exact test (the primary test): power {power}.")
+    if plan["unpaired"].get("primary_test_power") is not None:
+        from evalsim.stats.names import TWO_SAMPLE_TESTS
+
+        power = _pct(plan["unpaired"]["primary_test_power"])
+        label = TWO_SAMPLE_TESTS[plan["primary_test"]].label
+        r.line(f"{label} test (the primary test): power {power}.")
     if plan.get("sequential"):
         s = plan["sequential"]
         r.line(

@@ -110,19 +110,17 @@ def _test_pvalue(test: str, alternative: str, counts: dict) -> tuple[float, dict
 
         side = {"two-sided": "two-sided", "b-better": "less", "a-better": "greater"}[alternative]
         return mcnemar_pvalue(counts["a_only"], counts["b_only"], side), {}
+    from evalsim.stats.names import TWO_SAMPLE_TESTS
+
     ka, na, kb, nb = counts["k_a"], counts["n_a"], counts["k_b"], counts["n_b"]
-    if test == "fisher":
-        from evalsim.stats.two_sample.fisher import fisher_pvalue, fisher_pvalue_one_sided
-
-        if alternative == "two-sided":
-            return float(fisher_pvalue(ka, na, kb, nb)), {}
-        side = "less" if alternative == "b-better" else "greater"
-        return float(fisher_pvalue_one_sided(ka, na, kb, nb, side)), {}
-    from evalsim.stats.two_sample.unconditional import unconditional_pvalue
-
     side = {"two-sided": "two-sided", "b-better": "less", "a-better": "greater"}[alternative]
-    r = unconditional_pvalue("boschloo", ka, na, kb, nb, alternative=side)
-    return float(r.pvalue), {"pvalue_upper_bound": float(r.upper), "certified": r.certified}
+    p, cert = TWO_SAMPLE_TESTS[test].pvalue(ka, na, kb, nb, alternative=side)
+    if cert is None:  # a conditional test: a finite sum, nothing to certify
+        return float(p), {}
+    return float(p), {
+        "pvalue_upper_bound": float(cert["pvalue_upper_bound"]),
+        "certified": cert["certified"],
+    }
 
 
 def _counts(study, st: StudyState) -> dict:

@@ -20,6 +20,7 @@ References
 
 from __future__ import annotations
 
+from evalsim.stats.names import TWO_SAMPLE_TESTS
 from evalsim.study.protocol import Protocol
 
 __all__ = ["PLAN_POWER", "plan_study", "plan_level"]
@@ -74,6 +75,7 @@ def plan_study(protocol: Protocol) -> dict:
         "unit": "pairs" if protocol.paired else "trials per arm",
         "alpha": protocol.alpha,
         "alternative": protocol.alternative,
+        "primary_test": protocol.primary_test,
         "planned_level": level,
         "power_target": target,
         "expected": {"a": pa, "b": pb},
@@ -95,10 +97,9 @@ def plan_study(protocol: Protocol) -> dict:
     unpaired: dict = {"pooled_rate": pbar, "power": None, "mde": None}
     if pa is not None and pb is not None:
         unpaired["power"] = fisher_power(pa, n, pb, n, alpha=level)
-        if protocol.primary_test == "boschloo" and n <= 300:
-            from evalsim.stats.two_sample.unconditional_power import exact_power
-
-            unpaired["boschloo_power"] = exact_power("boschloo", pa, n, pb, n, alpha=level)
+        spec = TWO_SAMPLE_TESTS.get(protocol.primary_test)
+        if spec is not None and spec.certified and n <= 300:  # its own exact power beside
+            unpaired["primary_test_power"] = spec.power(pa, n, pb, n, alpha=level)
     m = mde_exact(n, alpha=level, power=target, baseline=min(max(pbar, 0.01), 0.99))
     unpaired["mde"] = None if m.mde != m.mde else float(m.mde)
     out["unpaired"] = unpaired
