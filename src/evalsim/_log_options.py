@@ -18,7 +18,10 @@ equal rows are different trials.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from evalsim._log_files import OPTIONAL_COLUMNS, REQUIRED_COLUMNS, TrialLogError
 
@@ -173,7 +176,6 @@ def _rename(df: pd.DataFrame, path, options: LogOptions) -> pd.DataFrame:
 
 def _expand_counts(df: pd.DataFrame, path) -> pd.DataFrame:
     """A counts table (policy, optional task, successes, trials) as one row per trial."""
-    import numpy as np
     import pandas as pd
 
     counts = {}
@@ -207,7 +209,6 @@ def _expand_counts(df: pd.DataFrame, path) -> pd.DataFrame:
 def _row_codes(df: pd.DataFrame):
     """One int64 per row, equal for rows equal in every column (each column factorized, the
     codes combined in mixed radix); None when the combined code would overflow."""
-    import numpy as np
     import pandas as pd
 
     code = np.zeros(len(df), dtype=np.int64)
@@ -226,7 +227,6 @@ def repeated_trials(df: pd.DataFrame):
     """(row, first row) pairs, 0-based, of rows equal in every column (as read) to an
     earlier row. Vectorised: the columns are factorized once (a 2,000,000-row log in under
     a second), and hashed when their combined code would overflow."""
-    import numpy as np
     import pandas as pd
 
     code = _row_codes(df)
@@ -328,7 +328,6 @@ def prepare_table(df: pd.DataFrame, path, options: LogOptions | None):
 def refuse_repeated_paths(paths, content: bool = True) -> None:
     """Refuse a log given twice: the same file (after symlinks) or (``content``) the same
     bytes."""
-    from pathlib import Path
 
     from evalsim._log_files import check_log_path, digest
 
@@ -388,7 +387,6 @@ def cross_file_duplicates(named_frames, options: LogOptions | None):
         The tables without their raw columns (and, with ``once``, without the repeated
         rows), and the notes.
     """
-    import numpy as np
     import pandas as pd
 
     options = options or LogOptions()

@@ -19,6 +19,7 @@ never enter the confirmation's estimate. Numbers: :mod:`evalsim.stats.selection`
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from evalsim.cli._common import (
@@ -252,7 +253,6 @@ def _cmd_pick(args) -> Report:
     rep.line(f"Tie rule: {TIE_RULES[args.tie][1]}; seed {args.tie_seed}.")
     if pick.chosen is None:
         rep.line(f"No pick: {', '.join(pick.tied)} tie at the top under the no-pick rule.")
-    import math
 
     if not math.isnan(pick.plugin_bias):
         rep.line(

@@ -14,9 +14,11 @@ It prints nothing that names an arm. Both need the ``bench`` extra
 
 from __future__ import annotations
 
+import argparse
 import secrets
 import socket
 import sys
+import webbrowser
 
 __all__ = ["register", "STUDY_SUBCOMMANDS", "lan_address", "serve"]
 
@@ -37,7 +39,6 @@ def lan_address() -> str:
 
 
 def _port(value: str) -> int:
-    import argparse
 
     try:
         port = int(value)
@@ -114,8 +115,6 @@ def _run_demo(args):
 
     def opened(url):
         if not args.no_browser:
-            import webbrowser
-
             webbrowser.open(url)
 
     serve(folder, args.port, False, opened=opened)

@@ -44,12 +44,19 @@ def protocol_flowchart(
 
 @dataclass(frozen=True)
 class Product:
-    """One declared output of a rule: its path, and the report caption if it is wrapped."""
+    """One declared output of a rule: its path, and the report caption, category and labels
+    if it is wrapped in ``report()``.
+
+    ``labels``: the columns the report lists it by instead of its path (for a product of the
+    manifest, its name in the documents and its id: ``Product.report_label`` of
+    :mod:`evalsim.products.manifest`); None where the report shows the path.
+    """
 
     rule: str
     path: str
     caption: str | None
     category: str | None
+    labels: dict[str, str] | None = None
 
     @property
     def kind(self) -> str:
@@ -100,12 +107,14 @@ def declared_products(
                             caption = str(rep.caption.get_path_or_uri(secret_free=True))
                             with contextlib.suppress(ValueError):
                                 caption = str(Path(caption).resolve().relative_to(repo))
+                        labels = None if rep is None else rep.labels
                         products.append(
                             Product(
                                 rule.name,
                                 str(f),
                                 caption,
                                 None if rep is None else rep.category,
+                                dict(labels) if isinstance(labels, dict) else None,
                             )
                         )
     finally:

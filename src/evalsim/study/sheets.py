@@ -14,6 +14,7 @@ written without creation dates or producer strings, so the same lock gives the s
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import math
 from pathlib import Path
@@ -240,7 +241,6 @@ def write_sheets(folder: Path, lock: dict) -> dict[str, str]:
     dict of str to str
         ``{file name: sha256}`` of each sheet.
     """
-    import json
 
     import matplotlib
 

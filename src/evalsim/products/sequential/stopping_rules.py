@@ -13,6 +13,7 @@ paired design at STEP's power beside them.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -363,7 +364,6 @@ def _unpaired_bound_row(sc, block, pocock_u, alpha, power) -> list[dict]:
 
 def _anytime_unpaired_row(sc, design, power, n_max):
     """The unpaired e-process truncated at the least n reaching the power (rows do not change)."""
-    from dataclasses import replace
 
     from evalsim.stats.sequential.designs import certify_type1
 
