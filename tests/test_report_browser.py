@@ -161,6 +161,15 @@ def test_every_product_renders_in_chromium_with_its_caption_and_note(smoke_repor
             short = stem.split("_")[0] if re.match(r"[TF]\d+_", stem) else stem
             assert p.labels and short in " ".join(p.labels.values()), p.path
 
+    # the report lists one entry per distinct label in a category: a product whose labels
+    # repeat another's there (a figure's table and its picture) could not be opened from it
+    by_label: dict = {}
+    for p in products:
+        if p.labels:
+            key = (p.category, tuple(sorted(p.labels.items())))
+            assert key not in by_label, f"{p.path} is listed under the label of {by_label[key]}"
+            by_label[key] = p.path
+
     # each category lists its products by those names (by file name where unlabelled)
     listed = " ".join(" ".join(seen["category"].values()).split())
     for p in products:
