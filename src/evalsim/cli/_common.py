@@ -12,6 +12,14 @@ import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+# The number formats live with the answers (one definition); the subcommands import them here.
+from evalsim.answers._format import ci_pct as _ci_pct  # noqa: F401
+from evalsim.answers._format import p_text as _p  # noqa: F401
+from evalsim.answers._format import pct as _pct  # noqa: F401
+from evalsim.answers._format import plural as _plural  # noqa: F401
+from evalsim.answers._format import prob_pct as _prob_pct  # noqa: F401
+from evalsim.answers._format import pts as _pts  # noqa: F401
+
 # evalsim.stats modules are imported inside the functions that use them: they load numba
 # kernels and SciPy, which a command on a small log should not pay for at start (issue 24).
 
@@ -406,51 +414,6 @@ def format_table(headers: Sequence[str], rows: Sequence[Sequence]) -> list[str]:
 def _looks_numeric(text: str) -> bool:
     t = text.strip()
     return t == "" or t[0] in "0123456789-+.[<≥≤" or t in {"n/a", "—"}
-
-
-def _pct(x: float | None, digits: int = 1) -> str:
-    return "n/a" if x is None or x != x else f"{100 * x:.{digits}f}%"
-
-
-def _prob_pct(x: float | None, digits: int = 1) -> str:
-    """A probability in percent that never rounds to a certainty it is not (99.99 -> "> 99.9%")."""
-    if x is None or x != x:
-        return "n/a"
-    step = 10.0**-digits / 100
-    if 1 - step / 2 <= x < 1:
-        return f"> {100 * (1 - step):.{digits}f}%"
-    if 0 < x < step / 2:
-        return f"< {100 * step:.{digits}f}%"
-    return _pct(x, digits)
-
-
-def _ci_pct(lo: float, hi: float, digits: int = 1) -> str:
-    """An interval in percent, with more digits when its ends would print equal."""
-    while digits < 4 and lo != hi and f"{100 * lo:.{digits}f}" == f"{100 * hi:.{digits}f}":
-        digits += 1
-    return f"[{100 * lo:.{digits}f}, {100 * hi:.{digits}f}]"
-
-
-def _pts(half_width: float) -> str:
-    """A half-width in points: one decimal below 1 point, so it never shows as "0 pts"."""
-    pts = 100 * half_width
-    return f"{pts:.0f} pts" if pts >= 0.95 else f"{pts:.2g} pts"
-
-
-def _plural(count: int, word: str) -> str:
-    return (
-        f"{count} {word}"
-        if count == 1
-        else f"{count} {word[:-1] + 'ies' if word.endswith('y') else word + 's'}"
-    )
-
-
-def _p(x: float | None) -> str:
-    if x is None or x != x:
-        return "n/a"
-    if x == 0:
-        return "< 1e-300"  # below the smallest double a p-value is computed to
-    return f"{x:.2g}" if x < 0.001 else f"{x:.3f}"
 
 
 def _jsonable(obj):
