@@ -20,19 +20,12 @@ from evalsim.answers._format import plural as _plural  # noqa: F401
 from evalsim.answers._format import prob_pct as _prob_pct  # noqa: F401
 from evalsim.answers._format import pts as _pts  # noqa: F401
 
+# The exact limits of plan and compare, and the paired MDE, live with plan's answer.
+from evalsim.answers.plan import FISHER_MDE_EXACT_MAX_N, PAIRED_EXACT_MAX_N  # noqa: F401
+from evalsim.answers.plan import paired_mde as _paired_mde  # noqa: F401
+
 # evalsim.stats modules are imported inside the functions that use them: they load numba
 # kernels and SciPy, which a command on a small log should not pay for at start (issue 24).
-
-#: Exact McNemar power is O(n) per call (evalsim.stats.two_sample.design): the exact paired n (a
-#: scan
-#: upward from 0.8 x the normal-approximation n) is searched up to this many pairs, and the
-#: exact paired MDE (a bisection to 1e-6) computed up to it; above it plan and compare give
-#: Connor's normal approximation and say so.
-PAIRED_EXACT_MAX_N = 20_000
-
-#: Above this many trials per arm the unpaired MDE is the normal approximation (labelled):
-#: each exact Fisher power costs O(n^1.5) and the two agree to well under a point there.
-FISHER_MDE_EXACT_MAX_N = 100_000
 
 #: Output formats of summarize and compare (``--format``); ``--json`` is short for json.
 FORMATS = ("text", "markdown", "latex", "json")
@@ -446,16 +439,3 @@ def _interval_pair(iv) -> list[float]:
 def _check_k_le_n(k: int, n: int) -> None:
     if k > n:
         raise BadInput(f"k must be <= n, got k = {k} > n = {n}")
-
-
-def _paired_mde(n: int, discordance: float, alpha: float, power: float) -> float | None:
-    """Smallest |p_A - p_B| the exact McNemar test detects with ``power`` at ``n`` pairs, at a
-    fixed discordance (:func:`evalsim.stats.two_sample.design.mcnemar_mde_exact`, solved to 1e-6);
-    None
-    when no gap reaches the power or n is above :data:`PAIRED_EXACT_MAX_N`."""
-    if n > PAIRED_EXACT_MAX_N or discordance <= 0:
-        return None
-    from evalsim.stats.two_sample.design import mcnemar_mde_exact
-
-    mde = mcnemar_mde_exact(n, discordance, alpha=alpha, power=power)
-    return None if mde != mde else float(mde)

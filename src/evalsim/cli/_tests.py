@@ -23,17 +23,6 @@ def _spoken(words: list[str]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
 
 
-def plan_n(test: str, p1: float, p2: float, power: float, alpha: float):
-    """n per arm for exact two-sided power (saw-tooth rule of ``n_for_fisher_power``)."""
-    if test == "fisher":
-        from evalsim.stats.two_sample.power import n_for_fisher_power
-
-        return n_for_fisher_power(p1, p2, power=power, alpha=alpha)
-    from evalsim.stats.two_sample.unconditional_power import n_for_power
-
-    return n_for_power(test, p1, p2, power=power, alpha=alpha)
-
-
 def add_test_option(p) -> None:
     """Add ``--test`` (default :data:`DEFAULT_TEST`) to a subcommand parser."""
     others = [t for t in POWER_TESTS if t != DEFAULT_TEST]
