@@ -209,7 +209,7 @@ def _read(args):
 
 
 def _cmd_pick(args) -> Report:
-    from evalsim.cli._paired_log import condition_keys, paired_table
+    from evalsim.answers.paired_log import condition_keys, paired_table
     from evalsim.stats.proportion.intervals import wilson_interval
     from evalsim.stats.selection.fixed_n import TIE_RULES
     from evalsim.stats.selection.ksample import cochran_q_test, pairwise_mcnemar
