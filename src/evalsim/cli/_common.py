@@ -432,10 +432,6 @@ def _dump_json(data: dict) -> str:
     return _SCALAR_LIST.sub(lambda m: "[" + re.sub(r",\s+", ", ", m.group(1)) + "]", text) + "\n"
 
 
-def _interval_pair(iv) -> list[float]:
-    return [float(iv.lower), float(iv.upper)]
-
-
 def _check_k_le_n(k: int, n: int) -> None:
     if k > n:
         raise BadInput(f"k must be <= n, got k = {k} > n = {n}")

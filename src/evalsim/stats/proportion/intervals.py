@@ -100,21 +100,16 @@ __all__ = [
 class Interval:
     """A confidence interval: floats for scalar input, arrays for array input.
 
-    It knows how it was made (as SciPy's ``ConfidenceInterval`` of ``binomtest`` does not):
-    ``method``, the registry id of :data:`REGISTRY`, and ``confidence``, the two-sided level
-    (``1 - 2 Phi(-z)`` when the interval was asked for by its multiplier ``z``). Both are None
-    for an interval built by hand from two numbers.
+    It knows how it was made: ``method``, the id of its method (of :data:`REGISTRY` for a
+    proportion; of the difference methods of :mod:`evalsim.stats.two_sample.paired` for a
+    difference), and ``confidence``, the two-sided level (``1 - 2 Phi(-z)`` when the interval
+    was asked for by its multiplier ``z``). Both are None for an interval built by hand.
     """
 
     lower: float | np.ndarray
     upper: float | np.ndarray
     method: str | None = None
     confidence: float | None = None
-
-    @property
-    def label(self) -> str | None:
-        """The method's label in the registry ("Wilson", ...), or None without a method."""
-        return None if self.method is None else REGISTRY[self.method].label
 
     def bounds(self) -> list[float]:
         """``[lower, upper]`` as plain floats (the JSON pair of the command)."""
