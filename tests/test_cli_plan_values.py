@@ -275,7 +275,7 @@ def test_bad_input_messages(capsys, extra, message):
 def test_above_the_exact_limit_the_normal_approximation_is_used_and_labelled(capsys, monkeypatch):
     # Above FISHER_MDE_EXACT_MAX_N per arm (100,000) plan answers from the two-proportion z
     # test and says so; the limit is lowered here so that both sides of it run in a second.
-    from evalsim.cli import plan as plan_module
+    from evalsim.answers import plan as plan_module
 
     monkeypatch.setattr(plan_module, "FISHER_MDE_EXACT_MAX_N", 40)
     p1, p2, alpha, power = 0.55, 0.75, 0.1, 0.9

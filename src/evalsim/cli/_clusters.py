@@ -175,6 +175,14 @@ def apply_hook(args, df: pd.DataFrame, rep: Report) -> None:
         groups.append(row)
     data = {"column": column, "confidence": confidence, "groups": groups}
     level = f"{100 * confidence:g}%"
+    _spread_table(rep, column, keys, groups, level)
+    if is_compare:
+        _seed_test(rep, data, column, pair, groups, confidence, level)
+    rep.data["clusters"] = data
+
+
+def _spread_table(rep: Report, column: str, keys: list, groups: list, level: str) -> None:
+    """The per-group table of seed spread vs trial spread, its legend and its warnings."""
     rows = []
     for r in groups:
         seeds = " ".join(f"{s['k']}/{s['n']}" for s in r["seeds"])
@@ -223,60 +231,63 @@ def apply_hook(args, df: pd.DataFrame, rep: Report) -> None:
                 f"design effect {r['design_effect']:.2f}): the naive interval is too narrow; "
                 f"more {column}s, not more episodes, will tighten it"
             )
-    if is_compare:
-        by = {r["policy"]: r for r in groups}
-        ra, rb = by.get(pair[0]), by.get(pair[1])
-        if ra and rb and ra["clustered"] and rb["clustered"]:
-            ka = [s["k"] for s in ra["seeds"]]
-            na = [s["n"] for s in ra["seeds"]]
-            kb = [s["k"] for s in rb["seeds"]]
-            nb = [s["n"] for s in rb["seeds"]]
-            from evalsim.stats.multi.seeds import seed_comparison
 
-            sc = seed_comparison(
-                ka, na, kb, nb, confidence, BOOTSTRAP_REPS, rng_for(STUDY_SEED, "clusters", *pair)
-            )
-            data["seed_test"] = {
-                "welch_statistic": sc.welch_statistic,
-                "welch_df": sc.welch_df,
-                "welch_pvalue": sc.welch_pvalue,
-                "welch_ci": [sc.welch_lower, sc.welch_upper],
-                "mean_a": sc.mean_a,
-                "mean_b": sc.mean_b,
-                "bootstrap_ci": [sc.bootstrap_lower, sc.bootstrap_upper],
-                "bootstrap_se": sc.bootstrap_se,
-                "naive_se": sc.naive_se,
-            }
-            rep.table(
-                f"B - A with {column}s as the unit of replication ({level})",
-                ["method", "estimate", "interval", "p"],
+
+def _seed_test(rep: Report, data: dict, column: str, pair, groups, confidence, level) -> None:
+    """``compare --cluster``: B - A with the seeds as the unit of replication (Welch t over
+    the seed rates, the cluster bootstrap), and a warning when the seeds dominate."""
+    by = {r["policy"]: r for r in groups}
+    ra, rb = by.get(pair[0]), by.get(pair[1])
+    if ra and rb and ra["clustered"] and rb["clustered"]:
+        ka = [s["k"] for s in ra["seeds"]]
+        na = [s["n"] for s in ra["seeds"]]
+        kb = [s["k"] for s in rb["seeds"]]
+        nb = [s["n"] for s in rb["seeds"]]
+        from evalsim.stats.multi.seeds import seed_comparison
+
+        sc = seed_comparison(
+            ka, na, kb, nb, confidence, BOOTSTRAP_REPS, rng_for(STUDY_SEED, "clusters", *pair)
+        )
+        data["seed_test"] = {
+            "welch_statistic": sc.welch_statistic,
+            "welch_df": sc.welch_df,
+            "welch_pvalue": sc.welch_pvalue,
+            "welch_ci": [sc.welch_lower, sc.welch_upper],
+            "mean_a": sc.mean_a,
+            "mean_b": sc.mean_b,
+            "bootstrap_ci": [sc.bootstrap_lower, sc.bootstrap_upper],
+            "bootstrap_se": sc.bootstrap_se,
+            "naive_se": sc.naive_se,
+        }
+        rep.table(
+            f"B - A with {column}s as the unit of replication ({level})",
+            ["method", "estimate", "interval", "p"],
+            [
                 [
-                    [
-                        f"Welch t on {column} rates ({sc.seeds_a} vs {sc.seeds_b}, "
-                        f"df {sc.welch_df:.1f})",
-                        f"{100 * (sc.mean_b - sc.mean_a):+.1f}",
-                        f"[{100 * sc.welch_lower:+.1f}, {100 * sc.welch_upper:+.1f}]",
-                        _p(sc.welch_pvalue),
-                    ],
-                    [
-                        f"cluster bootstrap of pooled rates ({column}s, then episodes)",
-                        f"{100 * (sc.micro_b - sc.micro_a):+.1f}",
-                        f"[{100 * sc.bootstrap_lower:+.1f}, {100 * sc.bootstrap_upper:+.1f}]",
-                        "—",
-                    ],
+                    f"Welch t on {column} rates ({sc.seeds_a} vs {sc.seeds_b}, "
+                    f"df {sc.welch_df:.1f})",
+                    f"{100 * (sc.mean_b - sc.mean_a):+.1f}",
+                    f"[{100 * sc.welch_lower:+.1f}, {100 * sc.welch_upper:+.1f}]",
+                    _p(sc.welch_pvalue),
                 ],
-            )
-            ratio = sc.bootstrap_se / sc.naive_se if sc.naive_se > 0 else math.nan
-            if ratio > 1.5 or ra["seed_spread_dominates"] or rb["seed_spread_dominates"]:
-                rep.line(
-                    f"warning: seed spread dominates trial spread: the difference's standard "
-                    f"error over {column}s is {ratio:.1f}x the episode-level one; the tests "
-                    f"above that pool the episodes are too optimistic -- read the {column}-level "
-                    f"test (Welch p = {_p(sc.welch_pvalue)})"
-                )
-            data["se_ratio"] = ratio
-        elif ra and rb:
+                [
+                    f"cluster bootstrap of pooled rates ({column}s, then episodes)",
+                    f"{100 * (sc.micro_b - sc.micro_a):+.1f}",
+                    f"[{100 * sc.bootstrap_lower:+.1f}, {100 * sc.bootstrap_upper:+.1f}]",
+                    "—",
+                ],
+            ],
+        )
+        ratio = sc.bootstrap_se / sc.naive_se if sc.naive_se > 0 else math.nan
+        if ratio > 1.5 or ra["seed_spread_dominates"] or rb["seed_spread_dominates"]:
             rep.line(
-                f"note: the {column}-level test needs 2+ {column}s for both {pair[0]} and {pair[1]}"
+                f"warning: seed spread dominates trial spread: the difference's standard "
+                f"error over {column}s is {ratio:.1f}x the episode-level one; the tests "
+                f"above that pool the episodes are too optimistic -- read the {column}-level "
+                f"test (Welch p = {_p(sc.welch_pvalue)})"
             )
-    rep.data["clusters"] = data
+        data["se_ratio"] = ratio
+    elif ra and rb:
+        rep.line(
+            f"note: the {column}-level test needs 2+ {column}s for both {pair[0]} and {pair[1]}"
+        )

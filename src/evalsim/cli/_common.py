@@ -12,21 +12,21 @@ import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+# The number formats live with the answers (one definition); the subcommands import them here.
+from evalsim.answers._format import ci_pct as _ci_pct  # noqa: F401
+from evalsim.answers._format import p_text as _p  # noqa: F401
+from evalsim.answers._format import pct as _pct  # noqa: F401
+from evalsim.answers._format import plural as _plural  # noqa: F401
+from evalsim.answers._format import prob_pct as _prob_pct  # noqa: F401
+from evalsim.answers._format import pts as _pts  # noqa: F401
+
+# The exact limits of plan and compare, and the paired MDE, live with plan's answer.
+from evalsim.answers.plan import FISHER_MDE_EXACT_MAX_N, PAIRED_EXACT_MAX_N  # noqa: F401
+from evalsim.answers.plan import paired_mde as _paired_mde  # noqa: F401
 from evalsim.cli._errors import BadInput  # the one user-error type, re-exported here
 
 # evalsim.stats modules are imported inside the functions that use them: they load numba
 # kernels and SciPy, which a command on a small log should not pay for at start (issue 24).
-
-#: Exact McNemar power is O(n) per call (evalsim.stats.two_sample.design): the exact paired n (a
-#: scan
-#: upward from 0.8 x the normal-approximation n) is searched up to this many pairs, and the
-#: exact paired MDE (a bisection to 1e-6) computed up to it; above it plan and compare give
-#: Connor's normal approximation and say so.
-PAIRED_EXACT_MAX_N = 20_000
-
-#: Above this many trials per arm the unpaired MDE is the normal approximation (labelled):
-#: each exact Fisher power costs O(n^1.5) and the two agree to well under a point there.
-FISHER_MDE_EXACT_MAX_N = 100_000
 
 #: Output formats of summarize and compare (``--format``); ``--json`` is short for json.
 FORMATS = ("text", "markdown", "latex", "json")
@@ -411,51 +411,6 @@ def _looks_numeric(text: str) -> bool:
     return t == "" or t[0] in "0123456789-+.[<≥≤" or t in {"n/a", "—"}
 
 
-def _pct(x: float | None, digits: int = 1) -> str:
-    return "n/a" if x is None or x != x else f"{100 * x:.{digits}f}%"
-
-
-def _prob_pct(x: float | None, digits: int = 1) -> str:
-    """A probability in percent that never rounds to a certainty it is not (99.99 -> "> 99.9%")."""
-    if x is None or x != x:
-        return "n/a"
-    step = 10.0**-digits / 100
-    if 1 - step / 2 <= x < 1:
-        return f"> {100 * (1 - step):.{digits}f}%"
-    if 0 < x < step / 2:
-        return f"< {100 * step:.{digits}f}%"
-    return _pct(x, digits)
-
-
-def _ci_pct(lo: float, hi: float, digits: int = 1) -> str:
-    """An interval in percent, with more digits when its ends would print equal."""
-    while digits < 4 and lo != hi and f"{100 * lo:.{digits}f}" == f"{100 * hi:.{digits}f}":
-        digits += 1
-    return f"[{100 * lo:.{digits}f}, {100 * hi:.{digits}f}]"
-
-
-def _pts(half_width: float) -> str:
-    """A half-width in points: one decimal below 1 point, so it never shows as "0 pts"."""
-    pts = 100 * half_width
-    return f"{pts:.0f} pts" if pts >= 0.95 else f"{pts:.2g} pts"
-
-
-def _plural(count: int, word: str) -> str:
-    return (
-        f"{count} {word}"
-        if count == 1
-        else f"{count} {word[:-1] + 'ies' if word.endswith('y') else word + 's'}"
-    )
-
-
-def _p(x: float | None) -> str:
-    if x is None or x != x:
-        return "n/a"
-    if x == 0:
-        return "< 1e-300"  # below the smallest double a p-value is computed to
-    return f"{x:.2g}" if x < 0.001 else f"{x:.3f}"
-
-
 def _jsonable(obj):
     """Plain JSON types: numpy scalars to Python, NaN/inf to null, tuples to lists."""
     if isinstance(obj, dict):
@@ -479,23 +434,6 @@ def _dump_json(data: dict) -> str:
     return _SCALAR_LIST.sub(lambda m: "[" + re.sub(r",\s+", ", ", m.group(1)) + "]", text) + "\n"
 
 
-def _interval_pair(iv) -> list[float]:
-    return [float(iv.lower), float(iv.upper)]
-
-
 def _check_k_le_n(k: int, n: int) -> None:
     if k > n:
         raise BadInput(f"k must be <= n, got k = {k} > n = {n}")
-
-
-def _paired_mde(n: int, discordance: float, alpha: float, power: float) -> float | None:
-    """Smallest |p_A - p_B| the exact McNemar test detects with ``power`` at ``n`` pairs, at a
-    fixed discordance (:func:`evalsim.stats.two_sample.design.mcnemar_mde_exact`, solved to 1e-6);
-    None
-    when no gap reaches the power or n is above :data:`PAIRED_EXACT_MAX_N`."""
-    if n > PAIRED_EXACT_MAX_N or discordance <= 0:
-        return None
-    from evalsim.stats.two_sample.design import mcnemar_mde_exact
-
-    mde = mcnemar_mde_exact(n, discordance, alpha=alpha, power=power)
-    return None if mde != mde else float(mde)

@@ -9,16 +9,12 @@ an epoch); ``policy`` orders the names themselves (naturally: ``step2`` before `
 from __future__ import annotations
 
 import math
-import re
 
+from evalsim.answers.paired_log import condition_keys, paired_table
+from evalsim.answers.rank import natural_key as _natural
 from evalsim.cli._common import BadInput, Report, _p
-from evalsim.cli._paired_log import condition_keys, paired_table
 
 __all__ = ["ladder_order", "ladder_report"]
-
-
-def _natural(text: str) -> tuple:
-    return tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", text))
 
 
 def _position(value: str):

@@ -10,24 +10,16 @@ certified upper bound, which the JSON carries.
 
 from __future__ import annotations
 
-from evalsim.stats.names import POWER_TESTS, TWO_SAMPLE_TESTS
-
 # evalsim.stats modules are imported inside the functions that use them (and the registry
 # imports each test's module on first use): they load numba kernels and SciPy, which a
 # command on a small log should not pay for at start (issue 24).
-
-#: The test ``--test`` takes when not given (the documents' test).
-DEFAULT_TEST = "fisher"
+from evalsim.answers.plan import DEFAULT_TEST  # the test ``--test`` takes when not given
+from evalsim.stats.names import POWER_TESTS
 
 
 def _spoken(words: list[str]) -> str:
     """'a', 'a or b', 'a, b or c'."""
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " or " + words[-1]
-
-
-def plan_n(test: str, p1: float, p2: float, power: float, alpha: float):
-    """n per arm for exact two-sided power (saw-tooth rule of ``n_for_fisher_power``)."""
-    return TWO_SAMPLE_TESTS[test].n_for_power(p1, p2, power=power, alpha=alpha)
 
 
 def add_test_option(p) -> None:

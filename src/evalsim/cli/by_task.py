@@ -17,13 +17,11 @@ neither its task nor its policy: its policy is its folder and its task the folde
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-
-from evalsim.cli import _independence, _tests
+from evalsim.answers.by_task import ALT_WORDS, TaskComparison
+from evalsim.cli import _independence
 from evalsim.cli._common import (
     BadInput,
     Report,
@@ -47,7 +45,6 @@ __all__ = [
     "add_arguments",
     "cmd_compare_by_task",
     "read_task_logs",
-    "task_pairs",
 ]
 
 
@@ -123,127 +120,6 @@ def read_task_logs(
     return df
 
 
-def _pairing_keys(df: pd.DataFrame) -> list[str]:
-    """Columns besides task that name a trial's starting state (as compare's pairing)."""
-    if "condition" not in df.columns:
-        return []
-    return [c for c in ("seed", "condition") if c in df.columns]
-
-
-def task_pairs(df: pd.DataFrame, a: str, b: str, keys: list[str]) -> dict:
-    """Per task, A and B's trials paired on ``keys`` (vectorised: one factorisation of the
-    key columns over the whole log, no per-task merge).
-
-    Returns
-    -------
-    dict
-        task -> ``(a_only, b_only, n_pairs)``, or None for a task whose trials cannot be
-        paired (a key repeated within a policy there, or no key shared by A and B).
-    """
-    import pandas as pd  # heavy: compare --by task reads the log with pandas
-
-    tasks_all = sorted(str(t) for t in df["task"].unique())
-    if not keys:
-        return {t: None for t in tasks_all}
-    code = np.zeros(len(df), dtype=np.int64)
-    size = 1
-    for col in ["task", *keys]:
-        c, uniq = pd.factorize(df[col], sort=False)
-        m = max(len(uniq), 1)
-        if size * m >= 2**62:  # the combined code would overflow: number the key tuples
-            code = df.groupby(["task", *keys], sort=False).ngroup().to_numpy(dtype=np.int64)
-            break
-        code = code * m + c
-        size *= m
-    task_codes, task_names = pd.factorize(df["task"], sort=False)
-    pol = df["policy"].to_numpy()
-    succ = df["success"].to_numpy(dtype=bool)
-    out = {}
-    sides = {}
-    bad_task = np.zeros(len(task_names), dtype=bool)
-    for name, sel in (("a", pol == a), ("b", pol == b)):
-        codes = code[sel]
-        order = np.argsort(codes, kind="stable")
-        sc = codes[order]
-        dup = np.flatnonzero(sc[1:] == sc[:-1])
-        if dup.size:
-            bad_task[np.unique(task_codes[sel][order][dup])] = True
-        sides[name] = (codes, succ[sel], task_codes[sel])
-    ca, sa, ta = sides["a"]
-    cb, sb, _ = sides["b"]
-    # keys that repeat are removed from the intersection (their task is marked unpairable)
-    _, ia, ib = np.intersect1d(ca, cb, assume_unique=False, return_indices=True)
-    t = ta[ia]
-    a_only = np.bincount(t, weights=(sa[ia] & ~sb[ib]), minlength=len(task_names))
-    b_only = np.bincount(t, weights=(~sa[ia] & sb[ib]), minlength=len(task_names))
-    n_pairs = np.bincount(t, minlength=len(task_names))
-    for i, name in enumerate(task_names):
-        if bad_task[i] or n_pairs[i] == 0:
-            out[str(name)] = None
-        else:
-            out[str(name)] = (int(a_only[i]), int(b_only[i]), int(n_pairs[i]))
-    return out
-
-
-ALT_WORDS = {
-    "two-sided": "two-sided",
-    "greater": "one-sided, B > A",
-    "less": "one-sided, B < A",
-}
-
-
-def across_decision(alternative: str, decide, alpha: float) -> str | None:
-    """The policy the across-task verdict declares better: "A", "B" or None (the rule of
-    :func:`_verdict`: the deciding test's p below alpha; two-sided, the side of its odds
-    ratio B vs A)."""
-    if not decide.pvalue < alpha:
-        return None
-    if alternative == "two-sided":
-        return "B" if decide.odds_ratio > 1 else "A"
-    return "B" if alternative == "greater" else "A"
-
-
-def _verdict(args, tasks, alpha, level, decide, name, n_diff, cmh) -> str:
-    """The verdict sentence from the deciding across-task test ``decide`` (its p-value is
-    for ``args.alternative``; its odds ratio is B vs A)."""
-    a, b, alt = args.a, args.b, args.alternative
-    ci = f"{level} CI {decide.odds_ratio_lower:.2f} to {decide.odds_ratio_upper:.2f}"
-    orr = f"common odds ratio B vs A {decide.odds_ratio:.2f} ({ci})"
-    p = f"{name} p = {_p(decide.pvalue)}"
-    nt = len(tasks)
-    decided = across_decision(alt, decide, alpha)
-    if decided is not None:
-        better = b if decided == "B" else a
-        worse = a if better == b else b
-        side = "" if alt == "two-sided" else f", {ALT_WORDS[alt]}"
-        verdict = f"across {nt} tasks {better} does better than {worse}: {p}{side} < {alpha:g}"
-        verdict += f", {orr}"
-    else:
-        claim = {
-            "two-sided": f"{a} and {b} are not detectably different",
-            "greater": f"{b} is not shown better than {a}",
-            "less": f"{b} is not shown worse than {a}",
-        }[alt]
-        verdict = f"across {nt} tasks {claim} ({p}, {ALT_WORDS[alt]}); the {orr}"
-    verdict += f"; {n_diff} of {nt} tasks differ on their own after Holm"
-    if math.isfinite(cmh.breslow_day_pvalue) and cmh.breslow_day_pvalue < alpha:
-        verdict += (
-            f"; the odds ratio is not the same in every task (Breslow-Day p = "
-            f"{_p(cmh.breslow_day_pvalue)}), so read the tasks one by one"
-        )
-    return verdict
-
-
-class _OneSided:
-    """An exact stratified result seen through one alternative (p-value swapped in)."""
-
-    def __init__(self, res, pvalue):
-        self.pvalue = pvalue
-        self.odds_ratio = res.odds_ratio
-        self.odds_ratio_lower = res.odds_ratio_lower
-        self.odds_ratio_upper = res.odds_ratio_upper
-
-
 def _success_table(rep: Report, aggs, level: str, reps: int, tasks_as: str) -> None:
     """Micro and macro success over the tasks, with the intervals of ``tasks_as``.
 
@@ -300,15 +176,7 @@ def _success_table(rep: Report, aggs, level: str, reps: int, tasks_as: str) -> N
 
 
 def cmd_compare_by_task(args) -> Report:
-    from evalsim.stats.multi.aggregate import aggregate_success, outcome_grid
-    from evalsim.stats.multi.paired import stratified_mcnemar_test
-    from evalsim.stats.multi.tasks import (
-        CORRECTIONS,
-        cmh_test,
-        exact_stratified_test,
-        per_task_tests,
-    )
-    from evalsim.stats.proportion.intervals import wilson_interval as wilson
+    from evalsim.answers.by_task import compare_by_task
 
     if args.task is not None:
         raise BadInput("--task and --by task do not go together (--by task uses every task)")
@@ -319,148 +187,65 @@ def cmd_compare_by_task(args) -> Report:
     )
     policies = sorted(str(p) for p in df["policy"].unique())
     check_policy_pair(policies, args.a, args.b)
-    df = df[df["policy"].isin([args.a, args.b])].reset_index(drop=True)
-    tasks = sorted(str(t) for t in df["task"].unique())
-    try:
-        grid = outcome_grid(df, tasks=tasks, policies=[args.a, args.b])
-    except ValueError as err:
-        raise BadInput(str(err)) from None
-    alpha, alt = args.alpha, args.alternative
-    conf = 1 - alpha
-    level = f"{100 * conf:g}%"
-    keys = [] if args.unpaired else _pairing_keys(df)
-    pairs_by_task = task_pairs(df, args.a, args.b, keys) if keys else {}
-    pairs = [pairs_by_task.get(t) for t in grid.tasks]
-    k_a, n_a, k_b, n_b = grid.k[:, 0], grid.n[:, 0], grid.k[:, 1], grid.n[:, 1]
-    rows = per_task_tests(
-        grid.tasks,
-        k_a,
-        n_a,
-        k_b,
-        n_b,
-        pairs=[p[:2] if p else None for p in pairs],
-        alpha=alpha,
-        alternative=alt,
+    df = df[df["policy"].isin([args.a, args.b])].reset_index(drop=True)  # for the log hooks
+    c = compare_by_task(
+        df,
+        args.a,
+        args.b,
+        alpha=args.alpha,
+        alternative=args.alternative,
+        unpaired=args.unpaired,
+        bootstrap_reps=args.bootstrap_reps,
+        bootstrap_seed=args.bootstrap_seed,
+        tasks_as_sample=args.tasks_as_sample,
+        test=args.test,
     )
-    cmh = cmh_test(k_a, n_a, k_b, n_b, conf)
-    ex = exact_stratified_test(k_a, n_a, k_b, n_b, conf)
-    ex_p = {"two-sided": ex.pvalue, "greater": ex.pvalue_greater, "less": ex.pvalue_less}[alt]
-    all_paired = bool(pairs) and all(p is not None for p in pairs)
-    smc = None
-    if all_paired:
-        # B first: "greater" = B's rate is the higher; odds ratio = A-only / B-only inverted
-        smc = stratified_mcnemar_test(
-            [p[1] for p in pairs], [p[0] for p in pairs], alt, confidence=conf
-        )
-    aggs, _ = aggregate_success(grid, args.bootstrap_reps, conf, args.bootstrap_seed)
-    tasks_as = "sample" if args.tasks_as_sample else "fixed"
-
-    task_data = []
-    for r, pr in zip(rows, pairs, strict=True):
-        wa, wb = wilson(r.k_a, r.n_a, confidence=conf), wilson(r.k_b, r.n_b, confidence=conf)
-        task_data.append(
-            {
-                "task": r.task,
-                "k_a": r.k_a,
-                "n_a": r.n_a,
-                "rate_a": r.rate_a,
-                "wilson_a": [float(wa.lower), float(wa.upper)],
-                "k_b": r.k_b,
-                "n_b": r.n_b,
-                "rate_b": r.rate_b,
-                "wilson_b": [float(wb.lower), float(wb.upper)],
-                "diff": r.rate_b - r.rate_a,
-                "test": r.test,
-                "n_pairs": pr[2] if pr else None,
-                "a_only": r.a_only,
-                "b_only": r.b_only,
-                "pvalue": r.pvalue,
-                **{f"p_{m}": r.adjusted[m] for m in CORRECTIONS},
-            }
-        )
-    n_diff = sum(t["p_holm"] < alpha for t in task_data)
-    if smc is not None:
-        # the paired test's odds ratio is B-only / A-only, B vs A as everywhere here
-        decide = _OneSided(smc, smc.pvalue)
-        decide.odds_ratio = 1.0 / smc.odds_ratio if smc.odds_ratio else math.inf
-        decide.odds_ratio_lower = 1.0 / smc.odds_ratio_upper if smc.odds_ratio_upper else math.inf
-        decide.odds_ratio_upper = 1.0 / smc.odds_ratio_lower if smc.odds_ratio_lower else math.inf
-        decide_name = "exact stratified McNemar (paired)"
-    else:
-        decide, decide_name = _OneSided(ex, ex_p), "exact stratified"
-    verdict = _verdict(args, tasks, alpha, level, decide, decide_name, n_diff, cmh)
-
-    def agg_dict(a):
-        return {
-            "k": a.k,
-            "n": a.n,
-            "micro": a.micro,
-            "micro_ci": [a.micro_lower, a.micro_upper],
-            "macro": a.macro,
-            "macro_ci": [a.macro_lower, a.macro_upper],
-            "macro_tasks_fixed_ci": [a.macro_fixed_lower, a.macro_fixed_upper],
-            "macro_mover_ci": [a.mover_lower, a.mover_upper],
-            "naive_ci": [a.naive_lower, a.naive_upper],
-            "naive_wilson_ci": [a.wilson_lower, a.wilson_upper],
-            "width_ratio": a.width_ratio,
-        }
-
-    data = {
-        "a": args.a,
-        "b": args.b,
-        "alpha": alpha,
-        "alternative": alt,
-        "confidence": conf,
-        "tasks": task_data,
-        "paired": all_paired,
-        "decided_by": decide_name,
-        "cmh": {
-            "statistic": cmh.statistic,
-            "pvalue": cmh.pvalue,
-            "pvalue_corrected": cmh.pvalue_corrected,
-            "odds_ratio": cmh.odds_ratio,
-            "odds_ratio_ci": [cmh.odds_ratio_lower, cmh.odds_ratio_upper],
-            "informative_tasks": cmh.n_informative,
-            "alternative": "two-sided",
-        },
-        "breslow_day": {
-            "statistic": cmh.breslow_day_statistic,
-            "pvalue": cmh.breslow_day_pvalue,
-        },
-        "exact_stratified": {
-            "statistic": ex.statistic,
-            "support": list(ex.support),
-            "pvalue": ex_p,
-            "pvalue_two_sided": ex.pvalue,
-            "odds_ratio": ex.odds_ratio,
-            "odds_ratio_ci": [ex.odds_ratio_lower, ex.odds_ratio_upper],
-            "two_sided_rule": "R mantelhaen.test(exact=TRUE): P(S=s) <= P(S=s_obs)(1+1e-7)",
-        },
-        "stratified_mcnemar": None
-        if smc is None
-        else {
-            "b_only": smc.statistic,
-            "discordant": smc.n_discordant,
-            "pvalue": smc.pvalue,
-            "odds_ratio": decide.odds_ratio,
-            "odds_ratio_ci": [decide.odds_ratio_lower, decide.odds_ratio_upper],
-            "informative_tasks": smc.n_informative,
-        },
-        "aggregates": {args.a: agg_dict(aggs[0]), args.b: agg_dict(aggs[1])},
-        "bootstrap_reps": args.bootstrap_reps,
-        "bootstrap_seed": args.bootstrap_seed,
-        "tasks_as": tasks_as,
-        "plot": args.plot,
-        "verdict": verdict,
-    }
-    rep = Report(data)
+    rep = Report(c.to_dict(args.plot))
     gate = None
     if args.fail_on is not None:  # the CI gate's rule, before the result (issue 45, item 26)
-        gate = Gate(args.fail_on, across_decision(alt, decide, alpha))
+        gate = Gate(args.fail_on, c.better)
         rep.line(gate.rule)
-    side = ALT_WORDS[alt]
+    _per_task_table(c, rep)
+    _across_table(c, rep)
+    _success_table(rep, c.aggregates, c.level, c.bootstrap_reps, c.tasks_as)
+    apply_log_hooks(args, df, rep)  # --order: per-task checks, interleaving, whole session
+    rep.data["notes"] = list(c.notes)
+    for note in c.notes:
+        rep.line(note)
+    if args.plot:
+        plot_rates(_plot_rows(c), args.plot, f"{args.a} vs {args.b}, by task", c.confidence)
+        rep.line(f"figure: {args.plot}")
+    rep.line("")
+    rep.line(_independence.qualify_verdict(rep, c.verdict))
+    if gate is not None:
+        rep.data["gate"] = gate.to_dict()
+        rep.line(gate.outcome)
+        rep.exit_status = gate.exit_status
+    return rep
+
+
+def _plot_rows(c: TaskComparison) -> list[dict]:
+    """Each task's two rates with their Wilson intervals, for ``--plot``."""
+    rows = []
+    for t in c.tasks:
+        for who in ("a", "b"):
+            rows.append(
+                {
+                    "label": f"{t['task']}: {c.a if who == 'a' else c.b}",
+                    "rate": t[f"rate_{who}"],
+                    "lower": t[f"wilson_{who}"][0],
+                    "upper": t[f"wilson_{who}"][1],
+                }
+            )
+    return rows
+
+
+def _per_task_table(c: TaskComparison, rep: Report) -> None:
+    """Per task: rates with Wilson intervals, B - A, the test, raw and adjusted p."""
+    from evalsim.stats.multi.tasks import CORRECTIONS
+
     rep.table(
-        f"Per task: {args.b} (B) vs {args.a} (A), Wilson {level}; p {side}",
+        f"Per task: {c.b} (B) vs {c.a} (A), Wilson {c.level}; p {ALT_WORDS[c.alternative]}",
         [
             "task",
             "A k/n",
@@ -470,7 +255,7 @@ def cmd_compare_by_task(args) -> Report:
             "B-A",
             "test",
             "p",
-            *(c.short for c in CORRECTIONS.values()),
+            *(corr.short for corr in CORRECTIONS.values()),
         ],
         [
             [
@@ -484,28 +269,34 @@ def cmd_compare_by_task(args) -> Report:
                 _p(t["pvalue"]),
                 *(_p(t[f"p_{m}"]) for m in CORRECTIONS),
             ]
-            for t in task_data
+            for t in c.tasks
         ],
     )
-    if any(t["test"] == "mcnemar" for t in task_data):
+    if any(t["test"] == "mcnemar" for t in c.tasks):
         rep.line(
             "McNemar a:b = pairs where only A / only B succeeded (trials paired by "
-            f"{'/'.join(keys)} within each task)."
+            f"{'/'.join(c.pairing_keys)} within each task)."
         )
-    unpaired = [t["task"] for t in task_data if t["a_only"] is None]  # no pairs: Fisher
-    if keys and unpaired:
+    unpaired = [t["task"] for t in c.tasks if t["a_only"] is None]  # no pairs: Fisher
+    if c.pairing_keys and unpaired:
         rep.line(f"note: not pairable, Fisher used: {', '.join(unpaired)}")
 
-    def or_cell(o, lo, hi):
-        return f"{o:.2f} [{lo:.2f}, {hi:.2f}]"
 
+def _or_cell(o, lo, hi) -> str:
+    return f"{o:.2f} [{lo:.2f}, {hi:.2f}]"
+
+
+def _across_table(c: TaskComparison, rep: Report) -> None:
+    """The across-task tests: the deciding one first, then the secondary ones."""
+    smc, ex, cmh, d = c.mcnemar, c.exact, c.cmh, c.decision
+    side = ALT_WORDS[c.alternative]
     across = []
     if smc is not None:
         across.append(
             [
                 "exact stratified McNemar",
                 _p(smc.pvalue),
-                or_cell(decide.odds_ratio, decide.odds_ratio_lower, decide.odds_ratio_upper),
+                _or_cell(d.odds_ratio, d.odds_ratio_lower, d.odds_ratio_upper),
                 f"paired, decides; {side}; {smc.statistic}:{smc.n_discordant - smc.statistic} "
                 "B-only:A-only pairs over the tasks",
             ]
@@ -513,55 +304,21 @@ def cmd_compare_by_task(args) -> Report:
     across += [
         [
             "exact stratified",
-            _p(ex_p),
-            or_cell(ex.odds_ratio, ex.odds_ratio_lower, ex.odds_ratio_upper),
+            _p(c.exact_pvalue),
+            _or_cell(ex.odds_ratio, ex.odds_ratio_lower, ex.odds_ratio_upper),
             ("unpaired, secondary" if smc is not None else "decides")
             + f"; {side}; conditional MLE, exact interval",
         ],
         [
             "CMH",
             _p(cmh.pvalue),
-            or_cell(cmh.odds_ratio, cmh.odds_ratio_lower, cmh.odds_ratio_upper),
+            _or_cell(cmh.odds_ratio, cmh.odds_ratio_lower, cmh.odds_ratio_upper),
             f"unpaired, secondary; two-sided; corrected p = {_p(cmh.pvalue_corrected)}",
         ],
-        [
-            "Breslow-Day",
-            _p(cmh.breslow_day_pvalue),
-            "—",
-            "are the odds ratios equal across tasks?",
-        ],
+        ["Breslow-Day", _p(cmh.breslow_day_pvalue), "—", "are the odds ratios equal across tasks?"],
     ]
     rep.table(
-        "Across tasks (odds ratio B vs A)", ["test", "p", f"odds ratio [{level}]", "note"], across
+        "Across tasks (odds ratio B vs A)",
+        ["test", "p", f"odds ratio [{c.level}]", "note"],
+        across,
     )
-    _success_table(rep, aggs, level, args.bootstrap_reps, tasks_as)
-    apply_log_hooks(args, df, rep)  # --order: per-task checks, interleaving, whole session
-    rep.data["notes"] = list(df.attrs.get("warnings", []))  # the reader's notes and warnings
-    if args.test != _tests.DEFAULT_TEST:  # issue 45, item 10: never ignored silently
-        rep.data["notes"].append(
-            f"note: --test {args.test} is not used with --by task: each task gets its exact "
-            "McNemar or Fisher test, and the exact stratified tests decide across tasks"
-        )
-    for note in rep.data["notes"]:
-        rep.line(note)
-    if args.plot:
-        plot_rows = []
-        for t in task_data:
-            for who in ("a", "b"):
-                plot_rows.append(
-                    {
-                        "label": f"{t['task']}: {args.a if who == 'a' else args.b}",
-                        "rate": t[f"rate_{who}"],
-                        "lower": t[f"wilson_{who}"][0],
-                        "upper": t[f"wilson_{who}"][1],
-                    }
-                )
-        plot_rates(plot_rows, args.plot, f"{args.a} vs {args.b}, by task", conf)
-        rep.line(f"figure: {args.plot}")
-    rep.line("")
-    rep.line(_independence.qualify_verdict(rep, verdict))
-    if gate is not None:
-        rep.data["gate"] = gate.to_dict()
-        rep.line(gate.outcome)
-        rep.exit_status = gate.exit_status
-    return rep

@@ -19,7 +19,6 @@ from evalsim.cli import _tests
 from evalsim.cli._common import (
     FISHER_MDE_EXACT_MAX_N,
     BadInput,
-    _interval_pair,
     _p,
     _paired_mde,
     _pct,
@@ -116,14 +115,13 @@ def _paired_analysis(merged, alternative: str, conf: float) -> PairedAnalysis:
         PairedCounts,
         mcnemar_exact,
         mcnemar_pvalue,
-        paired_diff_interval,
     )
 
     p = float(mcnemar_pvalue(b_only, a_only, alternative))
     midp = float(mcnemar_exact(a_only, b_only).midp_pvalue)
     counts_b_first = PairedCounts(both, b_only, a_only, neither)
     intervals = {
-        m: _interval_pair(paired_diff_interval(counts_b_first, m, conf))
+        m: counts_b_first.difference_interval(m, conf).bounds()
         for m in ("tango", "newcombe", "wald")
     }
     return PairedAnalysis(
@@ -312,7 +310,7 @@ def _unpaired_test(test: str, counts: tuple[int, int, int, int], alternative: st
     p, certificate = TWO_SAMPLE_TESTS[test].pvalue(k_b, n_b, k_a, n_a, alternative)
     from evalsim.stats.two_sample.paired import diff_interval
 
-    ci = _interval_pair(diff_interval(k_b, n_b, k_a, n_a, method="newcombe", confidence=conf))
+    ci = diff_interval(k_b, n_b, k_a, n_a, method="newcombe", confidence=conf).bounds()
     return TWO_SAMPLE_TESTS[test].label, p, ci, certificate
 
 

@@ -6,7 +6,6 @@ from evalsim.cli._common import (
     Report,
     _check_k_le_n,
     _count,
-    _interval_pair,
     _open_unit,
     _p,
     _positive_int,
@@ -23,8 +22,7 @@ def cmd_interval(args) -> Report:
     from evalsim.stats.proportion.intervals import REGISTRY, interval
 
     ivs = {
-        m: _interval_pair(interval(args.k, args.n, method=m, confidence=args.confidence))
-        for m in REGISTRY
+        m: interval(args.k, args.n, method=m, confidence=args.confidence).bounds() for m in REGISTRY
     }
     rate = args.k / args.n
     rep = Report({"k": args.k, "n": args.n, "rate": rate, "intervals": ivs})

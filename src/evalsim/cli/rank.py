@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import argparse
 import math
-import re
 
 import numpy as np
 
+from evalsim.answers.rank import MIN_TASKS_AS_SAMPLE, Ranking
 from evalsim.cli._common import (
-    BadInput,
     Report,
     _ci_pct,
     _count,
@@ -29,7 +28,6 @@ from evalsim.cli._common import (
     add_json_flag,
 )
 from evalsim.cli._ladder import ladder_report
-from evalsim.cli._paired_log import rank_discordant_counts
 from evalsim.cli._reading import add_reading_flags, reading_options
 from evalsim.cli._safe_output import FIGURE_OR_SVG, check_output_path, output_file
 from evalsim.cli.by_task import read_task_logs
@@ -39,33 +37,9 @@ __all__ = ["MAX_PAIRS_SHOWN", "MIN_TASKS_AS_SAMPLE", "cmd_rank", "ranking_axes",
 #: The text output lists at most this many differing pairs (JSON has them all).
 MAX_PAIRS_SHOWN = 15
 
-#: ``--tasks-as-sample`` warns below this many tasks: a bootstrap over T tasks draws from T
-#: values, and with a handful of tasks its percentiles say little about a population of
-#: tasks (Davison and Hinkley 1997, section 2.4: the bootstrap needs the sample to stand
-#: in for the population).
-MIN_TASKS_AS_SAMPLE = 10
-
-
-def _natural(text: str) -> tuple:
-    """Sort key: 'sigma2' before 'sigma10'."""
-    return tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", text))
-
-
-def seeds_per_cell(df) -> int | None:
-    """The most training seeds any policy ran on any task; None without a (full) seed column.
-
-    Issue 45, item 18: with one seed per policy and task the per-seed IQM and its bootstrap
-    interval are degenerate (zero width), so ``rank`` says that one seed gives no
-    seed-to-seed interval instead of printing them.
-    """
-    if "seed" not in df.columns or (df["seed"] == "").any():
-        return None
-    return int(df.groupby(["task", "policy"])["seed"].nunique().max())
-
 
 def cmd_rank(args) -> Report:
-    from evalsim.stats.multi.aggregate import outcome_grid
-    from evalsim.stats.multi.rank import compact_letter_display, rank_policies, ranking_frame
+    from evalsim.answers.rank import rank_log
 
     if args.plot:  # before any work (issue 45, item 3)
         check_output_path(args.plot, "--plot", FIGURE_OR_SVG, args.force)
@@ -77,111 +51,37 @@ def cmd_rank(args) -> Report:
         extra_columns=extra,
         options=reading_options(args),
     )
-    policies = sorted(set(df["policy"]), key=_natural)
-    if len(policies) < 2:
-        raise BadInput(f"rank needs at least 2 policies, the log has {', '.join(policies)}")
-    tasks = sorted(set(df["task"]), key=_natural)
-    try:
-        grid = outcome_grid(df, tasks=tasks, policies=policies)
-    except ValueError as err:
-        raise BadInput(str(err)) from None
-    paired = rank_discordant_counts(df, policies, tasks, args.unpaired)
-    runs = None
-    seeds = seeds_per_cell(df)
-    if seeds is not None and seeds >= 2:  # one seed gives no seed-to-seed interval (item 18)
-        runs = [
-            [df[(df["task"] == t) & (df["policy"] == p)]["seed"].to_numpy() for p in policies]
-            for t in tasks
-        ]
-    conf = 1 - args.alpha
-    level = f"{100 * conf:g}%"
-    mode = "sample" if args.tasks_as_sample else "fixed"
-    r = rank_policies(
-        grid, runs, args.alpha, conf, args.bootstrap_reps, args.bootstrap_seed, mode, paired
+    ranking = rank_log(
+        df,
+        alpha=args.alpha,
+        bootstrap_reps=args.bootstrap_reps,
+        bootstrap_seed=args.bootstrap_seed,
+        tasks_as_sample=args.tasks_as_sample,
+        unpaired=args.unpaired,
     )
-    frame = ranking_frame(r)
-    notes = list(df.attrs.get("warnings", []))  # the reader's notes and warnings
-    if mode == "fixed":
-        # the per-policy interval with the tasks fixed too (episodes redrawn, tasks kept)
-        frame["macro_lower"] = [r.aggregates[p].macro_fixed_lower for p in frame["policy"]]
-        frame["macro_upper"] = [r.aggregates[p].macro_fixed_upper for p in frame["policy"]]
-        odd = [q for q in r.pairs if q.differ == (q.diff_lower <= 0.0 <= q.diff_upper)]
-        if odd:
-            notes.append(
-                "note: the exact test and the simultaneous interval disagree on "
-                + ", ".join(f"{q.first} vs {q.second}" for q in odd)
-                + " (both treat the tasks as fixed; the test compares odds, the interval the "
-                "macro rates): read these pairs as borderline"
-            )
-    else:
-        # letters from the same task-bootstrap intervals: a pair differs when its
-        # simultaneous interval of the macro difference excludes 0
-        idx = {p: i for i, p in enumerate(grid.policies)}
-        differ = np.zeros((len(policies), len(policies)), dtype=bool)
-        for q in r.pairs:
-            d = not (q.diff_lower <= 0.0 <= q.diff_upper)
-            differ[idx[q.first], idx[q.second]] = differ[idx[q.second], idx[q.first]] = d
-        order_idx = [idx[p] for p in r.order]
-        letters = compact_letter_display(grid.policies, differ, order_idx)
-        frame["letters"] = [letters[p] for p in frame["policy"]]
-        if len(tasks) < MIN_TASKS_AS_SAMPLE:
-            notes.append(
-                f"warning: --tasks-as-sample with {len(tasks)} task(s): a bootstrap over "
-                f"{len(tasks)} tasks cannot support 'tasks as a sample' of a larger population "
-                f"(fewer than {MIN_TASKS_AS_SAMPLE}); its intervals and letters are rough; "
-                "the default (tasks fixed) answers for these tasks"
-            )
     if args.plot:
-        _plot(frame, args.plot, conf, mode, args.force)
+        _plot(ranking.frame, args.plot, ranking.confidence, ranking.mode, args.force)
+    rep = _report(ranking, args.plot)
+    if args.ordered:
+        rep.data["ladder"] = ladder_report(
+            df, list(ranking.policies), args.ordered.lower(), args.alpha, args.unpaired, rep
+        )
+    for note in ranking.notes:
+        rep.line(note)
+    if args.plot:
+        rep.line(f"figure: {args.plot}")
+    return rep
 
-    def nan_none(x):
-        return None if isinstance(x, float) and math.isnan(x) else x
 
-    data = {
-        "alpha": args.alpha,
-        "confidence": conf,
-        "tasks": list(tasks),
-        "ranking": [
-            {k: nan_none(v) for k, v in row.items() if k != "sigma_mm"}
-            for row in frame.to_dict(orient="records")
-        ],
-        "pairs": [
-            {
-                "first": q.first,
-                "second": q.second,
-                "pvalue": q.pvalue,
-                "pvalue_holm": q.pvalue_holm,
-                "differ": q.differ,
-                "interval_excludes_0": not (q.diff_lower <= 0.0 <= q.diff_upper),
-                "odds_ratio": q.odds_ratio,
-                "odds_ratio_ci": [q.odds_ratio_lower, q.odds_ratio_upper],
-                "diff_macro": q.diff_macro,
-                "diff_macro_simultaneous_ci": [q.diff_lower, q.diff_upper],
-                "prob_improvement": nan_none(q.prob_improvement),
-                "prob_improvement_ci": [
-                    nan_none(q.prob_improvement_lower),
-                    nan_none(q.prob_improvement_upper),
-                ],
-            }
-            for q in r.pairs
-        ],
-        "test": r.test,
-        "critical_value": r.critical_value,
-        "seeds_per_cell": seeds,
-        "tasks_as": mode,
-        "notes": notes,
-        "bootstrap_reps": args.bootstrap_reps,
-        "bootstrap_seed": args.bootstrap_seed,
-        "plot": args.plot,
-    }
-    rep = Report(data)
-    has_iqm = bool(r.iqm)
+def _ranking_rows(ranking: Ranking) -> tuple[list[str], list[list]]:
+    """The ranking table's headers and rows."""
+    has_iqm = bool(ranking.result.iqm)
+    level = f"{100 * ranking.confidence:g}%"
     headers = ["rank", "policy", "letters", "k/n", "macro", f"{level} CI", "simultaneous", "micro"]
-    if has_iqm:
-        headers += ["IQM [CI]"]
+    headers += ["IQM [CI]"] if has_iqm else []
     headers += ["P(> next) [CI]"]
     rows = []
-    for row in frame.to_dict(orient="records"):
+    for row in ranking.frame.to_dict(orient="records"):
         cells = [
             row["rank"],
             row["policy"],
@@ -201,16 +101,17 @@ def cmd_rank(args) -> Report:
             else f"{pi:.2f} [{row['p_improve_lower']:.2f}, {row['p_improve_upper']:.2f}]"
         )
         rows.append(cells)
-    rep.line(
-        f"{len(policies)} policies, {len(tasks)} task(s): {', '.join(tasks)}; "
-        f"{int(grid.n.sum())} trials"
-    )
-    rep.table("Ranking by macro success (mean of task rates)", headers, rows)
-    if mode == "fixed":
+    return headers, rows
+
+
+def _reading_lines(ranking: Ranking, rep: Report) -> None:
+    """How to read the letters and intervals, and the IQM (or why there is none)."""
+    r, level = ranking.result, f"{100 * ranking.confidence:g}%"
+    if ranking.mode == "fixed":
         rep.line(
             "Tasks fixed (these tasks, not a sample of tasks). Policies that share a letter are "
             f"not detectably different: every pair compared by the {r.test} over "
-            f"the tasks, Holm-adjusted over {len(r.pairs)} pairs, p < {args.alpha:g}. {level} "
+            f"the tasks, Holm-adjusted over {len(r.pairs)} pairs, p < {ranking.alpha:g}. {level} "
             "CI: bootstrap of the episodes within each task; simultaneous: max-|t| bootstrap "
             f"of the same, all rows jointly at {level}."
         )
@@ -221,35 +122,36 @@ def cmd_rank(args) -> Report:
             f"0. {level} CI: stratified bootstrap (tasks, then episodes); simultaneous: "
             f"max-|t| bootstrap, all rows jointly at {level}. Holm p: {r.test}, tasks fixed."
         )
-    if has_iqm:
+    if r.iqm:
         rep.line("IQM: interquartile mean of per-seed task rates (rliable's stratified bootstrap).")
-    elif seeds == 1:
+    elif ranking.seeds == 1:
         rep.line(
             "One seed per policy and task: one seed gives no seed-to-seed interval, so no IQM "
             "over seeds is shown; P(> next) uses the episodes."
         )
-    elif runs is None:
+    elif ranking.runs is None:
         rep.line("IQM needs a seed column (per-run scores); P(> next) then uses the episodes.")
     else:
         rep.line("IQM skipped: the seeds differ in number between tasks or policies.")
-    rank_of = {p: i for i, p in enumerate(r.order)}
-    diff = []
-    for q in r.pairs:
-        excludes = not (q.diff_lower <= 0.0 <= q.diff_upper)
-        if not (q.differ if mode == "fixed" else excludes):
-            continue
-        flip = rank_of[q.second] < rank_of[q.first]  # show the better-ranked policy first
-        better, worse = (q.second, q.first) if flip else (q.first, q.second)
-        sign = 1.0 if flip else -1.0  # diff_macro is second - first
-        lo, hi = sorted((sign * q.diff_lower, sign * q.diff_upper))
-        gap_rank = rank_of[worse] - rank_of[better]
-        diff.append((gap_rank, rank_of[better], better, worse, q, sign * q.diff_macro, lo, hi))
-    diff.sort(key=lambda d: d[:2])  # nearest in rank first: the informative separations
+
+
+def _report(ranking: Ranking, plot: str | None) -> Report:
+    """The ranking's table, its reading and the differing pairs (the command adds the
+    ladder, the notes and the figure's line)."""
+    rep = Report(ranking.to_dict(plot))
+    headers, rows = _ranking_rows(ranking)
+    rep.line(
+        f"{len(ranking.policies)} policies, {len(ranking.tasks)} task(s): "
+        f"{', '.join(ranking.tasks)}; {ranking.n_trials} trials"
+    )
+    rep.table("Ranking by macro success (mean of task rates)", headers, rows)
+    _reading_lines(ranking, rep)
+    diff = ranking.differing_pairs()
     if diff:
         shown = diff[:MAX_PAIRS_SHOWN]
         rep.table(
             "Pairs that differ "
-            + ("(Holm)" if mode == "fixed" else "(simultaneous interval)")
+            + ("(Holm)" if ranking.mode == "fixed" else "(simultaneous interval)")
             + ", nearest in rank first",
             ["pair", "p", "Holm p", "macro gap [simultaneous]"],
             [
@@ -259,21 +161,13 @@ def cmd_rank(args) -> Report:
                     f"{q.pvalue_holm:.2g}",
                     f"{100 * gap:+.1f} [{100 * lo:+.1f}, {100 * hi:+.1f}]",
                 ]
-                for _, _, b, w, q, gap, lo, hi in shown
+                for q, b, w, gap, lo, hi in shown
             ],
         )
         if len(diff) > len(shown):
             rep.line(f"... and {len(diff) - len(shown)} more pairs (all in --json).")
     else:
         rep.line("No pair differs after Holm.")
-    if args.ordered:
-        data["ladder"] = ladder_report(
-            df, policies, args.ordered.lower(), args.alpha, args.unpaired, rep
-        )
-    for note in notes:
-        rep.line(note)
-    if args.plot:
-        rep.line(f"figure: {args.plot}")
     return rep
 
 

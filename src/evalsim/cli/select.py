@@ -211,8 +211,7 @@ def _read(args):
 
 
 def _cmd_pick(args) -> Report:
-    from evalsim.cli._paired_log import condition_keys, paired_table
-    from evalsim.stats.proportion.intervals import wilson_interval
+    from evalsim.answers.paired_log import condition_keys, paired_table
     from evalsim.stats.selection.fixed_n import TIE_RULES
     from evalsim.stats.selection.ksample import cochran_q_test, pairwise_mcnemar
     from evalsim.stats.selection.pick import confirmation_plan, pick_checkpoint
@@ -235,25 +234,10 @@ def _cmd_pick(args) -> Report:
     pick = pick_checkpoint(cands, k, n, args.tie, args.tie_seed, args.delta)
     data = {"mode": "select", "paired": bool(keys), **pick.to_dict()}
     rep = Report(data)
-    rows = []
-    for name, kk, nn in zip(cands, k, n, strict=True):
-        w = wilson_interval(kk, nn)
-        mark = "chosen" if name == pick.chosen else ("tied" if name in pick.tied else "")
-        rows.append(
-            [name, f"{kk}/{nn}", _pct(kk / nn), _ci_pct(float(w.lower), float(w.upper)), mark]
-        )
-    rep.table(
-        f"Selection split: {len(cands)} checkpoints"
-        + (
-            f", paired on {len(conditions)} conditions ({'/'.join(keys)})" if keys else ", unpaired"
-        ),
-        ["checkpoint", "k/n", "rate", "Wilson 95%", "pick"],
-        rows,
-    )
+    _selection_table(rep, pick, cands, k, n, keys, conditions)
     rep.line(f"Tie rule: {TIE_RULES[args.tie][1]}; seed {args.tie_seed}.")
     if pick.chosen is None:
         rep.line(f"No pick: {', '.join(pick.tied)} tie at the top under the no-pick rule.")
-
     if not math.isnan(pick.plugin_bias):
         rep.line(
             f"Winner's curse (plug-in, exact at the observed rates taken as true): the picked "
@@ -262,25 +246,7 @@ def _cmd_pick(args) -> Report:
             f"(least favourable, n = {n[0]}): {pick.pcs_lfc:.3f}."
         )
     if cq is not None:
-        data["cochran_q"] = cq.to_dict()
-        data["pairwise_mcnemar"] = [q.to_dict() for q in pairs]
-        rep.line(
-            f"Cochran's Q = {cq.statistic:.3g} ({cq.df} df), p = {_p(cq.pvalue)}, {cq.method} "
-            f"({cq.limit})."
-        )
-        rep.table(
-            "Pairwise exact McNemar, Holm-adjusted",
-            ["pair", "only first : only second", "p", "Holm p"],
-            [
-                [
-                    f"{q.first} vs {q.second}",
-                    f"{q.first_only}:{q.second_only}",
-                    _p(q.pvalue),
-                    _p(q.pvalue_holm),
-                ]
-                for q in pairs
-            ],
-        )
+        _cochran_block(rep, data, cq, pairs)
     if pick.chosen is not None:
         baseline_rate = args.baseline_rate
         if baseline_rate is None and args.baseline is not None:
@@ -418,3 +384,45 @@ def register(sub) -> None:
     add_json_flag(p)
     add_force_flag(p)
     p.set_defaults(run=cmd_select)
+
+
+def _selection_table(rep: Report, pick, cands, k, n, keys, conditions) -> None:
+    """The selection split: every checkpoint's k/n, rate, Wilson interval and pick mark."""
+    from evalsim.stats.proportion.intervals import wilson_interval
+
+    rows = []
+    for name, kk, nn in zip(cands, k, n, strict=True):
+        w = wilson_interval(kk, nn)
+        mark = "chosen" if name == pick.chosen else ("tied" if name in pick.tied else "")
+        rows.append([name, f"{kk}/{nn}", _pct(kk / nn), _ci_pct(*w.bounds()), mark])
+    rep.table(
+        f"Selection split: {len(cands)} checkpoints"
+        + (
+            f", paired on {len(conditions)} conditions ({'/'.join(keys)})" if keys else ", unpaired"
+        ),
+        ["checkpoint", "k/n", "rate", "Wilson 95%", "pick"],
+        rows,
+    )
+
+
+def _cochran_block(rep: Report, data: dict, cq, pairs) -> None:
+    """Cochran's Q over the checkpoints and the Holm-adjusted pairwise exact McNemar tests."""
+    data["cochran_q"] = cq.to_dict()
+    data["pairwise_mcnemar"] = [q.to_dict() for q in pairs]
+    rep.line(
+        f"Cochran's Q = {cq.statistic:.3g} ({cq.df} df), p = {_p(cq.pvalue)}, {cq.method} "
+        f"({cq.limit})."
+    )
+    rep.table(
+        "Pairwise exact McNemar, Holm-adjusted",
+        ["pair", "only first : only second", "p", "Holm p"],
+        [
+            [
+                f"{q.first} vs {q.second}",
+                f"{q.first_only}:{q.second_only}",
+                _p(q.pvalue),
+                _p(q.pvalue_holm),
+            ]
+            for q in pairs
+        ],
+    )

@@ -148,36 +148,7 @@ def cmd_simreal(args) -> Report:
     else:
         verdict = "the simulation did not help; use the real-only interval"
     level = f"{100 * args.confidence:g}%"
-    rep = Report(
-        {
-            "policy": policy,
-            "n_real": data.n,
-            "k_real": data.k_real,
-            "n_sim": data.n_sim,
-            "k_sim": data.k_sim,
-            "pairs": {"n11": data.n11, "n10": data.n10, "n01": data.n01, "n00": data.n00},
-            "correlation": data.correlation,
-            "sim_bias": data.sim_bias,
-            "confidence": args.confidence,
-            "method": method,
-            "validity": chosen.validity,
-            "interval": [chosen.lower, chosen.upper],
-            "real_only_interval": [cp.lower, cp.upper],
-            "effective_n": chosen.effective_n,
-            "worth_real_trials": worth,
-            "verdict": verdict,
-            "methods": {
-                m: {
-                    "validity": r.validity,
-                    "interval": [r.lower, r.upper],
-                    "width": r.width,
-                    "lambda": r.lam,
-                    "effective_n": r.effective_n,
-                }
-                for m, r in results.items()
-            },
-        }
-    )
+    rep = Report(_record(policy, data, args.confidence, method, results, worth, verdict))
     corr = "undefined" if math.isnan(data.correlation) else f"{data.correlation:.3f}"
     rep.line(
         f"policy {policy}: {data.k_real}/{data.n} real successes ({_pct(data.k_real / data.n)}), "
@@ -205,27 +176,7 @@ def cmd_simreal(args) -> Report:
         f"real-only Clopper-Pearson: [{cp.lower:.4f}, {cp.upper:.4f}]."
     )
     rep.line(f"Verdict: {verdict}.")
-    if args.real_share is not None and method not in SHARED_METHODS:
-        rep.line(
-            f"note: --real-share applies to {' and '.join(SHARED_METHODS)} only; "
-            f"{method} does not use it."
-        )
-    # each table-built method: its largest n and the method whose interval it gives above it
-    limits = {
-        "joint_exact": (JOINT_MAX_N, "discordant_exact"),
-        "full_joint_exact": (FULL_JOINT_MAX_N, "joint_exact"),
-    }
-    for name, (limit, instead) in limits.items():
-        if name in results and data.n > limit:
-            rep.line(
-                f"note: {name} builds its exact tables for n <= {limit}; at n = "
-                f"{data.n} its row is {instead}'s interval."
-            )
-    if chosen.validity == "asymptotic":
-        rep.line(
-            "note: this method's coverage is asymptotic and falls short at small n; "
-            f"{best} is valid at every n."
-        )
+    _notes(rep, args.real_share, data.n, method, results, best)
     return rep
 
 
@@ -263,3 +214,63 @@ def register(sub) -> None:
         "--format", choices=FORMATS, default=None, help="text (default), markdown, latex or json"
     )
     p.set_defaults(run=cmd_simreal)
+
+
+def _record(policy, data, confidence, method, results, worth, verdict) -> dict:
+    """The JSON record of ``simreal``: the counts, the chosen interval and every method's."""
+    chosen, cp = results[method], results["clopper_pearson"]
+    return {
+        "policy": policy,
+        "n_real": data.n,
+        "k_real": data.k_real,
+        "n_sim": data.n_sim,
+        "k_sim": data.k_sim,
+        "pairs": {"n11": data.n11, "n10": data.n10, "n01": data.n01, "n00": data.n00},
+        "correlation": data.correlation,
+        "sim_bias": data.sim_bias,
+        "confidence": confidence,
+        "method": method,
+        "validity": chosen.validity,
+        "interval": [chosen.lower, chosen.upper],
+        "real_only_interval": [cp.lower, cp.upper],
+        "effective_n": chosen.effective_n,
+        "worth_real_trials": worth,
+        "verdict": verdict,
+        "methods": {
+            m: {
+                "validity": r.validity,
+                "interval": [r.lower, r.upper],
+                "width": r.width,
+                "lambda": r.lam,
+                "effective_n": r.effective_n,
+            }
+            for m, r in results.items()
+        },
+    }
+
+
+def _notes(rep: Report, real_share, n: int, method: str, results: dict, best: str) -> None:
+    """The notes under the table: --real-share unused, table-built methods past their n, an
+    asymptotic method's coverage."""
+    chosen = results[method]
+    if real_share is not None and method not in SHARED_METHODS:
+        rep.line(
+            f"note: --real-share applies to {' and '.join(SHARED_METHODS)} only; "
+            f"{method} does not use it."
+        )
+    # each table-built method: its largest n and the method whose interval it gives above it
+    limits = {
+        "joint_exact": (JOINT_MAX_N, "discordant_exact"),
+        "full_joint_exact": (FULL_JOINT_MAX_N, "joint_exact"),
+    }
+    for name, (limit, instead) in limits.items():
+        if name in results and n > limit:
+            rep.line(
+                f"note: {name} builds its exact tables for n <= {limit}; at n = "
+                f"{n} its row is {instead}'s interval."
+            )
+    if chosen.validity == "asymptotic":
+        rep.line(
+            "note: this method's coverage is asymptotic and falls short at small n; "
+            f"{best} is valid at every n."
+        )

@@ -227,7 +227,7 @@ def _reference(method: str, k: int, n: int, code: str, name: str) -> tuple[float
         iv = interval(k, n, method, z=1.96)
     else:
         iv = interval(k, n, method, confidence=0.95)
-    return float(iv.lower), float(iv.upper)
+    return tuple(iv.bounds())
 
 
 def run_document(path: str | os.PathLike) -> list[dict]:

@@ -172,7 +172,7 @@ def paired_contingency_table(
             confidence=confidence,
             rng=rng_for(study_seed, "paired_bootstrap", task, policy_a, policy_b, seed),
         )
-        pw = pz.paired_wald_interval(pz.paired_contingency(b, a), confidence)
+        pw = pz.paired_contingency(b, a).difference_interval("wald", confidence)
         un = pz.diff_interval(t.k_b, t.n, t.k_a, t.n, "newcombe", confidence)
         rows.append(
             {

@@ -111,8 +111,7 @@ def _kn(k: int, n: int) -> str:
 
 
 def _wilson(k, n, confidence):
-    ci = wilson_interval(k, n, confidence=confidence)
-    return float(ci.lower), float(ci.upper)
+    return tuple(wilson_interval(k, n, confidence=confidence).bounds())
 
 
 def _policy_names(policies) -> list[str]:

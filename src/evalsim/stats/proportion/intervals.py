@@ -98,10 +98,27 @@ __all__ = [
 
 @dataclass(frozen=True, eq=False)
 class Interval:
-    """A confidence interval: floats for scalar input, arrays for array input."""
+    """A confidence interval: floats for scalar input, arrays for array input.
+
+    It knows how it was made: ``method``, the id of its method (of :data:`REGISTRY` for a
+    proportion; of the difference methods of :mod:`evalsim.stats.two_sample.paired` for a
+    difference), and ``confidence``, the two-sided level (``1 - 2 Phi(-z)`` when the interval
+    was asked for by its multiplier ``z``). Both are None for an interval built by hand.
+    """
 
     lower: float | np.ndarray
     upper: float | np.ndarray
+    method: str | None = None
+    confidence: float | None = None
+
+    def bounds(self) -> list[float]:
+        """``[lower, upper]`` as plain floats (the JSON pair of the command)."""
+        return [float(self.lower), float(self.upper)]
+
+    def to_dict(self) -> dict:
+        """``{"method", "confidence", "lower", "upper"}`` with plain floats (scalar input)."""
+        lo, hi = self.bounds()
+        return {"method": self.method, "confidence": self.confidence, "lower": lo, "upper": hi}
 
     @property
     def width(self):
@@ -406,10 +423,10 @@ def _wilson_one(k: int, n: int, z: float) -> tuple[float, float]:
     return (0.0 if k == 0 else lo), (1.0 if k == n else hi)
 
 
-def _finish(lower, upper, shape) -> Interval:
+def _finish(lower, upper, shape, method: str, confidence: float) -> Interval:
     if shape is None:
-        return Interval(float(lower[0]), float(upper[0]))
-    return Interval(lower.reshape(shape), upper.reshape(shape))
+        return Interval(float(lower[0]), float(upper[0]), method, confidence)
+    return Interval(lower.reshape(shape), upper.reshape(shape), method, confidence)
 
 
 def interval(k, n, method: str = "wilson", confidence: float = 0.95, z=None) -> Interval:
@@ -448,10 +465,11 @@ def interval(k, n, method: str = "wilson", confidence: float = 0.95, z=None) -> 
     entry = check_method(method)
     zf, tail = resolve_level(confidence, z)
     kk, nn, shape = _prepare(k, n)
+    level = float(confidence) if z is None else 1.0 - 2.0 * tail
     if method == "wilson" and shape is None:
-        return Interval(*_wilson_one(int(kk[0]), int(nn[0]), zf))
+        return Interval(*_wilson_one(int(kk[0]), int(nn[0]), zf), method, level)
     lower, upper = entry.bounds(kk, nn, zf, tail)
-    return _finish(lower, upper, shape)
+    return _finish(lower, upper, shape, method, level)
 
 
 def wald_interval(k, n, confidence: float = 0.95, z=None) -> Interval:

@@ -83,6 +83,30 @@ class PairedCounts:
         """``[[both, A only], [B only, neither]]``: rows A success/failure, cols B."""
         return np.array([[self.both_succeed, self.a_only], [self.b_only, self.both_fail]])
 
+    def difference_interval(self, method: str = "tango", confidence: float = 0.95):
+        """The interval of ``pA - pB`` on these pairs (:func:`paired_diff_interval`); it
+        knows its ``method`` and ``confidence``."""
+        return paired_diff_interval(self, method, confidence)
+
+    def power(self, alpha: float = 0.05, n_pairs: int | None = None) -> float:
+        """Exact power of the two-sided exact McNemar test at this table's discordant rates
+        (A only: ``a_only / n``, B only: ``b_only / n``), at ``n_pairs`` (default: ``n``)
+        pairs (:func:`evalsim.stats.two_sample.design.mcnemar_power_exact`)."""
+        from evalsim.stats.two_sample.design import mcnemar_power_exact
+
+        n = self.n if n_pairs is None else n_pairs
+        return mcnemar_power_exact(n, self.a_only / self.n, self.b_only / self.n, alpha)
+
+    def to_dict(self) -> dict:
+        """The four counts and n, as plain ints."""
+        return {
+            "both_succeed": int(self.both_succeed),
+            "a_only": int(self.a_only),
+            "b_only": int(self.b_only),
+            "both_fail": int(self.both_fail),
+            "n": int(self.n),
+        }
+
 
 @dataclass(frozen=True)
 class McNemarResult:
@@ -163,10 +187,10 @@ class PairingGain:
     variance_ratio: float
 
 
-def _interval(lower, upper):
+def _interval(lower, upper, method: str | None = None, confidence: float | None = None):
     from evalsim.stats.proportion.intervals import Interval
 
-    return Interval(float(lower), float(upper))
+    return Interval(float(lower), float(upper), method, confidence)
 
 
 def diff_interval(
@@ -203,7 +227,7 @@ def diff_interval(
         p1 = (k1 + add) / (n1 + 2 * add)
         p2 = (k2 + add) / (n2 + 2 * add)
         half = z * math.sqrt(p1 * (1 - p1) / (n1 + 2 * add) + p2 * (1 - p2) / (n2 + 2 * add))
-        return _interval(p1 - p2 - half, p1 - p2 + half)
+        return _interval(p1 - p2 - half, p1 - p2 + half, method, confidence)
     from evalsim.stats.proportion.intervals import wilson_interval
 
     p1, p2 = k1 / n1, k2 / n2
@@ -212,7 +236,7 @@ def diff_interval(
     d = p1 - p2
     lower = d - math.sqrt((p1 - w1.lower) ** 2 + (w2.upper - p2) ** 2)
     upper = d + math.sqrt((w1.upper - p1) ** 2 + (p2 - w2.lower) ** 2)
-    return _interval(lower, upper)
+    return _interval(lower, upper, method, confidence)
 
 
 def _as_success(x, name: str) -> np.ndarray:
@@ -311,7 +335,7 @@ def paired_wald_interval(counts: PairedCounts, confidence: float = 0.95):
     d = (counts.a_only - counts.b_only) / n
     var = ((counts.a_only + counts.b_only) / n - d * d) / n
     half = z * math.sqrt(max(var, 0.0))
-    return _interval(d - half, d + half)
+    return _interval(d - half, d + half, "wald", confidence)
 
 
 def _paired_counts_checked(counts) -> PairedCounts:
@@ -412,9 +436,11 @@ def paired_diff_interval(counts: PairedCounts, method: str = "tango", confidence
     if method == "wald":
         return paired_wald_interval(counts, confidence)
     if method == "newcombe":
-        return _interval(*_newcombe_paired(counts, confidence))
+        return _interval(*_newcombe_paired(counts, confidence), method, confidence)
     z = float(ndtri(0.5 + confidence / 2.0))
-    return _interval(*_tango_interval(counts.a_only, counts.b_only, counts.n, z))
+    return _interval(
+        *_tango_interval(counts.a_only, counts.b_only, counts.n, z), method, confidence
+    )
 
 
 def paired_bootstrap(

@@ -6,8 +6,8 @@ A log is paired when it has a ``condition`` column (``compare``'s and ``compare 
 rule: the key of a trial's starting state is its task, its seed when the log has one, and its
 condition). Then every policy must have run every condition of each task exactly once:
 conditions that the policies do not share, or a condition run twice by one policy, are bad
-input (one line, exit 2) -- never a silent fallback to unpaired tests. ``--unpaired`` asks
-for the unpaired analysis explicitly.
+input (a ValueError: one line, exit 2 in the command) -- never a silent fallback to
+unpaired tests. ``--unpaired`` asks for the unpaired analysis explicitly.
 """
 
 from __future__ import annotations
@@ -15,8 +15,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import numpy as np
-
-from evalsim.cli._common import BadInput
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -43,7 +41,7 @@ def paired_table(df: pd.DataFrame, policies, keys: list[str]):
 
     Raises
     ------
-    BadInput
+    ValueError
         A condition run twice by one policy, or conditions not shared by every policy.
     """
     sub = df[df["policy"].isin(list(policies))]
@@ -51,7 +49,7 @@ def paired_table(df: pd.DataFrame, policies, keys: list[str]):
     dup = key.groupby(sub["policy"]).apply(lambda s: s.duplicated().any())
     if dup.any():
         who = str(dup[dup].index[0])
-        raise BadInput(
+        raise ValueError(
             f"{who!r} ran a condition ({'/'.join(keys)}) more than once: the trials do not pair "
             "up; give --unpaired to treat them as independent samples"
         )
@@ -61,7 +59,7 @@ def paired_table(df: pd.DataFrame, policies, keys: list[str]):
         extra = sets[p] - common
         if extra:
             example = sorted(extra)[0].replace("\x1f", "/")
-            raise BadInput(
+            raise ValueError(
                 f"conditions not shared by every policy: {p!r} ran {len(extra)} the others "
                 f"lack (e.g. {example}); pair them up or give --unpaired"
             )

@@ -1,0 +1,456 @@
+"""The answer of ``evalsim compare --by task``: policy B vs A on every task, and across the
+tasks (:func:`compare_by_task` -> :class:`TaskComparison`).
+
+Per task: the rates with Wilson intervals and the exact test (exact McNemar when the task's
+trials pair up by condition id, else Fisher's), the raw p and one adjusted p per multiplicity
+correction of :data:`evalsim.stats.multi.tasks.CORRECTIONS`. Across tasks: the exact
+stratified test (or, on a paired log, the exact stratified McNemar test) decides; CMH and
+Breslow-Day are secondary; micro and macro success come with their bootstrap, MOVER and
+naive intervals (:mod:`evalsim.stats.multi.aggregate`).
+
+References
+----------
+Mantel, N., & Haenszel, W. (1959). Statistical aspects of the analysis of data from
+retrospective studies of disease. JNCI 22(4), 719-748. Breslow, N. E., & Day, N. E. (1980).
+Statistical Methods in Cancer Research I, IARC. Holm, S. (1979). A simple sequentially
+rejective multiple test procedure. Scand. J. Statist. 6(2), 65-70.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from evalsim.answers._format import p_text as _p
+from evalsim.answers.plan import DEFAULT_TEST
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def _pairing_keys(df: pd.DataFrame) -> list[str]:
+    """Columns besides task that name a trial's starting state (as compare's pairing)."""
+    if "condition" not in df.columns:
+        return []
+    return [c for c in ("seed", "condition") if c in df.columns]
+
+
+def task_pairs(df: pd.DataFrame, a: str, b: str, keys: list[str]) -> dict:
+    """Per task, A and B's trials paired on ``keys`` (vectorised: one factorisation of the
+    key columns over the whole log, no per-task merge).
+
+    Returns
+    -------
+    dict
+        task -> ``(a_only, b_only, n_pairs)``, or None for a task whose trials cannot be
+        paired (a key repeated within a policy there, or no key shared by A and B).
+    """
+    import pandas as pd  # heavy: compare --by task reads the log with pandas
+
+    tasks_all = sorted(str(t) for t in df["task"].unique())
+    if not keys:
+        return {t: None for t in tasks_all}
+    code = np.zeros(len(df), dtype=np.int64)
+    size = 1
+    for col in ["task", *keys]:
+        c, uniq = pd.factorize(df[col], sort=False)
+        m = max(len(uniq), 1)
+        if size * m >= 2**62:  # the combined code would overflow: number the key tuples
+            code = df.groupby(["task", *keys], sort=False).ngroup().to_numpy(dtype=np.int64)
+            break
+        code = code * m + c
+        size *= m
+    task_codes, task_names = pd.factorize(df["task"], sort=False)
+    pol = df["policy"].to_numpy()
+    succ = df["success"].to_numpy(dtype=bool)
+    out = {}
+    sides = {}
+    bad_task = np.zeros(len(task_names), dtype=bool)
+    for name, sel in (("a", pol == a), ("b", pol == b)):
+        codes = code[sel]
+        order = np.argsort(codes, kind="stable")
+        sc = codes[order]
+        dup = np.flatnonzero(sc[1:] == sc[:-1])
+        if dup.size:
+            bad_task[np.unique(task_codes[sel][order][dup])] = True
+        sides[name] = (codes, succ[sel], task_codes[sel])
+    ca, sa, ta = sides["a"]
+    cb, sb, _ = sides["b"]
+    # keys that repeat are removed from the intersection (their task is marked unpairable)
+    _, ia, ib = np.intersect1d(ca, cb, assume_unique=False, return_indices=True)
+    t = ta[ia]
+    a_only = np.bincount(t, weights=(sa[ia] & ~sb[ib]), minlength=len(task_names))
+    b_only = np.bincount(t, weights=(~sa[ia] & sb[ib]), minlength=len(task_names))
+    n_pairs = np.bincount(t, minlength=len(task_names))
+    for i, name in enumerate(task_names):
+        if bad_task[i] or n_pairs[i] == 0:
+            out[str(name)] = None
+        else:
+            out[str(name)] = (int(a_only[i]), int(b_only[i]), int(n_pairs[i]))
+    return out
+
+
+#: The sidedness words of the tables, by alternative.
+ALT_WORDS = {
+    "two-sided": "two-sided",
+    "greater": "one-sided, B > A",
+    "less": "one-sided, B < A",
+}
+
+
+def across_decision(alternative: str, decide, alpha: float) -> str | None:
+    """The policy the across-task verdict declares better: "A", "B" or None (the rule of
+    :func:`task_verdict`: the deciding test's p below alpha; two-sided, the side of its odds
+    ratio B vs A)."""
+    if not decide.pvalue < alpha:
+        return None
+    if alternative == "two-sided":
+        return "B" if decide.odds_ratio > 1 else "A"
+    return "B" if alternative == "greater" else "A"
+
+
+def task_verdict(a, b, alt, n_tasks, alpha, level, decide, name, n_diff, cmh) -> str:
+    """The verdict sentence from the deciding across-task test ``decide`` (its p-value is
+    for ``alt``; its odds ratio is B vs A)."""
+    ci = f"{level} CI {decide.odds_ratio_lower:.2f} to {decide.odds_ratio_upper:.2f}"
+    orr = f"common odds ratio B vs A {decide.odds_ratio:.2f} ({ci})"
+    p = f"{name} p = {_p(decide.pvalue)}"
+    nt = n_tasks
+    decided = across_decision(alt, decide, alpha)
+    if decided is not None:
+        better = b if decided == "B" else a
+        worse = a if better == b else b
+        side = "" if alt == "two-sided" else f", {ALT_WORDS[alt]}"
+        verdict = f"across {nt} tasks {better} does better than {worse}: {p}{side} < {alpha:g}"
+        verdict += f", {orr}"
+    else:
+        claim = {
+            "two-sided": f"{a} and {b} are not detectably different",
+            "greater": f"{b} is not shown better than {a}",
+            "less": f"{b} is not shown worse than {a}",
+        }[alt]
+        verdict = f"across {nt} tasks {claim} ({p}, {ALT_WORDS[alt]}); the {orr}"
+    verdict += f"; {n_diff} of {nt} tasks differ on their own after Holm"
+    if math.isfinite(cmh.breslow_day_pvalue) and cmh.breslow_day_pvalue < alpha:
+        verdict += (
+            f"; the odds ratio is not the same in every task (Breslow-Day p = "
+            f"{_p(cmh.breslow_day_pvalue)}), so read the tasks one by one"
+        )
+    return verdict
+
+
+class _OneSided:
+    """An exact stratified result seen through one alternative (p-value swapped in)."""
+
+    def __init__(self, res, pvalue):
+        self.pvalue = pvalue
+        self.odds_ratio = res.odds_ratio
+        self.odds_ratio_lower = res.odds_ratio_lower
+        self.odds_ratio_upper = res.odds_ratio_upper
+
+
+def _aggregate_record(a) -> dict:
+    return {
+        "k": a.k,
+        "n": a.n,
+        "micro": a.micro,
+        "micro_ci": [a.micro_lower, a.micro_upper],
+        "macro": a.macro,
+        "macro_ci": [a.macro_lower, a.macro_upper],
+        "macro_tasks_fixed_ci": [a.macro_fixed_lower, a.macro_fixed_upper],
+        "macro_mover_ci": [a.mover_lower, a.mover_upper],
+        "naive_ci": [a.naive_lower, a.naive_upper],
+        "naive_wilson_ci": [a.wilson_lower, a.wilson_upper],
+        "width_ratio": a.width_ratio,
+    }
+
+
+@dataclass(frozen=True)
+class TaskComparison:
+    """What ``compare --by task`` found.
+
+    Attributes
+    ----------
+    a, b : str
+        The reference policy A and the policy B compared with it.
+    alpha, confidence : float
+        The level, and 1 - alpha for the intervals.
+    alternative : str
+        ``"two-sided"``, ``"greater"`` (B > A) or ``"less"``.
+    tasks : tuple of dict
+        One record per task: k/n, rate and Wilson interval of each policy, B - A, the test
+        (``"mcnemar"`` or ``"fisher"``), its p and the adjusted p of every correction.
+    pairing_keys : tuple of str
+        The columns that paired the trials within a task (empty: unpaired).
+    paired : bool
+        Every task paired up: the exact stratified McNemar test decides.
+    decided_by : str
+        The deciding across-task test's name.
+    decision : object
+        The deciding test's p-value (for ``alternative``) and odds ratio B vs A with its
+        interval (``pvalue``, ``odds_ratio``, ``odds_ratio_lower``, ``odds_ratio_upper``).
+    cmh, exact, mcnemar : object
+        :func:`~evalsim.stats.multi.tasks.cmh_test`,
+        :func:`~evalsim.stats.multi.tasks.exact_stratified_test` and (paired only, else
+        None) :func:`~evalsim.stats.multi.paired.stratified_mcnemar_test` results.
+    exact_pvalue : float
+        The exact stratified p for ``alternative``.
+    aggregates : tuple
+        A's and B's :func:`~evalsim.stats.multi.aggregate.aggregate_success` records.
+    n_differ : int
+        Tasks that differ on their own after Holm.
+    verdict : str
+    notes : tuple of str
+    bootstrap_reps, bootstrap_seed : int
+    tasks_as : str
+        ``"fixed"`` (default) or ``"sample"``: which intervals the success table shows.
+    """
+
+    a: str
+    b: str
+    alpha: float
+    alternative: str
+    confidence: float
+    tasks: tuple
+    pairing_keys: tuple
+    paired: bool
+    decided_by: str
+    decision: object
+    cmh: object
+    exact: object
+    mcnemar: object
+    exact_pvalue: float
+    aggregates: tuple
+    n_differ: int
+    verdict: str
+    notes: tuple
+    bootstrap_reps: int
+    bootstrap_seed: int
+    tasks_as: str
+
+    @property
+    def level(self) -> str:
+        """The confidence level as printed ("95%")."""
+        return f"{100 * self.confidence:g}%"
+
+    @property
+    def better(self) -> str | None:
+        """ "A", "B" or None: the policy the across-task verdict declares better."""
+        return across_decision(self.alternative, self.decision, self.alpha)
+
+    def to_dict(self, plot: str | None = None) -> dict:
+        """The JSON record of ``compare --by task --json`` before the log hooks' blocks, the
+        notes and the gate (the command adds those, in that order)."""
+        cmh, ex, smc, d = self.cmh, self.exact, self.mcnemar, self.decision
+        return {
+            "a": self.a,
+            "b": self.b,
+            "alpha": self.alpha,
+            "alternative": self.alternative,
+            "confidence": self.confidence,
+            "tasks": [dict(t) for t in self.tasks],
+            "paired": self.paired,
+            "decided_by": self.decided_by,
+            "cmh": {
+                "statistic": cmh.statistic,
+                "pvalue": cmh.pvalue,
+                "pvalue_corrected": cmh.pvalue_corrected,
+                "odds_ratio": cmh.odds_ratio,
+                "odds_ratio_ci": [cmh.odds_ratio_lower, cmh.odds_ratio_upper],
+                "informative_tasks": cmh.n_informative,
+                "alternative": "two-sided",
+            },
+            "breslow_day": {
+                "statistic": cmh.breslow_day_statistic,
+                "pvalue": cmh.breslow_day_pvalue,
+            },
+            "exact_stratified": {
+                "statistic": ex.statistic,
+                "support": list(ex.support),
+                "pvalue": self.exact_pvalue,
+                "pvalue_two_sided": ex.pvalue,
+                "odds_ratio": ex.odds_ratio,
+                "odds_ratio_ci": [ex.odds_ratio_lower, ex.odds_ratio_upper],
+                "two_sided_rule": "R mantelhaen.test(exact=TRUE): P(S=s) <= P(S=s_obs)(1+1e-7)",
+            },
+            "stratified_mcnemar": None
+            if smc is None
+            else {
+                "b_only": smc.statistic,
+                "discordant": smc.n_discordant,
+                "pvalue": smc.pvalue,
+                "odds_ratio": d.odds_ratio,
+                "odds_ratio_ci": [d.odds_ratio_lower, d.odds_ratio_upper],
+                "informative_tasks": smc.n_informative,
+            },
+            "aggregates": {
+                self.a: _aggregate_record(self.aggregates[0]),
+                self.b: _aggregate_record(self.aggregates[1]),
+            },
+            "bootstrap_reps": self.bootstrap_reps,
+            "bootstrap_seed": self.bootstrap_seed,
+            "tasks_as": self.tasks_as,
+            "plot": plot,
+            "verdict": self.verdict,
+        }
+
+
+def _task_records(rows, pairs, conf: float) -> list[dict]:
+    from evalsim.stats.multi.tasks import CORRECTIONS
+    from evalsim.stats.proportion.intervals import wilson_interval as wilson
+
+    out = []
+    for r, pr in zip(rows, pairs, strict=True):
+        wa, wb = wilson(r.k_a, r.n_a, confidence=conf), wilson(r.k_b, r.n_b, confidence=conf)
+        out.append(
+            {
+                "task": r.task,
+                "k_a": r.k_a,
+                "n_a": r.n_a,
+                "rate_a": r.rate_a,
+                "wilson_a": wa.bounds(),
+                "k_b": r.k_b,
+                "n_b": r.n_b,
+                "rate_b": r.rate_b,
+                "wilson_b": wb.bounds(),
+                "diff": r.rate_b - r.rate_a,
+                "test": r.test,
+                "n_pairs": pr[2] if pr else None,
+                "a_only": r.a_only,
+                "b_only": r.b_only,
+                "pvalue": r.pvalue,
+                **{f"p_{m}": r.adjusted[m] for m in CORRECTIONS},
+            }
+        )
+    return out
+
+
+def _paired_decision(smc) -> _OneSided:
+    """The paired test seen B vs A: its odds ratio is A-only / B-only, inverted here."""
+    decide = _OneSided(smc, smc.pvalue)
+    decide.odds_ratio = 1.0 / smc.odds_ratio if smc.odds_ratio else math.inf
+    decide.odds_ratio_lower = 1.0 / smc.odds_ratio_upper if smc.odds_ratio_upper else math.inf
+    decide.odds_ratio_upper = 1.0 / smc.odds_ratio_lower if smc.odds_ratio_lower else math.inf
+    return decide
+
+
+def compare_by_task(
+    df,
+    a: str,
+    b: str,
+    *,
+    alpha: float = 0.05,
+    alternative: str = "two-sided",
+    unpaired: bool = False,
+    bootstrap_reps: int = 2000,
+    bootstrap_seed: int = 0,
+    tasks_as_sample: bool = False,
+    test: str = DEFAULT_TEST,
+) -> TaskComparison:
+    """Policy ``b`` vs ``a`` on every task of a trial table, and across the tasks.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The trials (``policy``, ``task``, ``success``; ``condition``, with ``seed``, pairs
+        them within a task); rows of other policies are ignored.
+    a, b : str
+        The reference policy and the policy compared with it.
+    alpha : float
+        Level of the tests; the intervals are at 1 - alpha.
+    alternative : str
+        ``"two-sided"``, ``"greater"`` (B > A) or ``"less"``.
+    unpaired : bool
+        Ignore condition ids.
+    bootstrap_reps, bootstrap_seed : int
+        The success table's bootstraps.
+    tasks_as_sample : bool
+        The success table's intervals treat the tasks as a sample of a population of tasks.
+    test : str
+        The command's ``--test``: not used per task (each task gets exact McNemar or
+        Fisher), which a note says when it is not the default.
+
+    Returns
+    -------
+    TaskComparison
+
+    Raises
+    ------
+    ValueError
+        A policy missing a task (:func:`evalsim.stats.multi.aggregate.outcome_grid`).
+    """
+    from evalsim.stats.multi.aggregate import aggregate_success, outcome_grid
+    from evalsim.stats.multi.paired import stratified_mcnemar_test
+    from evalsim.stats.multi.tasks import cmh_test, exact_stratified_test, per_task_tests
+
+    df = df[df["policy"].isin([a, b])].reset_index(drop=True)
+    tasks = sorted(str(t) for t in df["task"].unique())
+    grid = outcome_grid(df, tasks=tasks, policies=[a, b])
+    conf = 1 - alpha
+    keys = [] if unpaired else _pairing_keys(df)
+    pairs_by_task = task_pairs(df, a, b, keys) if keys else {}
+    pairs = [pairs_by_task.get(t) for t in grid.tasks]
+    k_a, n_a, k_b, n_b = grid.k[:, 0], grid.n[:, 0], grid.k[:, 1], grid.n[:, 1]
+    rows = per_task_tests(
+        grid.tasks,
+        k_a,
+        n_a,
+        k_b,
+        n_b,
+        pairs=[p[:2] if p else None for p in pairs],
+        alpha=alpha,
+        alternative=alternative,
+    )
+    cmh = cmh_test(k_a, n_a, k_b, n_b, conf)
+    ex = exact_stratified_test(k_a, n_a, k_b, n_b, conf)
+    ex_p = {"two-sided": ex.pvalue, "greater": ex.pvalue_greater, "less": ex.pvalue_less}[
+        alternative
+    ]
+    all_paired = bool(pairs) and all(p is not None for p in pairs)
+    smc = None
+    if all_paired:
+        # B first: "greater" = B's rate is the higher; odds ratio = A-only / B-only inverted
+        smc = stratified_mcnemar_test(
+            [p[1] for p in pairs], [p[0] for p in pairs], alternative, confidence=conf
+        )
+    aggs, _ = aggregate_success(grid, bootstrap_reps, conf, bootstrap_seed)
+    task_data = _task_records(rows, pairs, conf)
+    n_diff = sum(t["p_holm"] < alpha for t in task_data)
+    if smc is not None:
+        decide, name = _paired_decision(smc), "exact stratified McNemar (paired)"
+    else:
+        decide, name = _OneSided(ex, ex_p), "exact stratified"
+    level = f"{100 * conf:g}%"
+    verdict = task_verdict(a, b, alternative, len(tasks), alpha, level, decide, name, n_diff, cmh)
+    notes = list(df.attrs.get("warnings", []))  # the reader's notes and warnings
+    if test != DEFAULT_TEST:  # issue 45, item 10: never ignored silently
+        notes.append(
+            f"note: --test {test} is not used with --by task: each task gets its exact "
+            "McNemar or Fisher test, and the exact stratified tests decide across tasks"
+        )
+    return TaskComparison(
+        a=a,
+        b=b,
+        alpha=alpha,
+        alternative=alternative,
+        confidence=conf,
+        tasks=tuple(task_data),
+        pairing_keys=tuple(keys),
+        paired=all_paired,
+        decided_by=name,
+        decision=decide,
+        cmh=cmh,
+        exact=ex,
+        mcnemar=smc,
+        exact_pvalue=ex_p,
+        aggregates=tuple(aggs),
+        n_differ=n_diff,
+        verdict=verdict,
+        notes=tuple(notes),
+        bootstrap_reps=bootstrap_reps,
+        bootstrap_seed=bootstrap_seed,
+        tasks_as="sample" if tasks_as_sample else "fixed",
+    )
