@@ -40,7 +40,7 @@ def report_figure(fid, category):
             paths["png"],
             caption=f"../report/{fid}.rst",
             category=category,
-            labels={"product": "study's own: the scene", "id": fid},
+            labels={"product": f"study's own: the scene ({fid.split('_')[0]})"},
         ),
         "pdf": paths["pdf"],
     }

@@ -48,10 +48,7 @@ rule report_claims_ledger:
             "results/report/claims.html",
             caption="../report/claims_ledger.rst",
             category="report",
-            labels={
-                "product": "the claims ledger: every printed number",
-                "id": "claims",
-            },
+            labels={"product": "the claims ledger: every printed number (claims)"},
         ),
     log:
         "logs/report/claims_ledger.log",

@@ -136,9 +136,21 @@ class Product:
 
     @property
     def report_label(self) -> dict[str, str]:
-        """The report's columns for this product: its name in the documents, then its id."""
-        name = self.document or "study's own: " + self.id.split("_", 1)[-1].replace("_", " ")
-        return {"product": name, "id": self.id}
+        """The report's one column for this product: its name in the documents with its id
+        beside ("Table B, lesson 25 (T08)"; a product of the study's own is named from its id);
+        unique within its category, since the report lists one entry per label.
+
+        One label, not two: Snakemake's report turns a label after the first into a toggle
+        when it has two values, each on half of a category's results, so in a category of
+        two products (drift, simreal) a separate id column became a toggle, the entry it
+        hid had no result and the page went blank (tests/test_report_browser.py)."""
+        number, _, rest = self.id.partition("_")
+        numbered = number[:1] in ("T", "F") and number[1:].isdigit() and bool(rest)
+        short = number if numbered else self.id
+        if numbered and number[0] == "F" and self.kind == "table":
+            short += " table"  # a figure's numbers: listed apart from its picture (F03)
+        name = self.document or "study's own: " + (rest if numbered else self.id).replace("_", " ")
+        return {"product": f"{name} ({short})"}
 
     @property
     def rule(self) -> str:
