@@ -41,9 +41,9 @@ def test_job_configs_hold_only_what_changes_the_output(repo):
         "document",
     }
     more = copy.deepcopy(cfg)
-    more["policies"].append({"name": "C", "sigma_mm": 12.0})
+    more["policies"].append({"name": "C", "sigma_mm": 15.0})
     more["tasks"].append({**cfg["tasks"][0], "name": "cube35"})
-    more["simulation"]["sweep"]["sigma_mm"].append(12.0)
+    more["simulation"]["sweep"]["sigma_mm"].append(15.0)
     more["simulation"]["n_seeds"] += 2
     assert chunk_config(more, "cube25", "A") == a
     assert sweep_config(more) == sweep_config(cfg)
@@ -98,13 +98,13 @@ def test_adding_policy_and_sigma_reruns_only_new_chunks(smoke_run, tmp_path):
     n_chunks = -(-smoke["simulation"]["trials_per_seed"] // smoke["simulation"]["trials_per_chunk"])
 
     assert dry_run_jobs(work, "--configfile", "config/smoke.yaml") == []  # the run is complete
-    plus = dry_run_jobs(work, "--configfile", with_policy_c_and_sigma(work, 12.0))
+    plus = dry_run_jobs(work, "--configfile", with_policy_c_and_sigma(work, 15.0))
 
     chunk_re = r"chunks/(\w+)/(\w+)_seed(\d+)_chunk(\d+)\.parquet"
     assert chunk_keys(plus, "simulate_chunk", chunk_re) == {
         (t, "C", str(s), str(c)) for t in tasks for s in seeds for c in range(n_chunks)
     }
-    assert chunk_keys(plus, "simulate_sweep_chunk", r"sigma([\d.]+)\.parquet$") == {("12",)}
+    assert chunk_keys(plus, "simulate_sweep_chunk", r"sigma([\d.]+)\.parquet$") == {("15",)}
     assert chunk_keys(plus, "simulate_merge_seed", r"pools/(\w+)/(\w+)_seed(\d+)\.parquet") == {
         (t, "C", str(s)) for t in tasks for s in seeds
     }
