@@ -14,6 +14,8 @@ import math
 import numpy as np
 from numba import njit
 
+from evalsim.stats.sequential._paired_kernels import null_step
+
 _LOG_CAP = 700.0
 
 
@@ -177,15 +179,7 @@ def final_rows_spending_rest(d_max, upper, fut_lo, fut_hi, alpha):
     cum = 0.0
     for d in range(d_max + 1):
         if d > 0:
-            for w in range(d + 1):
-                v = 0.0
-                if w <= d - 1:
-                    v += 0.5 * dist[w]
-                if w >= 1:
-                    v += 0.5 * dist[w - 1]
-                tmp[w] = v
-            for w in range(d + 1):
-                dist[w] = tmp[w]
+            null_step(dist, tmp, d)
         f = min(upper[d], d + 1)
         tail = 0.0
         for w in range(d, f - 1, -1):
