@@ -246,19 +246,13 @@ class EventStore:
             if self.create:
                 return None
             raise self._missing()
-        if self.path.stat().st_size == 0:
-            raise StudyError(f"{self.path}: empty file (truncated?); not a trial store")
+        self._refuse_empty()
         uri = f"file:{self.path.resolve().as_posix()}?mode=ro"
         try:
             con = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None)
         except sqlite3.Error as e:
             raise self._fail(e) from None
-        try:
-            self._check_identity(con)
-        except Exception:
-            con.close()
-            raise
-        return con
+        return self._identified(con)
 
     def _write_connection(self) -> sqlite3.Connection:
         """A connection for appending; creates the store on first use."""
@@ -266,8 +260,8 @@ class EventStore:
         fresh = not self.path.exists()
         if fresh and not self.create:
             raise self._missing()
-        if not fresh and self.path.stat().st_size == 0:
-            raise StudyError(f"{self.path}: empty file (truncated?); not a trial store")
+        if not fresh:
+            self._refuse_empty()
         try:
             con = sqlite3.connect(str(self.path), timeout=BUSY_TIMEOUT_S, isolation_level=None)
             con.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
@@ -276,6 +270,15 @@ class EventStore:
             con.execute("PRAGMA synchronous = FULL")
         except sqlite3.DatabaseError as e:
             raise self._fail(e) from None
+        return self._identified(con)
+
+    def _refuse_empty(self) -> None:
+        """Refuse a store file of zero bytes (a truncated copy), which SQLite would take as new."""
+        if self.path.stat().st_size == 0:
+            raise StudyError(f"{self.path}: empty file (truncated?); not a trial store")
+
+    def _identified(self, con: sqlite3.Connection) -> sqlite3.Connection:
+        """``con`` once it is known to be this study's store; closed before any refusal."""
         try:
             self._check_identity(con)
         except Exception:

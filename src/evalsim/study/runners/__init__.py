@@ -26,6 +26,7 @@ References
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -38,6 +39,8 @@ __all__ = [
     "RunnerError",
     "RunnerInfo",
     "TrialRequest",
+    "artefact_path",
+    "finished_run",
     "make_runner",
     "redact_arms",
 ]
@@ -122,6 +125,67 @@ class RunResult:
         d = asdict(self)
         d["artefacts"] = list(self.artefacts)
         return d
+
+
+def artefact_path(path: Path, study_dir: Path) -> str:
+    """A run's file as :attr:`RunResult.artefacts` records it: relative to the study folder,
+    or as given when it lies outside it."""
+    try:
+        return str(Path(path).resolve().relative_to(Path(study_dir).resolve()))
+    except ValueError:
+        return str(path)
+
+
+def finished_run(
+    runner: str,
+    t0: float,
+    study_dir: Path,
+    artefacts,
+    output_tail: str,
+    *,
+    ok: bool = True,
+    exit_code: int | None = None,
+    timed_out: bool = False,
+    suggested: tuple[str | None, str | None] = (None, None),
+    details: dict | None = None,
+) -> RunResult:
+    """The :class:`RunResult` of a run that started at ``time.monotonic() == t0`` and ends now.
+
+    Parameters
+    ----------
+    runner : str
+        The runner kind.
+    t0 : float
+        :func:`time.monotonic` at the start of the run; the duration is taken from it now.
+    study_dir : pathlib.Path
+        The study folder, which the artefacts' paths are made relative to.
+    artefacts : iterable of pathlib.Path
+        Files the run wrote.
+    output_tail : str
+        The last lines of its output.
+    ok, exit_code, timed_out : bool, int or None, bool
+        How the run ended; the defaults are an in-process run that ran to its end.
+    suggested : (str or None, str or None)
+        The suggested outcome and failure type, where the runner can tell.
+    details : dict, optional
+        The runner-specific physical record.
+
+    Returns
+    -------
+    RunResult
+    """
+    return RunResult(
+        runner=runner,
+        ok=ok,
+        exit_code=exit_code,
+        timed_out=timed_out,
+        duration_s=round(time.monotonic() - t0, 4),
+        output_tail=output_tail,
+        suggested_outcome=suggested[0],
+        suggested_failure=suggested[1],
+        artefacts=tuple(artefact_path(a, study_dir) for a in artefacts),
+        details={} if details is None else details,
+    )
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
-from evalsim.study.runners import RunnerError, RunResult, TrialRequest
+from evalsim.study.runners import RunnerError, RunResult, TrialRequest, finished_run
 
 __all__ = ["CommandRunner", "FIELDS", "render_command"]
 
@@ -189,7 +189,7 @@ class CommandRunner:
             except OSError as err:
                 log.write(f"cannot start {argv[0]!r}: {err.strerror or err}\n".encode())
                 log.flush()
-                return self._result(False, None, False, t0, log_path, req)
+                return self._result(False, None, False, t0, log_path)
             try:
                 code = proc.wait(timeout=self.timeout_s)
             except subprocess.TimeoutExpired:
@@ -198,7 +198,7 @@ class CommandRunner:
             finally:
                 self._reap_group(proc)
         ok = code == 0 and not timed_out
-        return self._result(ok, code, timed_out, t0, log_path, req, outcome_path if ok else None)
+        return self._result(ok, code, timed_out, t0, log_path, outcome_path if ok else None)
 
     def _stop(self, proc: subprocess.Popen) -> int:
         """SIGTERM to the group, then SIGKILL after the grace period; the exit code."""
@@ -221,24 +221,21 @@ class CommandRunner:
         timed_out: bool,
         t0: float,
         log_path: Path,
-        req: TrialRequest,
         outcome_path: Path | None = None,
     ) -> RunResult:
-        outcome, failure = _read_outcome(outcome_path) if outcome_path else (None, None)
         artefacts = [log_path]
         if outcome_path is not None and outcome_path.exists():
             artefacts.append(outcome_path)
-        rel = tuple(_relative(p, self.study_dir) for p in artefacts)
-        return RunResult(
-            runner=self.kind,
+        return finished_run(
+            self.kind,
+            t0,
+            self.study_dir,
+            artefacts,
+            _tail(log_path, self.tail_lines),
             ok=ok,
             exit_code=code,
             timed_out=timed_out,
-            duration_s=round(time.monotonic() - t0, 4),
-            output_tail=_tail(log_path, self.tail_lines),
-            suggested_outcome=outcome,
-            suggested_failure=failure,
-            artefacts=rel,
+            suggested=_read_outcome(outcome_path) if outcome_path else (None, None),
         )
 
 
@@ -247,10 +244,3 @@ def _signal_group(pgid: int, sig: int) -> None:
         os.killpg(pgid, sig)
     except (ProcessLookupError, PermissionError):
         pass
-
-
-def _relative(path: Path, root: Path) -> str:
-    try:
-        return str(path.resolve().relative_to(root.resolve()))
-    except ValueError:
-        return str(path)

@@ -38,7 +38,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from evalsim.seeding import rng_for
-from evalsim.study.runners import RunnerError, RunResult, TrialRequest
+from evalsim.study.runners import RunnerError, RunResult, TrialRequest, finished_run
 
 __all__ = ["MujocoRunner", "default_config_path", "WORKSPACE_X_CM", "WORKSPACE_Y_CM"]
 
@@ -177,19 +177,12 @@ class MujocoRunner:
             + ("lifted" if out.success else f"{out.failure}")
             + f" (lift {details['lift_height_cm']:.1f} cm)"
         )
-        try:
-            rel = str(record.resolve().relative_to(self.study_dir.resolve()))
-        except ValueError:
-            rel = str(record)
-        return RunResult(
-            runner=self.kind,
-            ok=True,
-            exit_code=None,
-            timed_out=False,
-            duration_s=round(time.monotonic() - t0, 4),
-            output_tail=tail,
-            suggested_outcome="success" if out.success else "failure",
-            suggested_failure=None if out.success else out.failure,
-            artefacts=(rel,),
+        return finished_run(
+            self.kind,
+            t0,
+            self.study_dir,
+            [record],
+            tail,
+            suggested=("success", None) if out.success else ("failure", out.failure),
             details=details,
         )
