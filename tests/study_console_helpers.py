@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 #: Arm names no page would contain by chance.
 ARM_A, ARM_B = "armalphaqx", "armbravoqx"
@@ -21,47 +22,37 @@ def study_yaml(
     failure_types=("missed", "pushed", "dropped", "held_low"),
     grid: tuple[int, int] | None = None,
 ) -> str:
-    """A study file: two arms, ``positions`` listed positions (or a grid), two object blocks."""
+    """The demo study (:data:`evalsim.study.demo.DEMO_STUDY`: two arms, two object blocks,
+    paired, McNemar) made small: arms :data:`ARM_A` and :data:`ARM_B`, run by ``runner_a`` and
+    ``runner_b`` (YAML flow mappings; no runner by default), ``positions`` listed positions (or
+    a ``(rows, columns)`` grid), no secondary analysis and no plan."""
+    from evalsim.study.demo import DEMO_STUDY
+
+    study = yaml.safe_load(DEMO_STUDY)
+    study["title"] = title
+    study["question"]["primary"] = {"a": ARM_A, "b": ARM_B}
+    study["arms"] = [
+        {"name": name} | ({"runner": yaml.safe_load(runner)} if runner else {})
+        for name, runner in ((ARM_A, runner_a), (ARM_B, runner_b))
+    ]
     if grid is None:
-        pos = "\n".join(
-            f"      - {{name: P{i + 1:02d}, x_cm: {17 + 2 * (i % 5)}, y_cm: {-6 + 3 * (i // 5)}}}"
-            for i in range(positions)
-        )
-        where = f"    list:\n{pos}"
+        where = {
+            "list": [
+                {"name": f"P{i + 1:02d}", "x_cm": 17 + 2 * (i % 5), "y_cm": -6 + 3 * (i // 5)}
+                for i in range(positions)
+            ]
+        }
         n = positions
     else:
         rows, cols = grid
-        where = f"    grid: {{rows: {rows}, columns: {cols}, spacing_cm: 2.5, origin_cm: [17, -6]}}"
+        where = {"grid": {"rows": rows, "columns": cols, "spacing_cm": 2.5, "origin_cm": [17, -6]}}
         n = rows * cols
-    ra = f"\n    runner: {runner_a}" if runner_a else ""
-    rb = f"\n    runner: {runner_b}" if runner_b else ""
-    return f"""version: 1
-title: "{title}"
-question:
-  primary: {{a: {ARM_A}, b: {ARM_B}}}
-  alternative: two-sided
-  alpha: 0.05
-arms:
-  - name: {ARM_A}{ra}
-  - name: {ARM_B}{rb}
-conditions:
-  positions:
-{where}
-  blocks:
-    factors:
-      object: [cube-1, cube-2]
-    assign: split
-  replicates: 1
-rubric:
-  success: "Cube held 4 cm above the table at the end."
-  failure_types: [{", ".join(failure_types)}]
-design:
-  paired: true
-  n: {n}
-analysis:
-  primary: mcnemar
-  secondary: []
-"""
+    study["conditions"]["positions"] = where
+    study["rubric"]["failure_types"] = list(failure_types)
+    study["design"]["n"] = n
+    study["analysis"]["secondary"] = []
+    del study["plan"]
+    return yaml.safe_dump(study, sort_keys=False)
 
 
 def make_locked_study(folder: Path, text: str, seed: int = 11) -> Path:

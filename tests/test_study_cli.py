@@ -6,28 +6,22 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 
 import pytest
 from cli_run import run
+from study_helpers import locked_example, study_copy
 
 from evalsim.cli.study import STUDY_SUBCOMMANDS
-from evalsim.study import init_study, lock_study
 
 
 @pytest.fixture(scope="module")
 def locked(tmp_path_factory):
-    d = tmp_path_factory.mktemp("cli") / "s"
-    init_study(d)
-    lock_study(d, seed=6, sheets=False)
-    return d
+    return locked_example(tmp_path_factory, "cli", seed=6)
 
 
 @pytest.fixture
 def study(locked, tmp_path):
-    d = tmp_path / "s"
-    shutil.copytree(locked, d)
-    return d
+    return study_copy(locked, tmp_path)
 
 
 def test_registry_lists_every_subcommand_once(capsys):

@@ -9,6 +9,8 @@ import json
 
 import pytest
 from cli_run import run
+from naive_sequential_file import paired_file_stop
+from study_helpers import study_copy
 
 from evalsim.study import init_study, lock_study, open_study
 from evalsim.study.report import report_document
@@ -17,26 +19,6 @@ from evalsim.study.report import report_document
 PATTERN = [(0, 1), (1, 1), (0, 1), (0, 1), (0, 0), (0, 1), (0, 1), (1, 1), (0, 1), (0, 1)] + [
     (1, 0)
 ] * 10
-
-
-def _naive_stop(design: dict, pairs) -> tuple[int, str] | None:
-    """Replay a paired design file by hand: (pairs at the stop, verdict) or None."""
-    rows = design["rows"]
-    d = w = 0
-    for t, (a, b) in enumerate(pairs, start=1):
-        if a != b:
-            d += 1
-            w += b
-        final = t == design["n_max"] or d == design["d_max"]
-        up = rows["final_b_better_if_wB_at_least" if final else "b_better_if_wB_at_least"][d]
-        lo = rows["final_a_better_if_wB_at_most" if final else "a_better_if_wB_at_most"][d]
-        if w >= up:
-            return t, "b-better"
-        if w <= lo:
-            return t, "a-better"
-        if final:
-            return t, "no difference shown"
-    return None
 
 
 @pytest.fixture(scope="module")
@@ -75,13 +57,10 @@ def seq_study(tmp_path_factory):
 
 
 def test_design_decides_after_each_pair_and_the_stop_is_recorded_once(seq_study, tmp_path):
-    import shutil
-
-    d = tmp_path / "s"
-    shutil.copytree(seq_study, d)
+    d = study_copy(seq_study, tmp_path)
     s = open_study(d)
     design = json.loads((d / "design.json").read_text())
-    want_at, want_verdict = _naive_stop(design, PATTERN)
+    want_at, want_verdict = paired_file_stop(design, PATTERN)
     assert want_verdict == "b-better" and want_at < 20
     by_cond: dict[str, dict] = {}
     for t in s.schedule:
@@ -118,10 +97,7 @@ def test_design_decides_after_each_pair_and_the_stop_is_recorded_once(seq_study,
 
 
 def test_record_prints_the_designs_decision(seq_study, tmp_path, capsys):
-    import shutil
-
-    d = tmp_path / "s"
-    shutil.copytree(seq_study, d)
+    d = study_copy(seq_study, tmp_path)
     s = open_study(d)
     assert run(capsys, "study", "status", d)[0] == 0
     first = s.schedule[0]
@@ -131,10 +107,7 @@ def test_record_prints_the_designs_decision(seq_study, tmp_path, capsys):
 
 
 def test_design_file_edit_after_lock_is_refused(seq_study, tmp_path, capsys):
-    import shutil
-
-    d = tmp_path / "s"
-    shutil.copytree(seq_study, d)
+    d = study_copy(seq_study, tmp_path)
     design = json.loads((d / "design.json").read_text())
     (d / "design.json").write_text(json.dumps(design, indent=4))
     rc, out, err = run(capsys, "study", "status", d)
@@ -142,10 +115,7 @@ def test_design_file_edit_after_lock_is_refused(seq_study, tmp_path, capsys):
 
 
 def test_design_whose_n_max_the_conditions_cannot_fill_is_refused(seq_study, tmp_path, capsys):
-    import shutil
-
-    d = tmp_path / "s2"
-    shutil.copytree(seq_study, d)
+    d = study_copy(seq_study, tmp_path, "s2")
     (d / "lock.json").unlink()
     assert (
         run(

@@ -16,8 +16,9 @@ import time
 import numpy as np
 import pytest
 from cli_run import run
+from study_helpers import locked_example, study_copy
 
-from evalsim.study import EventStore, StudyError, init_study, lock_study, open_study
+from evalsim.study import EventStore, StudyError, open_study
 from evalsim.study.store import STORE_FILE
 
 SHA = "f" * 64
@@ -25,20 +26,13 @@ SHA = "f" * 64
 
 @pytest.fixture(scope="module")
 def study_dir(tmp_path_factory):
-    d = tmp_path_factory.mktemp("store") / "s"
-    init_study(d)
-    lock_study(d, seed=4, sheets=False)
-    return d
+    return locked_example(tmp_path_factory, "store", seed=4)
 
 
 @pytest.fixture
 def study(study_dir, tmp_path):
     """A fresh copy of the locked example (empty store) per test."""
-    import shutil
-
-    d = tmp_path / "s"
-    shutil.copytree(study_dir, d)
-    return open_study(d)
+    return open_study(study_copy(study_dir, tmp_path))
 
 
 def test_append_only_at_the_database_level(tmp_path):
