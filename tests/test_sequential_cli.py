@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from cli_run import run
+from naive_sequential_file import paired_file_stop
 
 from evalsim.cli import build_parser
 from evalsim.stats.boundaries import (
@@ -70,23 +71,6 @@ def test_json_round_trip_keeps_rows_and_oc(designs, name):
         )
 
 
-def plain_paired_walk(design_json, pairs):
-    """Walk (a, b) pairs through the file's rows; returns (pair, verdict) or None."""
-    rows = design_json["rows"]
-    d = w = 0
-    for t, (a, b) in enumerate(pairs, start=1):
-        if a != b:
-            d += 1
-            w += b
-        if t == design_json["n_max"] or d == design_json["d_max"]:
-            return t, "B better" if w >= rows["final_b_better_if_wB_at_least"][
-                d
-            ] else "no difference shown"
-        if w >= rows["b_better_if_wB_at_least"][d]:
-            return t, "B better"
-    return None
-
-
 def plain_unpaired_walk(design_json, sa, sb):
     for look in design_json["looks"]:
         m = look["n"]
@@ -103,14 +87,15 @@ def test_check_paired_log_crosses_a_boundary(designs, capsys):
     a = df[df.policy == "base"].set_index("condition")["success"]
     b = df[df.policy == "new"].set_index("condition")["success"]
     pairs = list(zip(a.to_numpy(), b[a.index].to_numpy(), strict=True))
-    expected = plain_paired_walk(json.loads(Path(designs["paired"]).read_text()), pairs)
+    expected = paired_file_stop(json.loads(Path(designs["paired"]).read_text()), pairs)
     assert expected is not None and expected[0] < len(pairs)  # the synthetic log stops early
+    assert expected[1] == "b-better"  # the synthetic log's B is better
     rc, out, err = run(
         capsys, "sequential", "check", designs["paired"], LOG, "--a", "base", "--b", "new", "--json"
     )
     assert rc == 0, err
     res = json.loads(out)
-    assert res["status"] == "stop" and res["verdict"] == expected[1]
+    assert res["status"] == "stop" and res["verdict"] == "B better"
     assert res["at"] == expected[0]
     sub = pairs[: expected[0]]
     assert res["tallies"]["b_only"] == sum(1 for x, y in sub if y and not x)
