@@ -5,8 +5,8 @@ Each page is made from the thing it describes, so it cannot go stale unnoticed:
 - ``cli.md``: every subcommand's ``--help``, from the argparse parser (``evalsim.cli``);
 - ``config.md``: every config key with its type, unit, default, allowed values, description
   and reason, from the JSON schema (``workflow/schemas/config.schema.yaml``; ``x-unit`` and
-  ``x-reason``), and the key tables of ``config/README.md`` between its
-  ``<!-- BEGIN generated:keys PREFIX -->`` markers;
+  ``x-reason``), and every key table of ``config/README.md``, between its
+  ``<!-- BEGIN generated:keys KEYS -->`` markers (KEYS: keys or sections, space-separated);
 - ``products.md``: every table and figure with its files, builder, inputs, config keys and
   caption, from the product manifest (``evalsim.products.manifest``);
 - ``api.md``: the public modules of ``evalsim``, rendered by mkdocstrings from their numpydoc
@@ -127,13 +127,16 @@ def _walk(node: dict, path: str, rows: list[str]) -> None:
 #: Schema keywords of a key's unit and of the reason behind its default (JSON Schema ignores
 #: keywords it does not know; ``x-`` marks them as this project's).
 UNIT, REASON = "x-unit", "x-reason"
-#: config/README.md, whose key tables are generated between these markers from the schema:
-#: ``<!-- BEGIN generated:keys fisher.t38 -->`` ... ``<!-- END generated:keys -->``.
+#: config/README.md, whose key tables are generated between these markers from the schema,
+#: each naming the keys it shows (a section stands for all its keys):
+#: ``<!-- BEGIN generated:keys fisher.t38 fisher.f12 -->`` ... ``<!-- END generated:keys -->``.
 CONFIG_README = ROOT / "config" / "README.md"
 _KEYS_BLOCK = re.compile(
-    r"(<!-- BEGIN generated:keys (?P<prefix>[\w.\[\]]+) -->\n).*?(<!-- END generated:keys -->)",
+    r"(<!-- BEGIN generated:keys (?P<prefix>[\w.\[\] ]+?) -->\n).*?(<!-- END generated:keys -->)",
     re.S,
 )
+#: A unitless key's ``x-unit`` (a count without a thing counted, a name, a switch, a ratio).
+NO_UNIT = "—"
 
 
 def _schema_node(schema: dict, prefix: str) -> dict:
@@ -143,28 +146,54 @@ def _schema_node(schema: dict, prefix: str) -> dict:
     return node
 
 
-def _key_rows(node: dict, path: str, rows: list[str]) -> None:
+def is_section(node: dict) -> bool:
+    """A group of keys (an object with named keys), not a key with a value of its own."""
+    return "properties" in node
+
+
+def schema_keys(node: dict, path: str = ""):
+    """Every key under ``node`` depth first, as (path, node): the leaves of its sections, and
+    for a list of objects the list itself and then its items' keys (``tasks[].name``)."""
     for name, child in node.get("properties", {}).items():
-        key = f"{path}.{name}"
-        if "properties" in child:  # a section: its keys, not the section itself
-            _key_rows(child, key, rows)
+        key = f"{path}.{name}" if path else name
+        if is_section(child):
+            yield from schema_keys(child, key)
             continue
-        default = child.get("default", "")
-        shown = "null" if default is None else str(default)
-        if len(shown) > 60:  # a long list or table: the config reference has it in full
-            shown = "see the config reference"
-        meaning = " ".join(t for t in (child.get("description"), child.get(REASON)) if t)
-        rows.append(
-            f"| `{key}` | {_cell(child.get(UNIT, '—'))} | {_cell(shown)} | {_cell(meaning)} |"
-        )
+        yield key, child
+        items = child.get("items")
+        if isinstance(items, dict) and is_section(items):
+            yield from schema_keys(items, f"{key}[]")
+
+
+def _key_row(key: str, node: dict) -> str:
+    default = node.get("default", NO_UNIT)
+    shown = "null" if default is None else str(default)
+    if len(shown) > 60:  # a long list or table: the config reference has it in full
+        shown = "see the config reference"
+    meaning = " ".join(t for t in (node.get("description"), node.get(REASON)) if t)
+    return f"| `{key}` | {_cell(node.get(UNIT, NO_UNIT))} | {_cell(shown)} | {_cell(meaning)} |"
+
+
+def block_keys(prefixes: str, schema: dict) -> list[tuple[str, dict]]:
+    """The keys a generated block names, in its order: each space-separated entry is a key,
+    or a section standing for all its keys (depth first)."""
+    found = []
+    for prefix in prefixes.split():
+        node = _schema_node(schema, prefix)
+        found += schema_keys(node, prefix) if is_section(node) else [(prefix, node)]
+        items = node.get("items")
+        if not is_section(node) and isinstance(items, dict) and is_section(items):
+            found += schema_keys(items, f"{prefix}[]")
+    return found
 
 
 def key_table(prefix: str, schema: dict | None = None) -> str:
-    """config/README.md's table of the keys under ``prefix`` (depth first): key, unit,
-    default, and the meaning (the schema's description, then the reason behind the default)."""
+    """config/README.md's table of the keys a block names (``prefix``: space-separated keys
+    or sections, see :func:`block_keys`): key, unit, default, and the meaning (the schema's
+    description, then the reason behind the default)."""
     schema = schema or yaml.safe_load(SCHEMA.read_text())
     rows = ["| key | unit | default | meaning |", "|---|---|---|---|"]
-    _key_rows(_schema_node(schema, prefix), prefix, rows)
+    rows += [_key_row(key, node) for key, node in block_keys(prefix, schema)]
     return "\n".join(rows) + "\n"
 
 
@@ -190,7 +219,8 @@ def config_page() -> str:
         + "# Config reference\n\n"
         + _cell(schema.get("description", ""))
         + "\n\nA wrong key or value fails before any job runs, naming the key and the allowed "
-        "values. Units and the reasons behind the defaults: `config/README.md`.\n\n"
+        "values. The unit and the reason behind the default are the schema's `x-unit` and "
+        "`x-reason`; `config/README.md` tells the scene, the calibration and the pick.\n\n"
         + "\n".join(rows)
         + "\n"
     )
