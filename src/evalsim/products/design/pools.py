@@ -1,6 +1,7 @@
 """Tables T18 and T27 of the stage design: McNemar vs unpaired, and the paired contingency
 table, from the MuJoCo pools (the A/B outcomes on shared poses). The tables built from the
-config alone are in :mod:`evalsim.products.design.tables`.
+config alone are in :mod:`evalsim.products.design.sizing` and
+:mod:`evalsim.products.design.detection`.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from evalsim.products._common import captioned, titled_frame
-from evalsim.products.design.tables import NAN
+from evalsim.products.design._common import NAN
 from evalsim.seeding import rng_for
 from evalsim.stats.two_sample import design as dz
 from evalsim.stats.two_sample import paired as pz
