@@ -224,89 +224,51 @@ def estimation_vs_detection(
     r1, r2 = rates
     est_quote = "to +/-2 pp 95% confidence requires roughly 1 000 roll-outs"
     det_quote = "detect a true 2 pp difference ... needs about 3 200 total roll-outs"
+    detect = f"detect {r1:.0%} vs {r2:.0%}"
     rows = []
+
+    def add(
+        method, n, n_real=NAN, power_at_n=NAN, goal=detect, total=None, doc=3200.0, quote=det_quote
+    ):
+        """One row; ``total`` roll-outs default to both arms' (2 n)."""
+        rows.append(
+            {
+                "goal": goal,
+                "method": method,
+                "n_real": n_real,
+                "n_per_arm": n,
+                "total_rollouts": 2 * n if total is None else total,
+                "power_at_n": power_at_n,
+                "doc_stated_total": doc,
+                "doc_quote": quote,
+            }
+        )
+
     for method in ("normal", "wilson"):
         res = dz.n_for_estimate(rate, half_width, confidence, method)
-        rows.append(
-            {
-                "goal": f"estimate {rate:.0%} within +/-{_pts(half_width):g} pp",
-                "method": method,
-                "n_real": res.n_real,
-                "n_per_arm": res.n,
-                "total_rollouts": res.n,
-                "power_at_n": NAN,
-                "doc_stated_total": 1000.0,
-                "doc_quote": est_quote,
-            }
-        )
+        goal = f"estimate {rate:.0%} within +/-{_pts(half_width):g} pp"
+        add(method, res.n, res.n_real, goal=goal, total=res.n, doc=1000.0, quote=est_quote)
     for variance in ("fleiss", "pbar", "unpooled"):
         res = dz.n_per_arm_normal(r1, r2, alpha, power, variance)
-        rows.append(
-            {
-                "goal": f"detect {r1:.0%} vs {r2:.0%}",
-                "method": f"normal ({variance})",
-                "n_real": res.n_real,
-                "n_per_arm": res.n,
-                "total_rollouts": 2 * res.n,
-                "power_at_n": dz.normal_power(r1, r2, res.n, alpha),
-                "doc_stated_total": 3200.0,
-                "doc_quote": det_quote,
-            }
-        )
+        add(f"normal ({variance})", res.n, res.n_real, dz.normal_power(r1, r2, res.n, alpha))
     res = dz.n_per_arm_from_h(dz.cohens_h(r1, r2), alpha, power)
-    rows.append(
-        {
-            "goal": f"detect {r1:.0%} vs {r2:.0%}",
-            "method": "arcsine (Cohen's h)",
-            "n_real": res.n_real,
-            "n_per_arm": res.n,
-            "total_rollouts": 2 * res.n,
-            "power_at_n": NAN,
-            "doc_stated_total": 3200.0,
-            "doc_quote": det_quote,
-        }
-    )
+    add("arcsine (Cohen's h)", res.n, res.n_real)
     half = 1600
-    rows.append(
-        {
-            "goal": f"detect {r1:.0%} vs {r2:.0%}",
-            "method": "normal power at 1600 per arm (3200 total)",
-            "n_real": NAN,
-            "n_per_arm": half,
-            "total_rollouts": 2 * half,
-            "power_at_n": dz.normal_power(r1, r2, half, alpha),
-            "doc_stated_total": 3200.0,
-            "doc_quote": det_quote,
-        }
+    add(
+        "normal power at 1600 per arm (3200 total)",
+        half,
+        power_at_n=dz.normal_power(r1, r2, half, alpha),
     )
     if exact_fisher:
         from evalsim.stats.two_sample.power import fisher_power, n_for_fisher_power
 
         ex = n_for_fisher_power(r1, r2, power=power, alpha=alpha)
-        rows.append(
-            {
-                "goal": f"detect {r1:.0%} vs {r2:.0%}",
-                "method": "exact Fisher power (stays above)",
-                "n_real": NAN,
-                "n_per_arm": ex.n,
-                "total_rollouts": 2 * ex.n,
-                "power_at_n": ex.power,
-                "doc_stated_total": 3200.0,
-                "doc_quote": det_quote,
-            }
-        )
+        add("exact Fisher power (stays above)", ex.n, power_at_n=ex.power)
         for n in (half, rows[2]["n_per_arm"]):
-            rows.append(
-                {
-                    "goal": f"detect {r1:.0%} vs {r2:.0%}",
-                    "method": f"exact Fisher power at {n} per arm",
-                    "n_real": NAN,
-                    "n_per_arm": n,
-                    "total_rollouts": 2 * n,
-                    "power_at_n": fisher_power(r1, n, r2, n, alpha=alpha),
-                    "doc_stated_total": 3200.0,
-                    "doc_quote": det_quote,
-                }
+            add(
+                f"exact Fisher power at {n} per arm",
+                n,
+                power_at_n=fisher_power(r1, n, r2, n, alpha=alpha),
             )
     for r in paired_rhos:
         try:
@@ -314,18 +276,14 @@ def estimation_vs_detection(
         except ValueError:
             continue
         res = dz.paired_n(r1, r2, discordance=psi, alpha=alpha, power=power)
-        rows.append(
-            {
-                "goal": f"detect {r1:.0%} vs {r2:.0%}, paired",
-                "method": f"McNemar (Connor 1987), rho = {r:g}, discordance {psi:.4f}",
-                "n_real": res.n_real,
-                "n_per_arm": res.n,
-                "total_rollouts": 2 * res.n,
-                "power_at_n": NAN,
-                "doc_stated_total": NAN,
-                "doc_quote": "This number increases further when working with paired designs "
-                "and low discordant rates",
-            }
+        add(
+            f"McNemar (Connor 1987), rho = {r:g}, discordance {psi:.4f}",
+            res.n,
+            res.n_real,
+            goal=f"{detect}, paired",
+            doc=NAN,
+            quote="This number increases further when working with paired designs "
+            "and low discordant rates",
         )
     note = (
         f"Estimation: {confidence:.0%} interval half-width {_pts(half_width):g} pp at "
