@@ -12,9 +12,10 @@ from scipy.stats import fisher_exact
 from statsmodels.stats.power import NormalIndPower
 from statsmodels.stats.proportion import proportion_effectsize
 
+from evalsim.products.design import detection as design_detection
 from evalsim.products.design import intervals as design_intervals
 from evalsim.products.design import pools as design_pools
-from evalsim.products.design import tables as P
+from evalsim.products.design import sizing as design_sizing
 from evalsim.stats.two_sample import design as dz
 
 
@@ -182,13 +183,13 @@ def test_t14_exact_probability():
     # python -c "import numpy as np; from scipy.stats import binom; p=binom.pmf(range(21),20,.7);
     #   K=np.subtract.outer(range(21),range(21)); print(np.outer(p,p)[abs(K)>=4].sum())"
     # -> 0.22581188890392173
-    df = P.repeat_evaluation_gap()
+    df = design_detection.repeat_evaluation_gap()
     assert df.loc[0, "value"] == pytest.approx(0.22581188890392173, rel=1e-10)
     assert df.loc[2, "value"] == pytest.approx(1 / 6, abs=0.002)  # the document's method
 
 
 def test_t20_ladder_matches_document_002():
-    df = P.fisher_ladder(scan_max_n=200)
+    df = design_detection.fisher_ladder(scan_max_n=200)
     ladder = df[df["row"] == "ladder"]
     assert list(ladder["fisher_p"].round(3)) == [1.0, 0.661, 0.262, 0.073]
     first = df[df["row"].str.startswith("first")].iloc[0]
@@ -239,11 +240,11 @@ def test_pool_tables_t18_t27():
 
 
 def test_t13_t26_rows():
-    t13 = P.paired_vs_unpaired_sizing(rho_grid=[0.5], exact_fisher=False)
+    t13 = design_sizing.paired_vs_unpaired_sizing(rho_grid=[0.5], exact_fisher=False)
     doc = t13[t13["method"].str.startswith("doc arithmetic")].set_index("design")
     assert doc.loc["unpaired", "n_real"] == pytest.approx(94.08)
     assert doc.loc["paired", "n_real"] == pytest.approx(47.04)
-    t26 = P.estimation_vs_detection(exact_fisher=False, paired_rhos=[0.0, 0.5, 0.99])
+    t26 = design_sizing.estimation_vs_detection(exact_fisher=False, paired_rhos=[0.0, 0.5, 0.99])
     paired = t26[t26["goal"].str.endswith("paired")]
     assert len(paired) == 2  # rho = 0.99 is impossible for 0.90 vs 0.92: left out
     assert paired["n_per_arm"].iloc[1] < paired["n_per_arm"].iloc[0]
@@ -251,14 +252,14 @@ def test_t13_t26_rows():
 
 def test_every_builder_runs_on_small_settings():
     frames = [
-        P.paired_vs_unpaired_sizing(rho_grid=[0.0, 0.5, 0.9]),
+        design_sizing.paired_vs_unpaired_sizing(rho_grid=[0.0, 0.5, 0.9]),
         design_intervals.wilson_vs_wald([[7, 10], [10, 10]]),
         design_intervals.width_vs_n(n_grid=[10, 20]),
-        P.mde_table(n_grid=[10, 45]),
-        P.null_result_mde(),
-        P.trials_to_separate(),
-        P.estimation_vs_detection(exact_fisher=False),
-        P.cohens_h_table([[0.9, 0.92]]),
+        design_detection.mde_table(n_grid=[10, 45]),
+        design_detection.null_result_mde(),
+        design_sizing.trials_to_separate(),
+        design_sizing.estimation_vs_detection(exact_fisher=False),
+        design_sizing.cohens_h_table([[0.9, 0.92]]),
     ]
     for df in frames:
         assert len(df) > 0 and df.attrs["title"] and df.attrs["note"]
@@ -276,7 +277,7 @@ def _z(q):
 
 
 def test_t13_numbers_are_the_sizing_calls():
-    t13 = P.paired_vs_unpaired_sizing(rho_grid=[0.25, 0.9], exact_fisher=False, rho=0.5)
+    t13 = design_sizing.paired_vs_unpaired_sizing(rho_grid=[0.25, 0.9], exact_fisher=False, rho=0.5)
     by = {(r.design, r.method, r.rho if r.rho == r.rho else None): r for r in t13.itertuples()}
     un = by[("unpaired", "doc 001 n_per_arm (pooled null / unpooled alternative)", None)]
     assert un.n_per_arm == dz.n_per_arm_normal(0.7, 0.5, 0.05, 0.8, "fleiss").n
@@ -345,7 +346,7 @@ def test_t16_numbers_are_wilson_intervals_and_hours():
 
 
 def test_t17_numbers_are_mde_calls():
-    t17 = P.mde_table(n_grid=[20, 45], exact_fisher=True)
+    t17 = design_detection.mde_table(n_grid=[20, 45], exact_fisher=True)
     mde = t17[t17["quantity"] == "MDE (worst case)"]
     for r in mde.itertuples():
         assert r.mde_normal_points == pytest.approx(
@@ -365,7 +366,7 @@ def test_t17_numbers_are_mde_calls():
 def test_t19_numbers_are_mde_and_power_calls():
     from evalsim.stats.two_sample.power import fisher_power
 
-    t19 = P.null_result_mde(n_per_arm=45).set_index("quantity")["value_points"]
+    t19 = design_detection.null_result_mde(n_per_arm=45).set_index("quantity")["value_points"]
     assert t19["MDE, normal, pbar = 0.5"] == pytest.approx(100 * naive.mde(45))
     assert t19["MDE, normal, pbar = 0.55"] == pytest.approx(
         100 * (_z(0.975) + _z(0.8)) * math.sqrt(2 * 0.55 * 0.45 / 45)
@@ -382,7 +383,7 @@ def test_t19_numbers_are_mde_and_power_calls():
 def test_t21_numbers_are_sizing_calls_and_fisher_power():
     from evalsim.stats.two_sample.power import fisher_power, n_for_fisher_power
 
-    t21 = P.trials_to_separate().set_index("method")
+    t21 = design_sizing.trials_to_separate().set_index("method")
     fleiss = t21.loc["normal, doc 001 n_per_arm (pooled null / unpooled alternative)"]
     assert fleiss.n_per_policy == dz.n_per_arm_normal(0.9, 0.8, 0.05, 0.8, "fleiss").n
     unp = t21.loc["normal, unpooled variance"]
@@ -403,7 +404,7 @@ def test_t21_numbers_are_sizing_calls_and_fisher_power():
 
 
 def test_t26_numbers_are_sizing_calls():
-    t26 = P.estimation_vs_detection(exact_fisher=False, paired_rhos=[0.0])
+    t26 = design_sizing.estimation_vs_detection(exact_fisher=False, paired_rhos=[0.0])
     est = t26[t26["goal"].str.startswith("estimate")]
     assert est["n_per_arm"].iloc[0] == math.ceil(_z(0.975) ** 2 * 0.09 / 0.02**2)
     assert est["n_per_arm"].iloc[1] == dz.n_for_estimate(0.9, 0.02, 0.95, "wilson").n
@@ -421,7 +422,7 @@ def test_t26_numbers_are_sizing_calls():
 
 
 def test_t29_numbers_are_statsmodels_cohens_h():
-    t29 = P.cohens_h_table([[0.9, 0.92], [0.4, 0.7], [0.1, 0.6], [0.7, 0.4]])
+    t29 = design_sizing.cohens_h_table([[0.9, 0.92], [0.4, 0.7], [0.1, 0.6], [0.7, 0.4]])
     for r in t29.itertuples():
         h = proportion_effectsize(r.p2, r.p1)
         assert r.cohens_h == pytest.approx(h, abs=1e-12) and r.abs_h == pytest.approx(abs(h))

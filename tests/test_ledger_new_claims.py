@@ -16,7 +16,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 from evalsim.ledger import build_ledger, load_claims
 from evalsim.products.design.intervals import cp_vs_wilson, width_at_rate
-from evalsim.products.design.tables import estimation_vs_detection
+from evalsim.products.design.sizing import estimation_vs_detection
 
 
 @pytest.fixture(scope="module")

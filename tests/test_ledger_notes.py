@@ -20,7 +20,8 @@ import pandas as pd
 import pytest
 
 from evalsim.ledger import build_ledger, load_claims
-from evalsim.products.design.tables import estimation_vs_detection, repeat_evaluation_gap
+from evalsim.products.design.detection import repeat_evaluation_gap
+from evalsim.products.design.sizing import estimation_vs_detection
 
 SELF_CONSISTENT = {"matches", "simulation differs", "not resolvable with the pools"}  # (a) holds
 # (table, phrase of its note, claim ids or id prefixes ending in ".", verdicts the phrase means)

@@ -23,21 +23,17 @@ __all__ = ["bench_sheet", "tick_pages"]
 _A4_LANDSCAPE_IN = (11.69, 8.27)
 
 
+def _marks(ax, d, lead, **style) -> None:
+    """Marks (over the lattice) at the discordant counts ``d`` where ``lead`` is finite."""
+    ok = np.isfinite(lead)
+    ax.scatter(d[ok], lead[ok], zorder=3, **style)
+
+
 def _stop_marks(ax, d, lead, final, color, final_label=None) -> None:
     """A boundary's stop marks: filled squares where a look stops, open ones at the last look."""
-    ok = np.isfinite(lead)
-    ax.scatter(d[ok], lead[ok], marker="s", s=9, color=color, lw=0, zorder=3)
-    okf = np.isfinite(final)
-    ax.scatter(
-        d[okf],
-        final[okf],
-        marker="s",
-        s=9,
-        facecolor="none",
-        edgecolor=color,
-        lw=0.6,
-        zorder=3,
-        label=final_label,
+    _marks(ax, d, lead, marker="s", s=9, color=color, lw=0)
+    _marks(
+        ax, d, final, marker="s", s=9, facecolor="none", edgecolor=color, lw=0.6, label=final_label
     )
 
 
@@ -56,6 +52,51 @@ def _certified(design: SequentialDesign) -> str:
     """
     c = design.certificate
     return "" if c is None else f"; certified worst-case false-win rate <= {c.upper:.6f}"
+
+
+def _axes_labels(ax, xlabel: str, ylabel: str) -> None:
+    """The sheet's axis labels (10 pt), tick labels (9 pt) and light major grid."""
+    ax.set_xlabel(xlabel, fontsize=10)
+    ax.set_ylabel(ylabel, fontsize=10)
+    ax.tick_params(labelsize=9)
+    ax.grid(True, which="major", color="0.85", lw=0.5)
+
+
+def _finish_sheet(fig, ax, design: SequentialDesign, how_to: str, tick_unit: str, **legend_kw):
+    """Title (the design, its certificate and ``how_to``), legend, the tick-box note.
+
+    Parameters
+    ----------
+    fig, ax
+        The sheet's first page and its axes.
+    design : SequentialDesign
+        The design drawn.
+    how_to : str
+        The title's second line: how to walk the sheet.
+    tick_unit : str
+        What one tick box counts, for the note under the axes ("pair run", "trial per
+        policy").
+    **legend_kw
+        Placement of the legend (default: Matplotlib's best place).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        ``fig``, laid out.
+    """
+    ax.set_title(f"Bench sheet -- {design.label}{_certified(design)}\n{how_to}", fontsize=10)
+    ax.legend(frameon=False, fontsize=9, **legend_kw)
+    ax.text(
+        1.0,
+        -0.09,
+        f"Tick one box per {tick_unit}: {_pages_note(design.n_max)}",
+        transform=ax.transAxes,
+        ha="right",
+        va="top",
+        fontsize=9,
+    )
+    fig.tight_layout()
+    return fig
 
 
 def _paired_sheet(design: SequentialDesign):
@@ -108,45 +149,37 @@ def _paired_sheet(design: SequentialDesign):
         _stop_marks(ax, d, lo_lead, fin_lo, OKABE_ITO[3])
     if design.futility is not None:
         fl = np.where(r["fut_hi"] >= 0, 2 * r["fut_hi"] - d, np.nan)
-        okz = np.isfinite(fl)
-        ax.scatter(
-            d[okz],
-            fl[okz],
+        _marks(
+            ax,
+            d,
+            fl,
             marker="v",
             s=8,
             color=OKABE_ITO[1],
             lw=0,
-            zorder=3,
             label=f"from pair {design.futility['from']}: may stop for futility on or below",
         )
     ax.set_xlim(-0.5, d_max + 0.5)
     ax.set_ylim(bottom - 0.5, top + 0.5)
-    ax.set_xlabel("discordant pairs so far (pairs where exactly one policy succeeded)", fontsize=10)
-    ax.set_ylabel("B-alone minus A-alone", fontsize=10)
-    ax.tick_params(labelsize=9)
-    ax.grid(True, which="major", color="0.85", lw=0.5)
+    _axes_labels(
+        ax,
+        "discordant pairs so far (pairs where exactly one policy succeeded)",
+        "B-alone minus A-alone",
+    )
     ax.set_xticks(np.arange(0, d_max + 1, 10))
     ax.set_xticks(np.arange(0, d_max + 1, 1), minor=True)
-    cert = _certified(design)
-    ax.set_title(
-        f"Bench sheet -- {design.label}{cert}\n"
+    # The legend under the axes, left: inside, it covered part of the lattice the operator marks.
+    return _finish_sheet(
+        fig,
+        ax,
+        design,
         "After each pair: only B succeeded -> one step right and up; only A -> right and down; "
         "both or neither -> no move (tick the margin box). Stop when you enter a shaded region.",
-        fontsize=10,
+        "pair run",
+        loc="upper left",
+        bbox_to_anchor=(0.0, -0.09),
+        ncol=1,
     )
-    # Under the axes, left: inside, it covered part of the lattice the operator marks.
-    ax.legend(loc="upper left", bbox_to_anchor=(0.0, -0.09), frameon=False, fontsize=9, ncol=1)
-    ax.text(
-        1.0,
-        -0.09,
-        f"Tick one box per pair run: {_pages_note(design.n_max)}",
-        transform=ax.transAxes,
-        ha="right",
-        va="top",
-        fontsize=9,
-    )
-    fig.tight_layout()
-    return fig
 
 
 #: Tick boxes per row and rows per page of the tick pages (A4 landscape, 9 pt numbers).
@@ -220,29 +253,15 @@ def _unpaired_sheet(design: SequentialDesign):
             color=OKABE_ITO[i],
             label=f"A has succeeded in about {rate:.0%} of its trials",
         )
-    ax.set_xlabel("trials per policy so far", fontsize=10)
-    ax.set_ylabel("lead k_B - k_A needed to stop: B better", fontsize=10)
-    ax.tick_params(labelsize=9)
-    ax.grid(True, color="0.85", lw=0.5)
-    cert = _certified(design)
-    ax.set_title(
-        f"Bench sheet -- {design.label}{cert}\n"
+    _axes_labels(ax, "trials per policy so far", "lead k_B - k_A needed to stop: B better")
+    return _finish_sheet(
+        fig,
+        ax,
+        design,
         "At each look, stop with 'B better' when B's lead reaches the line for A's current count "
         "(exact thresholds per k_A: the design file).",
-        fontsize=10,
+        "trial per policy",
     )
-    ax.legend(frameon=False, fontsize=9)
-    ax.text(
-        1.0,
-        -0.09,
-        f"Tick one box per trial per policy: {_pages_note(design.n_max)}",
-        transform=ax.transAxes,
-        ha="right",
-        va="top",
-        fontsize=9,
-    )
-    fig.tight_layout()
-    return fig
 
 
 def bench_sheet(design: SequentialDesign):

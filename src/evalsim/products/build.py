@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 
 def resolve_builder(name: str):
     """The builder function ``"module:function"`` under :mod:`evalsim.products`; ``module``
-    may be dotted (``"design.tables:mde_table"``).
+    may be dotted (``"design.detection:mde_table"``).
 
     The manifest names builders rather than importing them so that Snakemake can read it
     without loading every builder's dependencies (see :mod:`evalsim.products.manifest`).

@@ -12,7 +12,7 @@ module that returns a DataFrame, or a Matplotlib figure for a figure) and its ca
 
 This module is data only and cheap to import: Snakemake reads it on every invocation, so
 builders are named ``"module:function"`` (under ``evalsim.products``; the module may be a
-stage subpackage's, e.g. ``"design.tables:mde_table"``) rather than imported here; importing
+stage subpackage's, e.g. ``"design.detection:mde_table"``) rather than imported here; importing
 every builder module would add about 2 s to each ``snakemake`` call.
 ``tests/test_manifest.py`` resolves each name and binds its arguments, so a renamed builder
 or parameter fails a test, and a search for the function's name finds its entry.
@@ -85,7 +85,7 @@ class Product:
         or a figure (saved by :func:`evalsim.figures.save_figure`).
     builder : str
         ``"module:function"`` under :mod:`evalsim.products` (``module`` may be dotted:
-        ``"design.tables:mde_table"``).
+        ``"design.detection:mde_table"``).
     kwargs : callable
         The builder's keyword arguments from the (checked, canonical) config; which keys it
         reads is :func:`config_keys`.
@@ -594,7 +594,7 @@ _DESIGN = [
         "T13_paired_vs_unpaired_sizing",
         "design",
         "table",
-        "design.tables:paired_vs_unpaired_sizing",
+        "design.sizing:paired_vs_unpaired_sizing",
         _args(
             "**design.sizing",
             *_SIZING,
@@ -606,7 +606,7 @@ _DESIGN = [
         "T14_repeat_evaluation_gap",
         "design",
         "table",
-        "design.tables:repeat_evaluation_gap",
+        "design.detection:repeat_evaluation_gap",
         _args("**design.repeat_eval"),
     ),
     Product(
@@ -627,7 +627,7 @@ _DESIGN = [
         "T17_mde_and_n_per_arm",
         "design",
         "table",
-        "design.tables:mde_table",
+        "design.detection:mde_table",
         _args(
             "design.mde.n_grid",
             "design.mde.pbar",
@@ -649,7 +649,7 @@ _DESIGN = [
         "T19_null_result_mde",
         "design",
         "table",
-        "design.tables:null_result_mde",
+        "design.detection:null_result_mde",
         _args(
             "n_per_arm=design.mde.null_result_n",
             "design.mde.pbar",
@@ -663,14 +663,14 @@ _DESIGN = [
         "T20_fisher_pvalue_ladder",
         "design",
         "table",
-        "design.tables:fisher_ladder",
+        "design.detection:fisher_ladder",
         _args("**design.ladder", "alpha"),
     ),
     Product(
         "T21_trials_to_separate_90_80",
         "design",
         "table",
-        "design.tables:trials_to_separate",
+        "design.sizing:trials_to_separate",
         _args(
             "design.ladder.rates",
             *_SIZING,
@@ -703,7 +703,7 @@ _DESIGN = [
         "T26_estimation_vs_detection",
         "design",
         "table",
-        "design.tables:estimation_vs_detection",
+        "design.sizing:estimation_vs_detection",
         _args(
             "**design.estimate_vs_detect",
             "alpha",
@@ -732,7 +732,7 @@ _DESIGN = [
         "T29_cohens_h",
         "design",
         "table",
-        "design.tables:cohens_h_table",
+        "design.sizing:cohens_h_table",
         _args("pairs=design.cohens_h_pairs", "alpha", "design.power"),
     ),
     Product(

@@ -148,28 +148,22 @@ def selection_figure(table: pd.DataFrame) -> Figure:
         g = g.sort_values("n_per_checkpoint")
         c = OKABE_ITO[i % len(OKABE_ITO)]
         x = g["n_per_checkpoint"]
-        ax_p.plot(x, 100 * g["pcs_exact"], "-", color=c, lw=1.2, label=f"K = {k}, exact")
-        ax_p.errorbar(
-            x,
-            100 * g["pcs_resampled"],
-            yerr=200 * g["pcs_resampled_se"],
-            fmt="o",
-            ms=3,
-            color=c,
-            capsize=2,
-            lw=0.8,
-        )
-        ax_b.plot(x, g["bias_pts_exact"], "-", color=c, lw=1.2, label=f"K = {k}")
-        ax_b.errorbar(
-            x,
-            g["bias_pts_resampled"],
-            yerr=2 * g["bias_pts_resampled_se"],
-            fmt="o",
-            ms=3,
-            color=c,
-            capsize=2,
-            lw=0.8,
-        )
+        # per panel: the column, its scale to the axis' unit (percent, points), the legend
+        for ax, col, scale, label in (
+            (ax_p, "pcs", 100, f"K = {k}, exact"),
+            (ax_b, "bias_pts", 1, f"K = {k}"),
+        ):
+            ax.plot(x, scale * g[f"{col}_exact"], "-", color=c, lw=1.2, label=label)
+            ax.errorbar(
+                x,
+                scale * g[f"{col}_resampled"],
+                yerr=2 * scale * g[f"{col}_resampled_se"],
+                fmt="o",
+                ms=3,
+                color=c,
+                capsize=2,
+                lw=0.8,
+            )
     ns = sorted(table["n_per_checkpoint"].unique())
     for ax in (ax_p, ax_b):
         ax.set_xscale("log")

@@ -1,13 +1,14 @@
 """Figures mde_vs_n and power_vs_n of the stage design.
 
-The tables are in :mod:`evalsim.products.design.tables` and :mod:`evalsim.products.design.pools`.
+The tables are in :mod:`evalsim.products.design.sizing`, :mod:`evalsim.products.design.detection`
+and :mod:`evalsim.products.design.pools`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from evalsim.products.design.tables import _pts
+from evalsim.products.design._common import _pts
 from evalsim.stats.two_sample import design as dz
 
 

@@ -2,7 +2,8 @@
 
 Wilson vs Wald (T15), Wilson width against n (T16), Clopper-Pearson vs Wilson (T23), intervals
 for a difference (T24) and the width at a rate (T25), from the config's ``design`` section.
-The sizing and power tables are in :mod:`evalsim.products.design.tables`.
+The sizing and detection tables are in :mod:`evalsim.products.design.sizing` and
+:mod:`evalsim.products.design.detection`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import pandas as pd
 from scipy.special import ndtri  # norm.ppf, without loading scipy.stats
 
 from evalsim.products._common import titled_frame
-from evalsim.products.design.tables import NAN, _pts
+from evalsim.products.design._common import NAN, _pts
 from evalsim.stats.two_sample import design as dz
 from evalsim.stats.two_sample import paired as pz
 

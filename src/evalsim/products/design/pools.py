@@ -1,6 +1,7 @@
 """Tables T18 and T27 of the stage design: McNemar vs unpaired, and the paired contingency
 table, from the MuJoCo pools (the A/B outcomes on shared poses). The tables built from the
-config alone are in :mod:`evalsim.products.design.tables`.
+config alone are in :mod:`evalsim.products.design.sizing` and
+:mod:`evalsim.products.design.detection`.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from evalsim.products._common import captioned, titled_frame
-from evalsim.products.design.tables import NAN
+from evalsim.products.design._common import NAN
 from evalsim.seeding import rng_for
 from evalsim.stats.two_sample import design as dz
 from evalsim.stats.two_sample import paired as pz
@@ -55,10 +56,18 @@ def _for_each_pair(builder, pools: pd.DataFrame, pairs, **kwargs) -> pd.DataFram
     )
 
 
-def _pool_keys(pools: pd.DataFrame, task, policy_a, policy_b):
+def _per_seed(pools: pd.DataFrame, task, policy_a, policy_b):
+    """The task (the pools' first when None) and, per training seed of it in increasing order,
+    ``(seed, a, b, table, mcnemar)``: the paired outcomes, their 2x2 table and its exact
+    McNemar test."""
     task = task or str(pools["task"].iloc[0])
     seeds = sorted(int(s) for s in pools.loc[pools["task"] == task, "seed"].unique())
-    return task, seeds
+    per_seed = []
+    for seed in seeds:
+        a, b = _paired_arrays(pools, task, policy_a, policy_b, seed)
+        t = pz.paired_contingency(a, b)
+        per_seed.append((seed, a, b, t, pz.mcnemar_exact(t.a_only, t.b_only)))
+    return task, per_seed
 
 
 def mcnemar_vs_unpaired(
@@ -83,12 +92,9 @@ def mcnemar_vs_unpaired(
         return _for_each_pair(
             mcnemar_vs_unpaired, pools, pairs, task=task, alpha=alpha, power=power
         )
-    task, seeds = _pool_keys(pools, task, policy_a, policy_b)
+    task, per_seed = _per_seed(pools, task, policy_a, policy_b)
     rows = []
-    for seed in seeds:
-        a, b = _paired_arrays(pools, task, policy_a, policy_b, seed)
-        t = pz.paired_contingency(a, b)
-        mc = pz.mcnemar_exact(t.a_only, t.b_only)
+    for seed, a, b, t, mc in per_seed:
         g = pz.pairing_gain(a, b)
         n_unp = n_pair = NAN
         if 0 < g.rate_a < 1 and 0 < g.rate_b < 1 and g.rate_a != g.rate_b:
@@ -158,12 +164,9 @@ def paired_contingency_table(
             confidence=confidence,
             study_seed=study_seed,
         )
-    task, seeds = _pool_keys(pools, task, policy_a, policy_b)
+    task, per_seed = _per_seed(pools, task, policy_a, policy_b)
     rows = []
-    for seed in seeds:
-        a, b = _paired_arrays(pools, task, policy_a, policy_b, seed)
-        t = pz.paired_contingency(a, b)
-        mc = pz.mcnemar_exact(t.a_only, t.b_only)
+    for seed, a, b, t, mc in per_seed:
         # B - A, the direction of document 004 (is the newer policy better?)
         bs = pz.paired_bootstrap(
             b,

@@ -93,6 +93,35 @@ def _design_rows(scenario, rule, make, target, n_max, note):
     return _row(scenario, rule, d.kind, n, oc.ess, oc0.ess, d.certificate.upper, oc.power, note)
 
 
+def _optimal_row(scenario, rule, alpha, power, n_max, note, ess_h0=True):
+    """The row of the optimal paired design of ``power`` at ``n_max`` (NaNs and the reason when
+    there is none).
+
+    ``note(opt, oc)`` words the row's note from the design and its operating characteristics
+    under H1; ``ess_h0=False`` leaves the expected pairs under H0 out (NaN).
+    """
+    pa, pb = scenario
+    try:
+        opt = optimal_paired_design(pa, pb, alpha, power, n_max)
+        d = opt.design
+        oc = operating_characteristics(d, pa, pb)
+        ess0 = operating_characteristics(d, pa, pa).ess if ess_h0 else math.nan
+        return _row(
+            scenario,
+            rule,
+            "paired",
+            n_max,
+            oc.ess,
+            ess0,
+            d.certificate.upper,
+            oc.power,
+            note(opt, oc),
+        )
+    except ValueError as e:
+        nan = math.nan
+        return _row(scenario, rule, "paired", n_max, nan, nan, nan, nan, str(e))
+
+
 def _mcnemar_type1(n, alpha):
     """Exact worst size of the one-sided exact McNemar test over D = 0..n discordant pairs."""
     worst = 0.0
@@ -141,41 +170,17 @@ def stopping_rules_table(
     for sc in order:
         pa, pb = sc
         p10, p01 = pa * (1 - pb), (1 - pa) * pb
-        block = []
-        try:
-            opt = optimal_paired_design(pa, pb, alpha, power, n_max)
-            d = opt.design
-            oc = operating_characteristics(d, pa, pb)
-            oc0 = operating_characteristics(d, pa, pa)
-            block.append(
-                _row(
-                    sc,
-                    "optimal (least expected pairs)",
-                    "paired",
-                    n_max,
-                    oc.ess,
-                    oc0.ess,
-                    d.certificate.upper,
-                    oc.power,
-                    f"Lagrangian lower bound {opt.lower_bound:.2f}; futility binding",
-                )
+        block = [
+            _optimal_row(
+                sc,
+                "optimal (least expected pairs)",
+                alpha,
+                power,
+                n_max,
+                lambda opt, oc: f"Lagrangian lower bound {opt.lower_bound:.2f}; futility binding",
             )
-            opt_ess = oc.ess
-        except ValueError as e:
-            opt_ess = math.nan
-            block.append(
-                _row(
-                    sc,
-                    "optimal (least expected pairs)",
-                    "paired",
-                    n_max,
-                    math.nan,
-                    math.nan,
-                    math.nan,
-                    math.nan,
-                    str(e),
-                )
-            )
+        ]
+        opt_ess = block[0]["ESS under H1"]
         if not optimal_only:
             n_fix = fixed_n_for_power(power, pa, pb, alpha, "paired", window=0)
             block.append(
@@ -273,32 +278,17 @@ def stopping_rules_table(
             r["STEP ESS"] = math.nan if s is None else s["ess"]
         s = step_at.get(sc)
         if s is not None and not optimal_only:
-            try:
-                o = optimal_paired_design(pa, pb, alpha, min(float(s["power"]), 0.999), n_max)
-                oc = operating_characteristics(o.design, pa, pb)
-                r = _row(
-                    sc,
-                    "optimal at STEP's power",
-                    "paired",
-                    n_max,
-                    oc.ess,
-                    math.nan,
-                    o.design.certificate.upper,
-                    oc.power,
-                    "beats STEP" if oc.ess < s["ess"] else "STEP lower: see caption",
-                )
-            except ValueError as e:
-                r = _row(
-                    sc,
-                    "optimal at STEP's power",
-                    "paired",
-                    n_max,
-                    math.nan,
-                    math.nan,
-                    math.nan,
-                    math.nan,
-                    str(e),
-                )
+            r = _optimal_row(
+                sc,
+                "optimal at STEP's power",
+                alpha,
+                min(float(s["power"]), 0.999),
+                n_max,
+                lambda opt, oc, s=s: (
+                    "beats STEP" if oc.ess < s["ess"] else "STEP lower: see caption"
+                ),
+                ess_h0=False,
+            )
             r["ess_ratio_to_optimal"] = math.nan
             r["ess_ratio_to_unpaired_bound"] = math.nan
             r["STEP power"], r["STEP ESS"] = s["power"], s["ess"]
