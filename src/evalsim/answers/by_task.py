@@ -22,8 +22,6 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from evalsim.answers._format import p_text as _p
 from evalsim.answers.plan import DEFAULT_TEST
 
@@ -36,61 +34,6 @@ def _pairing_keys(df: pd.DataFrame) -> list[str]:
     if "condition" not in df.columns:
         return []
     return [c for c in ("seed", "condition") if c in df.columns]
-
-
-def task_pairs(df: pd.DataFrame, a: str, b: str, keys: list[str]) -> dict:
-    """Per task, A and B's trials paired on ``keys`` (vectorised: one factorisation of the
-    key columns over the whole log, no per-task merge).
-
-    Returns
-    -------
-    dict
-        task -> ``(a_only, b_only, n_pairs)``, or None for a task whose trials cannot be
-        paired (a key repeated within a policy there, or no key shared by A and B).
-    """
-    import pandas as pd  # heavy: compare --by task reads the log with pandas
-
-    tasks_all = sorted(str(t) for t in df["task"].unique())
-    if not keys:
-        return {t: None for t in tasks_all}
-    code = np.zeros(len(df), dtype=np.int64)
-    size = 1
-    for col in ["task", *keys]:
-        c, uniq = pd.factorize(df[col], sort=False)
-        m = max(len(uniq), 1)
-        if size * m >= 2**62:  # the combined code would overflow: number the key tuples
-            code = df.groupby(["task", *keys], sort=False).ngroup().to_numpy(dtype=np.int64)
-            break
-        code = code * m + c
-        size *= m
-    task_codes, task_names = pd.factorize(df["task"], sort=False)
-    pol = df["policy"].to_numpy()
-    succ = df["success"].to_numpy(dtype=bool)
-    out = {}
-    sides = {}
-    bad_task = np.zeros(len(task_names), dtype=bool)
-    for name, sel in (("a", pol == a), ("b", pol == b)):
-        codes = code[sel]
-        order = np.argsort(codes, kind="stable")
-        sc = codes[order]
-        dup = np.flatnonzero(sc[1:] == sc[:-1])
-        if dup.size:
-            bad_task[np.unique(task_codes[sel][order][dup])] = True
-        sides[name] = (codes, succ[sel], task_codes[sel])
-    ca, sa, ta = sides["a"]
-    cb, sb, _ = sides["b"]
-    # keys that repeat are removed from the intersection (their task is marked unpairable)
-    _, ia, ib = np.intersect1d(ca, cb, assume_unique=False, return_indices=True)
-    t = ta[ia]
-    a_only = np.bincount(t, weights=(sa[ia] & ~sb[ib]), minlength=len(task_names))
-    b_only = np.bincount(t, weights=(~sa[ia] & sb[ib]), minlength=len(task_names))
-    n_pairs = np.bincount(t, minlength=len(task_names))
-    for i, name in enumerate(task_names):
-        if bad_task[i] or n_pairs[i] == 0:
-            out[str(name)] = None
-        else:
-            out[str(name)] = (int(a_only[i]), int(b_only[i]), int(n_pairs[i]))
-    return out
 
 
 #: The sidedness words of the tables, by alternative.
@@ -382,7 +325,7 @@ def compare_by_task(
     ValueError
         A policy missing a task (:func:`evalsim.stats.multi.aggregate.outcome_grid`).
     """
-    from evalsim.stats.multi.aggregate import aggregate_success, outcome_grid
+    from evalsim.stats.multi.aggregate import aggregate_success, outcome_grid, task_pairs
     from evalsim.stats.multi.paired import stratified_mcnemar_test
     from evalsim.stats.multi.tasks import cmh_test, exact_stratified_test, per_task_tests
 
