@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from evalsim.answers.paired_log import rank_discordant_counts
+from evalsim.stats._records import ODDS_RATIO_CI, record
 
 #: ``tasks_as_sample`` warns below this many tasks: a bootstrap over T tasks draws from T
 #: values, and with a handful of tasks its percentiles say little about a population of
@@ -96,8 +97,7 @@ class Ranking:
     def differs(self, q) -> bool:
         """Whether the pair ``q`` differs in the chosen reading: Holm (tasks fixed), or its
         simultaneous interval of the macro difference excludes 0 (tasks as a sample)."""
-        excludes = not (q.diff_lower <= 0.0 <= q.diff_upper)
-        return q.differ if self.mode == "fixed" else excludes
+        return q.differ if self.mode == "fixed" else _excludes_0(q)
 
     def differing_pairs(self) -> list[tuple]:
         """(pair, better, worse, macro gap, lower, upper) of every differing pair, the
@@ -138,24 +138,33 @@ class Ranking:
         }
 
 
+def _excludes_0(q) -> bool:
+    """Whether the pair's simultaneous interval of the macro difference excludes 0."""
+    return not (q.diff_lower <= 0.0 <= q.diff_upper)
+
+
+#: ``rank --json``'s record of a pair (:class:`evalsim.stats.multi.rank.PairResult`).
+PAIR_KEYS = (
+    "first",
+    "second",
+    "pvalue",
+    "pvalue_holm",
+    "differ",
+    ("interval_excludes_0", _excludes_0),
+    "odds_ratio",
+    ODDS_RATIO_CI,
+    "diff_macro",
+    ("diff_macro_simultaneous_ci", "diff_lower", "diff_upper"),
+)
+#: Its last keys: the probability of improvement, undefined (None) without seeds.
+PAIR_PROB_KEYS = (
+    "prob_improvement",
+    ("prob_improvement_ci", "prob_improvement_lower", "prob_improvement_upper"),
+)
+
+
 def _pair_record(q) -> dict:
-    return {
-        "first": q.first,
-        "second": q.second,
-        "pvalue": q.pvalue,
-        "pvalue_holm": q.pvalue_holm,
-        "differ": q.differ,
-        "interval_excludes_0": not (q.diff_lower <= 0.0 <= q.diff_upper),
-        "odds_ratio": q.odds_ratio,
-        "odds_ratio_ci": [q.odds_ratio_lower, q.odds_ratio_upper],
-        "diff_macro": q.diff_macro,
-        "diff_macro_simultaneous_ci": [q.diff_lower, q.diff_upper],
-        "prob_improvement": _nan_none(q.prob_improvement),
-        "prob_improvement_ci": [
-            _nan_none(q.prob_improvement_lower),
-            _nan_none(q.prob_improvement_upper),
-        ],
-    }
+    return {**record(q, PAIR_KEYS), **record(q, PAIR_PROB_KEYS, clean=_nan_none)}
 
 
 def _sample_letters(r, grid, frame, tasks, notes) -> None:
@@ -167,7 +176,7 @@ def _sample_letters(r, grid, frame, tasks, notes) -> None:
     idx = {p: i for i, p in enumerate(grid.policies)}
     differ = np.zeros((m, m), dtype=bool)
     for q in r.pairs:
-        d = not (q.diff_lower <= 0.0 <= q.diff_upper)
+        d = _excludes_0(q)
         differ[idx[q.first], idx[q.second]] = differ[idx[q.second], idx[q.first]] = d
     letters = compact_letter_display(grid.policies, differ, [idx[p] for p in r.order])
     frame["letters"] = [letters[p] for p in frame["policy"]]
@@ -185,7 +194,7 @@ def _fixed_interval(r, frame, notes) -> None:
     a note on the pairs where the exact test and the simultaneous interval disagree."""
     frame["macro_lower"] = [r.aggregates[p].macro_fixed_lower for p in frame["policy"]]
     frame["macro_upper"] = [r.aggregates[p].macro_fixed_upper for p in frame["policy"]]
-    odd = [q for q in r.pairs if q.differ == (q.diff_lower <= 0.0 <= q.diff_upper)]
+    odd = [q for q in r.pairs if q.differ != _excludes_0(q)]
     if odd:
         notes.append(
             "note: the exact test and the simultaneous interval disagree on "
