@@ -59,13 +59,12 @@ class Ranking:
 
     Attributes
     ----------
-    alpha, confidence : float
-        The level of the tests, and 1 - alpha for the intervals.
     policies, tasks : tuple of str
         In natural order.
     n_trials : int
-    result : evalsim.stats.multi.rank.RankResult
-        The pairwise tests, intervals and order.
+    result : evalsim.stats.multi.rank.Ranking
+        The pairwise tests, intervals and order, with the level (``alpha``, ``confidence``)
+        and the reading of the tasks (``tasks``) they were computed at.
     frame : pandas.DataFrame
         One row per policy (:func:`evalsim.stats.multi.rank.ranking_frame`), with the macro
         interval and the letters of the chosen reading of the tasks. Not to be mutated.
@@ -73,15 +72,11 @@ class Ranking:
         The per-seed runs the IQM read (None without two or more seeds per cell).
     seeds : int or None
         :func:`seeds_per_cell`.
-    mode : str
-        ``"fixed"`` (tasks fixed, the default) or ``"sample"``.
     notes : tuple of str
         The reader's notes and warnings, then the ranking's.
     bootstrap_reps, bootstrap_seed : int
     """
 
-    alpha: float
-    confidence: float
     policies: tuple
     tasks: tuple
     n_trials: int
@@ -89,10 +84,24 @@ class Ranking:
     frame: object
     runs: object
     seeds: int | None
-    mode: str
     notes: tuple
     bootstrap_reps: int
     bootstrap_seed: int
+
+    @property
+    def alpha(self) -> float:
+        """The level of the Holm-adjusted pairwise tests."""
+        return self.result.alpha
+
+    @property
+    def confidence(self) -> float:
+        """The level of the intervals, 1 - alpha."""
+        return self.result.confidence
+
+    @property
+    def mode(self) -> str:
+        """``"fixed"`` (tasks fixed, the default) or ``"sample"``: the reading of the tasks."""
+        return self.result.tasks
 
     def differs(self, q) -> bool:
         """Whether the pair ``q`` differs in the chosen reading: Holm (tasks fixed), or its
@@ -270,8 +279,6 @@ def rank_log(
     else:
         _sample_letters(r, grid, frame, tasks, notes)
     return Ranking(
-        alpha=alpha,
-        confidence=conf,
         policies=tuple(policies),
         tasks=tuple(tasks),
         n_trials=int(grid.n.sum()),
@@ -279,7 +286,6 @@ def rank_log(
         frame=frame,
         runs=runs,
         seeds=seeds,
-        mode=mode,
         notes=tuple(notes),
         bootstrap_reps=bootstrap_reps,
         bootstrap_seed=bootstrap_seed,
