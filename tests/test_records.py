@@ -1,11 +1,11 @@
-"""``evalsim.stats._records.record``: the one helper behind the results' JSON records."""
+"""``evalsim._records.record``: the one helper behind the results' JSON records."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
-from evalsim.stats._records import ODDS_RATIO_CI, record
+from evalsim._records import ODDS_RATIO_CI, record
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,9 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from evalsim._records import ODDS_RATIO_CI, record
 from evalsim.answers._format import p_text as _p
 from evalsim.answers.plan import DEFAULT_TEST
-from evalsim.stats._records import ODDS_RATIO_CI, record
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -138,6 +138,9 @@ def _mcnemar_record(smc, decision) -> dict:
 class TaskComparison:
     """What ``compare --by task`` found: the tests, and the verdict they give.
 
+    The answers that follow from the tests are properties (``paired``, ``decided_by``,
+    ``decision``, ``exact_pvalue``, ``n_differ``, ``verdict``, ``better``), one source each.
+
     Attributes
     ----------
     a, b : str
@@ -161,10 +164,6 @@ class TaskComparison:
     bootstrap_reps, bootstrap_seed : int
     tasks_as : str
         ``"fixed"`` (default) or ``"sample"``: which intervals the success table shows.
-
-    The answers that follow from these are properties: :attr:`paired`, :attr:`decided_by`,
-    :attr:`decision`, :attr:`exact_pvalue`, :attr:`n_differ`, :attr:`verdict` and
-    :attr:`better`.
     """
 
     a: str

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evalsim._records import ODDS_RATIO_CI, record
 from evalsim.answers.paired_log import rank_discordant_counts
-from evalsim.stats._records import ODDS_RATIO_CI, record
 
 #: ``tasks_as_sample`` warns below this many tasks: a bootstrap over T tasks draws from T
 #: values, and with a handful of tasks its percentiles say little about a population of

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evalsim._records import record
 from evalsim.answers._format import pct
 from evalsim.small_logs import TrialTable
-from evalsim.stats._records import record
 
 #: summarize warns when the Wilson interval's half-width, (upper - lower) / 2, exceeds this:
 #: a rate printed as "70%" is read as good to about +/-10 points, and at n = 20 it is not.

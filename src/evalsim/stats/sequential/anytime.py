@@ -50,7 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import betainc, betaln
 
-from evalsim.stats._records import record
+from evalsim._records import record
 from evalsim.stats._validate import check_alpha, check_n, check_probability
 from evalsim.stats.sequential import _anytime_kernels as _ak
 from evalsim.stats.sequential.core import Certificate, SequentialDesign

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-from evalsim.stats._records import record
+from evalsim._records import record
 from evalsim.stats._validate import check_alpha, check_n
 from evalsim.stats.boundaries import SPENDING_FAMILIES
 

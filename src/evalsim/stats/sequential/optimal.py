@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from evalsim.stats._records import record
+from evalsim._records import record
 from evalsim.stats._validate import check_alpha, check_n, check_probability
 from evalsim.stats.sequential import _optimal_kernels as _ok
 from evalsim.stats.sequential.core import SequentialDesign

@@ -76,7 +76,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import betaincinv
 
-from evalsim.stats._records import record
+from evalsim._records import record
 from evalsim.stats._validate import check_counts, check_n, check_open_interval
 from evalsim.stats.names import TWO_SAMPLE_TESTS
 from evalsim.stats.two_sample._nuisance_sup_kernels import (
