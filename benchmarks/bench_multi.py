@@ -12,6 +12,10 @@ Keys of ``--json`` (issue 14):
   episodes x 5 policies (``_multi_kernels.stratified_bootstrap``, micro and macro of every
   policy). Target <= 1 s. Baseline: the same resampling vectorised in NumPy
   (``Generator.integers`` in chunks of 1000 replicates).
+- ``task_pairs_seconds_40_tasks``: ``evalsim.stats.multi.aggregate.task_pairs`` (A and B
+  paired on seed and condition, task by task) on a log of 40 tasks x 3 seeds x 200
+  conditions x 2 policies. Baseline: a pandas ``merge`` per task (the form ``T34`` used before
+  the vectorised one replaced it); ``task_pairs_identical`` checks the two agree.
 
 Usage: python benchmarks/bench_multi.py [--json] [--repeat 5]
 """
@@ -27,6 +31,7 @@ from scipy.optimize import brentq
 from scipy.stats import hypergeom
 
 from evalsim.stats.multi import _kernels as mk
+from evalsim.stats.multi.aggregate import task_pairs
 from evalsim.stats.multi.tasks import exact_stratified_test
 
 
@@ -75,6 +80,45 @@ def numpy_stratified_bootstrap(values, n_tasks, n_policies, n_eps, n_reps, rng, 
     return micro, macro
 
 
+def pandas_task_pairs(frame, a, b, keys, outcome="success") -> dict:
+    """Baseline: per task, A's and B's trials merged on ``keys`` with pandas."""
+    out = {}
+    for task, grp in frame.groupby("task", sort=False):
+        ga, gb = grp[grp["policy"] == a], grp[grp["policy"] == b]
+        if not keys or ga.duplicated(keys).any() or gb.duplicated(keys).any():
+            out[str(task)] = None
+            continue
+        merged = ga[[*keys, outcome]].merge(gb[[*keys, outcome]], on=keys, suffixes=("_a", "_b"))
+        sa = merged[f"{outcome}_a"].to_numpy(bool)
+        sb = merged[f"{outcome}_b"].to_numpy(bool)
+        pairs = (int((sa & ~sb).sum()), int((~sa & sb).sum()), len(merged))
+        out[str(task)] = pairs if len(merged) else None
+    return out
+
+
+def bench_task_pairs(repeat: int, rng) -> dict:
+    import pandas as pd
+
+    rows = [
+        (p, f"t{t}", s, f"c{c}", int(rng.random() < 0.6))
+        for t in range(40)
+        for p in ("A", "B")
+        for s in range(3)
+        for c in range(200)
+    ]
+    log = pd.DataFrame(rows, columns=["policy", "task", "seed", "condition", "success"])
+    keys = ["seed", "condition"]
+    ours = best_of(lambda: task_pairs(log, "A", "B", keys), repeat)
+    base = best_of(lambda: pandas_task_pairs(log, "A", "B", keys), max(1, repeat // 2))
+    same = task_pairs(log, "A", "B", keys) == pandas_task_pairs(log, "A", "B", keys)
+    return {
+        "task_pairs_seconds_40_tasks": ours,
+        "task_pairs_seconds_40_tasks_baseline": base,
+        "task_pairs_speedup": base / ours,
+        "task_pairs_identical": same,
+    }
+
+
 def run(repeat: int) -> dict:
     rng = np.random.default_rng(20251129)
     n = 500
@@ -117,6 +161,7 @@ def run(repeat: int) -> dict:
         "stratified_bootstrap_seconds_10k_baseline": boot_base,
         "stratified_bootstrap_speedup": boot_base / boot,
         "stratified_bootstrap_target_seconds": 1.0,
+        **bench_task_pairs(repeat, rng),
     }
 
 
@@ -141,6 +186,12 @@ def main() -> None:
         f"{r['stratified_bootstrap_seconds_10k']:.3f} s (target <= 1 s); NumPy baseline "
         f"{r['stratified_bootstrap_seconds_10k_baseline']:.3f} s, speedup "
         f"{r['stratified_bootstrap_speedup']:.1f}x"
+    )
+    print(
+        f"task_pairs, 40 tasks x 3 seeds x 200 conditions: "
+        f"{r['task_pairs_seconds_40_tasks']:.4f} s;"
+        f" pandas merge per task {r['task_pairs_seconds_40_tasks_baseline']:.4f} s, speedup "
+        f"{r['task_pairs_speedup']:.1f}x, identical: {r['task_pairs_identical']}"
     )
 
 

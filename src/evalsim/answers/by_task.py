@@ -22,8 +22,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
-
+from evalsim._records import ODDS_RATIO_CI, record
 from evalsim.answers._format import p_text as _p
 from evalsim.answers.plan import DEFAULT_TEST
 
@@ -36,61 +35,6 @@ def _pairing_keys(df: pd.DataFrame) -> list[str]:
     if "condition" not in df.columns:
         return []
     return [c for c in ("seed", "condition") if c in df.columns]
-
-
-def task_pairs(df: pd.DataFrame, a: str, b: str, keys: list[str]) -> dict:
-    """Per task, A and B's trials paired on ``keys`` (vectorised: one factorisation of the
-    key columns over the whole log, no per-task merge).
-
-    Returns
-    -------
-    dict
-        task -> ``(a_only, b_only, n_pairs)``, or None for a task whose trials cannot be
-        paired (a key repeated within a policy there, or no key shared by A and B).
-    """
-    import pandas as pd  # heavy: compare --by task reads the log with pandas
-
-    tasks_all = sorted(str(t) for t in df["task"].unique())
-    if not keys:
-        return {t: None for t in tasks_all}
-    code = np.zeros(len(df), dtype=np.int64)
-    size = 1
-    for col in ["task", *keys]:
-        c, uniq = pd.factorize(df[col], sort=False)
-        m = max(len(uniq), 1)
-        if size * m >= 2**62:  # the combined code would overflow: number the key tuples
-            code = df.groupby(["task", *keys], sort=False).ngroup().to_numpy(dtype=np.int64)
-            break
-        code = code * m + c
-        size *= m
-    task_codes, task_names = pd.factorize(df["task"], sort=False)
-    pol = df["policy"].to_numpy()
-    succ = df["success"].to_numpy(dtype=bool)
-    out = {}
-    sides = {}
-    bad_task = np.zeros(len(task_names), dtype=bool)
-    for name, sel in (("a", pol == a), ("b", pol == b)):
-        codes = code[sel]
-        order = np.argsort(codes, kind="stable")
-        sc = codes[order]
-        dup = np.flatnonzero(sc[1:] == sc[:-1])
-        if dup.size:
-            bad_task[np.unique(task_codes[sel][order][dup])] = True
-        sides[name] = (codes, succ[sel], task_codes[sel])
-    ca, sa, ta = sides["a"]
-    cb, sb, _ = sides["b"]
-    # keys that repeat are removed from the intersection (their task is marked unpairable)
-    _, ia, ib = np.intersect1d(ca, cb, assume_unique=False, return_indices=True)
-    t = ta[ia]
-    a_only = np.bincount(t, weights=(sa[ia] & ~sb[ib]), minlength=len(task_names))
-    b_only = np.bincount(t, weights=(~sa[ia] & sb[ib]), minlength=len(task_names))
-    n_pairs = np.bincount(t, minlength=len(task_names))
-    for i, name in enumerate(task_names):
-        if bad_task[i] or n_pairs[i] == 0:
-            out[str(name)] = None
-        else:
-            out[str(name)] = (int(a_only[i]), int(b_only[i]), int(n_pairs[i]))
-    return out
 
 
 #: The sidedness words of the tables, by alternative.
@@ -112,13 +56,13 @@ def across_decision(alternative: str, decide, alpha: float) -> str | None:
     return "B" if alternative == "greater" else "A"
 
 
-def task_verdict(a, b, alt, n_tasks, alpha, level, decide, name, n_diff, cmh) -> str:
-    """The verdict sentence from the deciding across-task test ``decide`` (its p-value is
-    for ``alt``; its odds ratio is B vs A)."""
-    ci = f"{level} CI {decide.odds_ratio_lower:.2f} to {decide.odds_ratio_upper:.2f}"
+def task_verdict(c: TaskComparison) -> str:
+    """The verdict sentence from the comparison's deciding across-task test (its p-value is
+    for the comparison's alternative; its odds ratio is B vs A)."""
+    a, b, alt, nt, alpha, decide = c.a, c.b, c.alternative, len(c.tasks), c.alpha, c.decision
+    ci = f"{c.level} CI {decide.odds_ratio_lower:.2f} to {decide.odds_ratio_upper:.2f}"
     orr = f"common odds ratio B vs A {decide.odds_ratio:.2f} ({ci})"
-    p = f"{name} p = {_p(decide.pvalue)}"
-    nt = n_tasks
+    p = f"{c.decided_by} p = {_p(decide.pvalue)}"
     decided = across_decision(alt, decide, alpha)
     if decided is not None:
         better = b if decided == "B" else a
@@ -133,11 +77,12 @@ def task_verdict(a, b, alt, n_tasks, alpha, level, decide, name, n_diff, cmh) ->
             "less": f"{b} is not shown worse than {a}",
         }[alt]
         verdict = f"across {nt} tasks {claim} ({p}, {ALT_WORDS[alt]}); the {orr}"
-    verdict += f"; {n_diff} of {nt} tasks differ on their own after Holm"
-    if math.isfinite(cmh.breslow_day_pvalue) and cmh.breslow_day_pvalue < alpha:
+    verdict += f"; {c.n_differ} of {nt} tasks differ on their own after Holm"
+    bd_p = c.cmh.breslow_day_pvalue
+    if math.isfinite(bd_p) and bd_p < alpha:
         verdict += (
             f"; the odds ratio is not the same in every task (Breslow-Day p = "
-            f"{_p(cmh.breslow_day_pvalue)}), so read the tasks one by one"
+            f"{_p(bd_p)}), so read the tasks one by one"
         )
     return verdict
 
@@ -152,32 +97,56 @@ class _OneSided:
         self.odds_ratio_upper = res.odds_ratio_upper
 
 
-def _aggregate_record(a) -> dict:
+#: The JSON record of a policy's :class:`~evalsim.stats.multi.aggregate.PolicyAggregate`.
+AGGREGATE_KEYS = (
+    "k",
+    "n",
+    "micro",
+    ("micro_ci", "micro_lower", "micro_upper"),
+    "macro",
+    ("macro_ci", "macro_lower", "macro_upper"),
+    ("macro_tasks_fixed_ci", "macro_fixed_lower", "macro_fixed_upper"),
+    ("macro_mover_ci", "mover_lower", "mover_upper"),
+    ("naive_ci", "naive_lower", "naive_upper"),
+    ("naive_wilson_ci", "wilson_lower", "wilson_upper"),
+    "width_ratio",
+)
+#: The JSON record of the CMH test, as ``compare --by task --json`` writes it.
+CMH_KEYS = (
+    "statistic",
+    "pvalue",
+    "pvalue_corrected",
+    "odds_ratio",
+    ODDS_RATIO_CI,
+    ("informative_tasks", "n_informative"),
+    ("alternative", lambda _: "two-sided"),
+)
+#: How the exact stratified test's two-sided p is defined, as the record states it.
+EXACT_TWO_SIDED_RULE = "R mantelhaen.test(exact=TRUE): P(S=s) <= P(S=s_obs)(1+1e-7)"
+
+
+def _mcnemar_record(smc, decision) -> dict:
+    """The stratified McNemar test's record, its odds ratio seen B vs A (``decision``)."""
     return {
-        "k": a.k,
-        "n": a.n,
-        "micro": a.micro,
-        "micro_ci": [a.micro_lower, a.micro_upper],
-        "macro": a.macro,
-        "macro_ci": [a.macro_lower, a.macro_upper],
-        "macro_tasks_fixed_ci": [a.macro_fixed_lower, a.macro_fixed_upper],
-        "macro_mover_ci": [a.mover_lower, a.mover_upper],
-        "naive_ci": [a.naive_lower, a.naive_upper],
-        "naive_wilson_ci": [a.wilson_lower, a.wilson_upper],
-        "width_ratio": a.width_ratio,
+        **record(smc, (("b_only", "statistic"), ("discordant", "n_discordant"), "pvalue")),
+        **record(decision, ("odds_ratio", ODDS_RATIO_CI)),
+        "informative_tasks": smc.n_informative,
     }
 
 
 @dataclass(frozen=True)
 class TaskComparison:
-    """What ``compare --by task`` found.
+    """What ``compare --by task`` found: the tests, and the verdict they give.
+
+    The answers that follow from the tests are properties (``paired``, ``decided_by``,
+    ``decision``, ``exact_pvalue``, ``n_differ``, ``verdict``, ``better``), one source each.
 
     Attributes
     ----------
     a, b : str
         The reference policy A and the policy B compared with it.
-    alpha, confidence : float
-        The level, and 1 - alpha for the intervals.
+    alpha : float
+        The level; the intervals are at ``confidence`` = 1 - alpha.
     alternative : str
         ``"two-sided"``, ``"greater"`` (B > A) or ``"less"``.
     tasks : tuple of dict
@@ -185,24 +154,12 @@ class TaskComparison:
         (``"mcnemar"`` or ``"fisher"``), its p and the adjusted p of every correction.
     pairing_keys : tuple of str
         The columns that paired the trials within a task (empty: unpaired).
-    paired : bool
-        Every task paired up: the exact stratified McNemar test decides.
-    decided_by : str
-        The deciding across-task test's name.
-    decision : object
-        The deciding test's p-value (for ``alternative``) and odds ratio B vs A with its
-        interval (``pvalue``, ``odds_ratio``, ``odds_ratio_lower``, ``odds_ratio_upper``).
     cmh, exact, mcnemar : object
         :func:`~evalsim.stats.multi.tasks.cmh_test`,
-        :func:`~evalsim.stats.multi.tasks.exact_stratified_test` and (paired only, else
-        None) :func:`~evalsim.stats.multi.paired.stratified_mcnemar_test` results.
-    exact_pvalue : float
-        The exact stratified p for ``alternative``.
+        :func:`~evalsim.stats.multi.tasks.exact_stratified_test` and (every task paired,
+        else None) :func:`~evalsim.stats.multi.paired.stratified_mcnemar_test` results.
     aggregates : tuple
         A's and B's :func:`~evalsim.stats.multi.aggregate.aggregate_success` records.
-    n_differ : int
-        Tasks that differ on their own after Holm.
-    verdict : str
     notes : tuple of str
     bootstrap_reps, bootstrap_seed : int
     tasks_as : str
@@ -213,28 +170,62 @@ class TaskComparison:
     b: str
     alpha: float
     alternative: str
-    confidence: float
     tasks: tuple
     pairing_keys: tuple
-    paired: bool
-    decided_by: str
-    decision: object
     cmh: object
     exact: object
     mcnemar: object
-    exact_pvalue: float
     aggregates: tuple
-    n_differ: int
-    verdict: str
     notes: tuple
     bootstrap_reps: int
     bootstrap_seed: int
     tasks_as: str
 
     @property
+    def confidence(self) -> float:
+        """1 - alpha: the level of the intervals."""
+        return 1 - self.alpha
+
+    @property
     def level(self) -> str:
         """The confidence level as printed ("95%")."""
         return f"{100 * self.confidence:g}%"
+
+    @property
+    def paired(self) -> bool:
+        """Every task paired up: the exact stratified McNemar test decides."""
+        return self.mcnemar is not None
+
+    @property
+    def decided_by(self) -> str:
+        """The deciding across-task test's name."""
+        return "exact stratified McNemar (paired)" if self.paired else "exact stratified"
+
+    @property
+    def exact_pvalue(self) -> float:
+        """The exact stratified p for ``alternative``."""
+        ex = self.exact
+        return {"two-sided": ex.pvalue, "greater": ex.pvalue_greater, "less": ex.pvalue_less}[
+            self.alternative
+        ]
+
+    @property
+    def decision(self):
+        """The deciding test's p-value (for ``alternative``) and odds ratio B vs A with its
+        interval (``pvalue``, ``odds_ratio``, ``odds_ratio_lower``, ``odds_ratio_upper``)."""
+        if self.paired:
+            return _paired_decision(self.mcnemar)
+        return _OneSided(self.exact, self.exact_pvalue)
+
+    @property
+    def n_differ(self) -> int:
+        """Tasks that differ on their own after Holm."""
+        return sum(t["p_holm"] < self.alpha for t in self.tasks)
+
+    @property
+    def verdict(self) -> str:
+        """The across-task verdict in one sentence (:func:`task_verdict`)."""
+        return task_verdict(self)
 
     @property
     def better(self) -> str | None:
@@ -244,55 +235,28 @@ class TaskComparison:
     def to_dict(self, plot: str | None = None) -> dict:
         """The JSON record of ``compare --by task --json`` before the log hooks' blocks, the
         notes and the gate (the command adds those, in that order)."""
-        cmh, ex, smc, d = self.cmh, self.exact, self.mcnemar, self.decision
         return {
-            "a": self.a,
-            "b": self.b,
-            "alpha": self.alpha,
-            "alternative": self.alternative,
-            "confidence": self.confidence,
+            **record(self, ("a", "b", "alpha", "alternative", "confidence")),
             "tasks": [dict(t) for t in self.tasks],
-            "paired": self.paired,
-            "decided_by": self.decided_by,
-            "cmh": {
-                "statistic": cmh.statistic,
-                "pvalue": cmh.pvalue,
-                "pvalue_corrected": cmh.pvalue_corrected,
-                "odds_ratio": cmh.odds_ratio,
-                "odds_ratio_ci": [cmh.odds_ratio_lower, cmh.odds_ratio_upper],
-                "informative_tasks": cmh.n_informative,
-                "alternative": "two-sided",
-            },
-            "breslow_day": {
-                "statistic": cmh.breslow_day_statistic,
-                "pvalue": cmh.breslow_day_pvalue,
-            },
+            **record(self, ("paired", "decided_by")),
+            "cmh": record(self.cmh, CMH_KEYS),
+            "breslow_day": record(
+                self.cmh, (("statistic", "breslow_day_statistic"), ("pvalue", "breslow_day_pvalue"))
+            ),
             "exact_stratified": {
-                "statistic": ex.statistic,
-                "support": list(ex.support),
+                **record(self.exact, ("statistic", "support")),
                 "pvalue": self.exact_pvalue,
-                "pvalue_two_sided": ex.pvalue,
-                "odds_ratio": ex.odds_ratio,
-                "odds_ratio_ci": [ex.odds_ratio_lower, ex.odds_ratio_upper],
-                "two_sided_rule": "R mantelhaen.test(exact=TRUE): P(S=s) <= P(S=s_obs)(1+1e-7)",
+                **record(self.exact, (("pvalue_two_sided", "pvalue"), "odds_ratio", ODDS_RATIO_CI)),
+                "two_sided_rule": EXACT_TWO_SIDED_RULE,
             },
             "stratified_mcnemar": None
-            if smc is None
-            else {
-                "b_only": smc.statistic,
-                "discordant": smc.n_discordant,
-                "pvalue": smc.pvalue,
-                "odds_ratio": d.odds_ratio,
-                "odds_ratio_ci": [d.odds_ratio_lower, d.odds_ratio_upper],
-                "informative_tasks": smc.n_informative,
-            },
+            if self.mcnemar is None
+            else _mcnemar_record(self.mcnemar, self.decision),
             "aggregates": {
-                self.a: _aggregate_record(self.aggregates[0]),
-                self.b: _aggregate_record(self.aggregates[1]),
+                policy: record(agg, AGGREGATE_KEYS)
+                for policy, agg in zip((self.a, self.b), self.aggregates, strict=True)
             },
-            "bootstrap_reps": self.bootstrap_reps,
-            "bootstrap_seed": self.bootstrap_seed,
-            "tasks_as": self.tasks_as,
+            **record(self, ("bootstrap_reps", "bootstrap_seed", "tasks_as")),
             "plot": plot,
             "verdict": self.verdict,
         }
@@ -382,7 +346,7 @@ def compare_by_task(
     ValueError
         A policy missing a task (:func:`evalsim.stats.multi.aggregate.outcome_grid`).
     """
-    from evalsim.stats.multi.aggregate import aggregate_success, outcome_grid
+    from evalsim.stats.multi.aggregate import aggregate_success, outcome_grid, task_pairs
     from evalsim.stats.multi.paired import stratified_mcnemar_test
     from evalsim.stats.multi.tasks import cmh_test, exact_stratified_test, per_task_tests
 
@@ -404,11 +368,6 @@ def compare_by_task(
         alpha=alpha,
         alternative=alternative,
     )
-    cmh = cmh_test(k_a, n_a, k_b, n_b, conf)
-    ex = exact_stratified_test(k_a, n_a, k_b, n_b, conf)
-    ex_p = {"two-sided": ex.pvalue, "greater": ex.pvalue_greater, "less": ex.pvalue_less}[
-        alternative
-    ]
     all_paired = bool(pairs) and all(p is not None for p in pairs)
     smc = None
     if all_paired:
@@ -417,14 +376,6 @@ def compare_by_task(
             [p[1] for p in pairs], [p[0] for p in pairs], alternative, confidence=conf
         )
     aggs, _ = aggregate_success(grid, bootstrap_reps, conf, bootstrap_seed)
-    task_data = _task_records(rows, pairs, conf)
-    n_diff = sum(t["p_holm"] < alpha for t in task_data)
-    if smc is not None:
-        decide, name = _paired_decision(smc), "exact stratified McNemar (paired)"
-    else:
-        decide, name = _OneSided(ex, ex_p), "exact stratified"
-    level = f"{100 * conf:g}%"
-    verdict = task_verdict(a, b, alternative, len(tasks), alpha, level, decide, name, n_diff, cmh)
     notes = list(df.attrs.get("warnings", []))  # the reader's notes and warnings
     if test != DEFAULT_TEST:  # issue 45, item 10: never ignored silently
         notes.append(
@@ -436,19 +387,12 @@ def compare_by_task(
         b=b,
         alpha=alpha,
         alternative=alternative,
-        confidence=conf,
-        tasks=tuple(task_data),
+        tasks=tuple(_task_records(rows, pairs, conf)),
         pairing_keys=tuple(keys),
-        paired=all_paired,
-        decided_by=name,
-        decision=decide,
-        cmh=cmh,
-        exact=ex,
+        cmh=cmh_test(k_a, n_a, k_b, n_b, conf),
+        exact=exact_stratified_test(k_a, n_a, k_b, n_b, conf),
         mcnemar=smc,
-        exact_pvalue=ex_p,
         aggregates=tuple(aggs),
-        n_differ=n_diff,
-        verdict=verdict,
         notes=tuple(notes),
         bootstrap_reps=bootstrap_reps,
         bootstrap_seed=bootstrap_seed,

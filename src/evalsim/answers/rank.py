@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evalsim._records import ODDS_RATIO_CI, record
 from evalsim.answers.paired_log import rank_discordant_counts
 
 #: ``tasks_as_sample`` warns below this many tasks: a bootstrap over T tasks draws from T
@@ -58,13 +59,12 @@ class Ranking:
 
     Attributes
     ----------
-    alpha, confidence : float
-        The level of the tests, and 1 - alpha for the intervals.
     policies, tasks : tuple of str
         In natural order.
     n_trials : int
-    result : evalsim.stats.multi.rank.RankResult
-        The pairwise tests, intervals and order.
+    result : evalsim.stats.multi.rank.Ranking
+        The pairwise tests, intervals and order, with the level (``alpha``, ``confidence``)
+        and the reading of the tasks (``tasks``) they were computed at.
     frame : pandas.DataFrame
         One row per policy (:func:`evalsim.stats.multi.rank.ranking_frame`), with the macro
         interval and the letters of the chosen reading of the tasks. Not to be mutated.
@@ -72,15 +72,11 @@ class Ranking:
         The per-seed runs the IQM read (None without two or more seeds per cell).
     seeds : int or None
         :func:`seeds_per_cell`.
-    mode : str
-        ``"fixed"`` (tasks fixed, the default) or ``"sample"``.
     notes : tuple of str
         The reader's notes and warnings, then the ranking's.
     bootstrap_reps, bootstrap_seed : int
     """
 
-    alpha: float
-    confidence: float
     policies: tuple
     tasks: tuple
     n_trials: int
@@ -88,16 +84,29 @@ class Ranking:
     frame: object
     runs: object
     seeds: int | None
-    mode: str
     notes: tuple
     bootstrap_reps: int
     bootstrap_seed: int
 
+    @property
+    def alpha(self) -> float:
+        """The level of the Holm-adjusted pairwise tests."""
+        return self.result.alpha
+
+    @property
+    def confidence(self) -> float:
+        """The level of the intervals, 1 - alpha."""
+        return self.result.confidence
+
+    @property
+    def mode(self) -> str:
+        """``"fixed"`` (tasks fixed, the default) or ``"sample"``: the reading of the tasks."""
+        return self.result.tasks
+
     def differs(self, q) -> bool:
         """Whether the pair ``q`` differs in the chosen reading: Holm (tasks fixed), or its
         simultaneous interval of the macro difference excludes 0 (tasks as a sample)."""
-        excludes = not (q.diff_lower <= 0.0 <= q.diff_upper)
-        return q.differ if self.mode == "fixed" else excludes
+        return q.differ if self.mode == "fixed" else _excludes_0(q)
 
     def differing_pairs(self) -> list[tuple]:
         """(pair, better, worse, macro gap, lower, upper) of every differing pair, the
@@ -138,24 +147,33 @@ class Ranking:
         }
 
 
+def _excludes_0(q) -> bool:
+    """Whether the pair's simultaneous interval of the macro difference excludes 0."""
+    return not (q.diff_lower <= 0.0 <= q.diff_upper)
+
+
+#: ``rank --json``'s record of a pair (:class:`evalsim.stats.multi.rank.PairResult`).
+PAIR_KEYS = (
+    "first",
+    "second",
+    "pvalue",
+    "pvalue_holm",
+    "differ",
+    ("interval_excludes_0", _excludes_0),
+    "odds_ratio",
+    ODDS_RATIO_CI,
+    "diff_macro",
+    ("diff_macro_simultaneous_ci", "diff_lower", "diff_upper"),
+)
+#: Its last keys: the probability of improvement, undefined (None) without seeds.
+PAIR_PROB_KEYS = (
+    "prob_improvement",
+    ("prob_improvement_ci", "prob_improvement_lower", "prob_improvement_upper"),
+)
+
+
 def _pair_record(q) -> dict:
-    return {
-        "first": q.first,
-        "second": q.second,
-        "pvalue": q.pvalue,
-        "pvalue_holm": q.pvalue_holm,
-        "differ": q.differ,
-        "interval_excludes_0": not (q.diff_lower <= 0.0 <= q.diff_upper),
-        "odds_ratio": q.odds_ratio,
-        "odds_ratio_ci": [q.odds_ratio_lower, q.odds_ratio_upper],
-        "diff_macro": q.diff_macro,
-        "diff_macro_simultaneous_ci": [q.diff_lower, q.diff_upper],
-        "prob_improvement": _nan_none(q.prob_improvement),
-        "prob_improvement_ci": [
-            _nan_none(q.prob_improvement_lower),
-            _nan_none(q.prob_improvement_upper),
-        ],
-    }
+    return {**record(q, PAIR_KEYS), **record(q, PAIR_PROB_KEYS, clean=_nan_none)}
 
 
 def _sample_letters(r, grid, frame, tasks, notes) -> None:
@@ -167,7 +185,7 @@ def _sample_letters(r, grid, frame, tasks, notes) -> None:
     idx = {p: i for i, p in enumerate(grid.policies)}
     differ = np.zeros((m, m), dtype=bool)
     for q in r.pairs:
-        d = not (q.diff_lower <= 0.0 <= q.diff_upper)
+        d = _excludes_0(q)
         differ[idx[q.first], idx[q.second]] = differ[idx[q.second], idx[q.first]] = d
     letters = compact_letter_display(grid.policies, differ, [idx[p] for p in r.order])
     frame["letters"] = [letters[p] for p in frame["policy"]]
@@ -185,7 +203,7 @@ def _fixed_interval(r, frame, notes) -> None:
     a note on the pairs where the exact test and the simultaneous interval disagree."""
     frame["macro_lower"] = [r.aggregates[p].macro_fixed_lower for p in frame["policy"]]
     frame["macro_upper"] = [r.aggregates[p].macro_fixed_upper for p in frame["policy"]]
-    odd = [q for q in r.pairs if q.differ == (q.diff_lower <= 0.0 <= q.diff_upper)]
+    odd = [q for q in r.pairs if q.differ != _excludes_0(q)]
     if odd:
         notes.append(
             "note: the exact test and the simultaneous interval disagree on "
@@ -261,8 +279,6 @@ def rank_log(
     else:
         _sample_letters(r, grid, frame, tasks, notes)
     return Ranking(
-        alpha=alpha,
-        confidence=conf,
         policies=tuple(policies),
         tasks=tuple(tasks),
         n_trials=int(grid.n.sum()),
@@ -270,7 +286,6 @@ def rank_log(
         frame=frame,
         runs=runs,
         seeds=seeds,
-        mode=mode,
         notes=tuple(notes),
         bootstrap_reps=bootstrap_reps,
         bootstrap_seed=bootstrap_seed,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evalsim._records import record
 from evalsim.answers._format import pct
 from evalsim.small_logs import TrialTable
 
@@ -68,19 +69,9 @@ class RateSummary:
 
     def to_dict(self) -> dict:
         """The JSON record of ``summarize --json`` (plain lists and dicts)."""
-        return {
-            "files": list(self.files),
-            "n_trials": self.n_trials,
-            "confidence": self.confidence,
-            "max_half_width": self.max_half_width,
-            "by_policy": [dict(r) for r in self.by_policy],
-            "by_group": None if self.by_group is None else list(self.by_group),
-            "group_keys": None if self.group_keys is None else list(self.group_keys),
-            "task_groups": None if self.task_groups is None else list(self.task_groups),
-            "failures": self.failures,
-            "by": self.by,
-            "warnings": list(self.warnings),
-        }
+        out = record(self)
+        out["by_policy"] = [dict(r) for r in self.by_policy]
+        return out
 
 
 def rate_row(k: int, n: int, confidence: float) -> dict:

@@ -354,30 +354,59 @@ def aggregate_success(
     return out, reps
 
 
+#: Above this many possible (task, *keys) codes, :func:`task_pairs` numbers the key tuples
+#: instead of combining per-column codes (their product would overflow int64).
+CODE_LIMIT = 2**62
+
+
 def task_pairs(frame, a: str, b: str, keys, outcome: str = "success") -> dict:
     """Per task, A and B's trials paired on ``keys`` (columns besides ``task`` that name a
     starting state, e.g. seed and trial or condition).
+
+    Vectorised: one code per (task, *keys) over the whole table, so no per-task merge. Keys
+    match as pandas' ``merge`` matches them (a missing value is one value of its own).
 
     Returns
     -------
     dict
         task -> ``(a_only, b_only, n_pairs)`` (A-only and B-only successes among the pairs),
         or None for a task whose trials cannot be paired (a key repeated within a policy, or
-        no key shared by the two).
+        no key shared by the two). Tasks in order of first appearance.
     """
     keys = list(keys)
-    out = {}
-    for task, grp in frame.groupby("task", sort=False):
-        ga = grp[grp["policy"] == a]
-        gb = grp[grp["policy"] == b]
-        if not keys or ga.duplicated(keys).any() or gb.duplicated(keys).any():
-            out[str(task)] = None
-            continue
-        merged = ga[[*keys, outcome]].merge(gb[[*keys, outcome]], on=keys, suffixes=("_a", "_b"))
-        if merged.empty:
-            out[str(task)] = None
-            continue
-        sa = merged[f"{outcome}_a"].to_numpy(bool)
-        sb = merged[f"{outcome}_b"].to_numpy(bool)
-        out[str(task)] = (int((sa & ~sb).sum()), int((~sa & sb).sum()), len(merged))
-    return out
+    task_codes, task_names = pd.factorize(frame["task"], sort=False, use_na_sentinel=False)
+    if not keys:
+        return {str(t): None for t in task_names}
+    code = task_codes.astype(np.int64)
+    size = max(len(task_names), 1)
+    for col in keys:
+        c, uniq = pd.factorize(frame[col], sort=False, use_na_sentinel=False)
+        m = max(len(uniq), 1)
+        if size * m >= CODE_LIMIT:  # the combined code would overflow: number the tuples
+            groups = frame.groupby(["task", *keys], sort=False, dropna=False)
+            code = groups.ngroup().to_numpy(dtype=np.int64)
+            break
+        code = code * m + c
+        size *= m
+    pol = frame["policy"].to_numpy()
+    success = frame[outcome].to_numpy(dtype=bool)
+    unpairable = np.zeros(len(task_names), dtype=bool)
+    sides = []
+    for sel in (pol == a, pol == b):
+        codes = code[sel]
+        order = np.argsort(codes, kind="stable")
+        repeated = np.flatnonzero(codes[order][1:] == codes[order][:-1])
+        unpairable[task_codes[sel][order][repeated]] = True  # a key repeated within a policy
+        sides.append((codes, success[sel], task_codes[sel]))
+    (ca, sa, ta), (cb, sb, _) = sides
+    _, ia, ib = np.intersect1d(ca, cb, return_indices=True)
+    t, n_tasks = ta[ia], len(task_names)
+    a_only = np.bincount(t, weights=sa[ia] & ~sb[ib], minlength=n_tasks)
+    b_only = np.bincount(t, weights=~sa[ia] & sb[ib], minlength=n_tasks)
+    n_pairs = np.bincount(t, minlength=n_tasks)
+    return {
+        str(name): None
+        if unpairable[i] or n_pairs[i] == 0
+        else (int(a_only[i]), int(b_only[i]), int(n_pairs[i]))
+        for i, name in enumerate(task_names)
+    }

@@ -38,6 +38,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from evalsim._records import record
 from evalsim.stats._validate import check_n, check_open_interval, check_probability
 from evalsim.stats.selection import _kernels as _k
 
@@ -139,10 +140,7 @@ class SelectionResult:
 
     def to_dict(self) -> dict:
         """Plain-Python fields (for JSON)."""
-        out = asdict(self)
-        out["rates"], out["p_select"] = list(self.rates), list(self.p_select)
-        out["k"] = self.k
-        return out
+        return {**record(self), "k": self.k}
 
 
 def selection_probabilities(rates, n: int, tie_rule: str = "random", best=None):

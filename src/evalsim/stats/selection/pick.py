@@ -12,10 +12,11 @@ and conditions are listed as excluded, and the estimate comes from the confirmat
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 
+from evalsim._records import record
 from evalsim.stats._validate import check_alpha, check_counts, check_open_interval
 from evalsim.stats.selection.fixed_n import TIE_RULES, pcs_lfc, selection_probabilities
 
@@ -73,11 +74,7 @@ class PickResult:
 
     def to_dict(self) -> dict:
         """Plain-Python fields (for JSON)."""
-        out = asdict(self)
-        for key in ("names", "k", "n", "tied"):
-            out[key] = list(out[key])
-        out["rates"] = list(self.rates)
-        return out
+        return {**record(self), "rates": list(self.rates)}
 
 
 def pick_checkpoint(

@@ -50,6 +50,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import betainc, betaln
 
+from evalsim._records import record
 from evalsim.stats._validate import check_alpha, check_n, check_probability
 from evalsim.stats.sequential import _anytime_kernels as _ak
 from evalsim.stats.sequential.core import Certificate, SequentialDesign
@@ -231,14 +232,17 @@ class OneArmTest:
         return {"p": p, "power": claim, "ess": ess}
 
     def to_dict(self) -> dict:
-        return {
-            "p0": self.p0,
-            "alpha": self.alpha,
-            "n_max": self.n_max,
-            "form": self.form,
-            "upper": [int(v) for v in self.upper],
-            "certificate": self.certificate.to_dict(),
-        }
+        return record(
+            self,
+            (
+                "p0",
+                "alpha",
+                "n_max",
+                "form",
+                ("upper", lambda t: [int(v) for v in t.upper]),
+                ("certificate", lambda t: t.certificate.to_dict()),
+            ),
+        )
 
 
 def _one_arm(p0, alpha, n_max, upper, form, start) -> OneArmTest:

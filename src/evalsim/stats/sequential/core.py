@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from scipy.special import ndtr, ndtri
 
+from evalsim._records import record
 from evalsim.stats._validate import check_alpha, check_n
 from evalsim.stats.boundaries import SPENDING_FAMILIES
 
@@ -105,6 +106,17 @@ def spending_boundary(family: str, alpha: float, rho=None) -> dict:
     return boundary
 
 
+#: A certificate's keys in a design file, in order: the file's name and the attribute's.
+CERTIFICATE_KEYS = (
+    ("max_type1_upper", "upper"),
+    ("max_type1_attained", "attained"),
+    ("p_at_max", "p_at"),
+    ("discordant_at_max", "discordant_at"),
+    "method",
+    "intervals",
+)
+
+
 @dataclass(frozen=True)
 class Certificate:
     """A certified bound on the worst-case false-win rate of a design.
@@ -140,14 +152,8 @@ class Certificate:
     discordant_at: int | None = None
 
     def to_dict(self) -> dict:
-        return {
-            "max_type1_upper": self.upper,
-            "max_type1_attained": self.attained,
-            "p_at_max": self.p_at,
-            "discordant_at_max": self.discordant_at,
-            "method": self.method,
-            "intervals": self.intervals,
-        }
+        """The design file's record (``seconds`` is left out: see above)."""
+        return record(self, CERTIFICATE_KEYS)
 
     @classmethod
     def from_dict(cls, d: dict) -> Certificate:

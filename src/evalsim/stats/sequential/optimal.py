@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from evalsim._records import record
 from evalsim.stats._validate import check_alpha, check_n, check_probability
 from evalsim.stats.sequential import _optimal_kernels as _ok
 from evalsim.stats.sequential.core import SequentialDesign
@@ -98,12 +99,7 @@ class OptimalDesign:
     def to_dict(self) -> dict:
         return {
             "label": self.design.label,
-            "lam0": self.lam0,
-            "lam1": self.lam1,
-            "size_walk": self.size_walk,
-            "power_walk": self.power_walk,
-            "ess": self.ess,
-            "lower_bound": self.lower_bound,
+            **record(self, ("lam0", "lam1", "size_walk", "power_walk", "ess", "lower_bound")),
             "max_type1_certified": self.design.certificate.upper,
         }
 

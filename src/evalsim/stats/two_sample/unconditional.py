@@ -76,6 +76,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import betaincinv
 
+from evalsim._records import record
 from evalsim.stats._validate import check_counts, check_n, check_open_interval
 from evalsim.stats.names import TWO_SAMPLE_TESTS
 from evalsim.stats.two_sample._nuisance_sup_kernels import (
@@ -173,17 +174,21 @@ class UnconditionalResult:
 
     def as_dict(self) -> dict:
         """JSON-ready fields."""
-        return {
-            "test": self.test,
-            "alternative": self.alternative,
-            "statistic": self.statistic,
-            "pvalue": self.pvalue,
-            "pvalue_upper_bound": self.upper,
-            "nuisance_at_sup": self.nuisance,
-            "nuisance_interval": list(self.interval),
-            "berger_boos_gamma": self.gamma,
-            "certified": self.certified,
-        }
+        return record(self, RESULT_KEYS)
+
+
+#: :meth:`UnconditionalResult.as_dict`'s keys in order (``intervals`` is left out).
+RESULT_KEYS = (
+    "test",
+    "alternative",
+    "statistic",
+    "pvalue",
+    ("pvalue_upper_bound", "upper"),
+    ("nuisance_at_sup", "nuisance"),
+    ("nuisance_interval", "interval"),
+    ("berger_boos_gamma", "gamma"),
+    "certified",
+)
 
 
 def _check_test(test, alternative, gamma):
