@@ -31,7 +31,7 @@ def study(locked, tmp_path):
 
 
 def test_registry_lists_every_subcommand_once(capsys):
-    names = [n for n, _ in STUDY_SUBCOMMANDS]
+    names = [c.name for c in STUDY_SUBCOMMANDS]
     assert len(names) == len(set(names))
     for name in (
         "init",
