@@ -12,7 +12,7 @@ import os
 import stat
 
 import pytest
-from cli_run import run
+from cli_run import run, two_policy_log
 
 # --------------------------------------------------------------------------- helpers
 
@@ -504,12 +504,7 @@ def test_item21_paired_reachable_verdicts_are_those_of_some_continuation():
 
 
 def _two_policy_log(tmp_path, a_name, k_a, b_name, k_b, n=20):
-    lines = ["policy,success"]
-    lines += [f"{a_name},{int(i < k_a)}" for i in range(n)]
-    lines += [f"{b_name},{int(i < k_b)}" for i in range(n)]
-    path = tmp_path / "ab.csv"
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    return two_policy_log(tmp_path / "ab.csv", k_a, k_b, n, names=(a_name, b_name))
 
 
 def test_item22_role_labels_never_collide_with_policy_names(tmp_path, capsys):

@@ -4,6 +4,7 @@ nothing written or replaced."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 
@@ -25,7 +26,7 @@ def study(locked, tmp_path):
 
 
 def test_registry_lists_every_subcommand_once(capsys):
-    names = [n for n, _ in STUDY_SUBCOMMANDS]
+    names = [c.name for c in STUDY_SUBCOMMANDS]
     assert len(names) == len(set(names))
     for name in (
         "init",
@@ -42,6 +43,28 @@ def test_registry_lists_every_subcommand_once(capsys):
         assert name in names
     rc, out, err = run(capsys, "study", "--help")
     assert rc == 0 and all(n in out for n in names)
+
+
+def _subcommands(parser) -> dict:
+    (action,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return action.choices
+
+
+def test_each_declared_subcommand_is_built_as_declared():
+    # one loop over the declarations builds the parsers: in the declared order, each with its
+    # handler, its positionals (the folder first) and --json last where declared
+    from evalsim.cli import build_parser
+
+    built = _subcommands(_subcommands(build_parser())["study"])
+    assert list(built) == [c.name for c in STUDY_SUBCOMMANDS]
+    for command in STUDY_SUBCOMMANDS:
+        p = built[command.name]
+        assert p.get_default("run") is command.run
+        positional = [a.dest for a in p._actions if not a.option_strings]
+        assert positional[0] == "dir" and len(positional) == 1 + sum(
+            not flags[0].startswith("-") for flags, _ in command.arguments[1:]
+        )
+        assert (p._actions[-1].option_strings == ["--json"]) == command.json, command.name
 
 
 def test_status_json_has_the_whole_schedule_blind(study, capsys):

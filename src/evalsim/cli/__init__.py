@@ -49,6 +49,7 @@ from evalsim.cli._common import (
     EXIT_MISSING_LIBRARY,
     BadInput,
     _Parser,
+    add_subcommands,
     output_format,
 )
 from evalsim.cli.summarize import PRECISION_HALF_WIDTH
@@ -87,10 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="evalsim",
         description="Exact statistics for binary robot-evaluation trials, on your own logs.",
     )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    sub.required = True
-    for module in SUBCOMMANDS:
-        module.register(sub)
+    add_subcommands(parser, "command", "COMMAND", SUBCOMMANDS)
     return parser
 
 

@@ -9,7 +9,7 @@ import math
 import os
 import re
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 # The number formats live with the answers (one definition); the subcommands import them here.
@@ -188,6 +188,66 @@ def add_force_flag(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="replace an existing output file that is not an earlier output of evalsim",
     )
+
+
+def add_alpha_flag(p: argparse.ArgumentParser) -> None:
+    """``--alpha``: the significance level of a test (default 0.05)."""
+    p.add_argument("--alpha", type=_open_unit, default=0.05, help="default 0.05")
+
+
+def add_confidence_flag(p: argparse.ArgumentParser) -> None:
+    """``--confidence``: the level of an interval (default 0.95)."""
+    p.add_argument("--confidence", type=_open_unit, default=0.95, help="default 0.95")
+
+
+def add_unpaired_flag(p: argparse.ArgumentParser) -> None:
+    """``--unpaired``: analyse the trials as independent, whatever their condition ids."""
+    p.add_argument("--unpaired", action="store_true", help="ignore condition ids")
+
+
+def arg(*flags: str, **options) -> tuple[tuple[str, ...], dict]:
+    """One argument of a :class:`Subcommand`: what ``add_argument(*flags, **options)`` takes."""
+    return flags, options
+
+
+@dataclass(frozen=True)
+class Subcommand:
+    """One subcommand, declared once: its name, one-line help, arguments (:func:`arg`, in
+    ``--help`` order) and the function that runs it (``run(args) -> Report``).
+
+    ``json`` adds the ``--json`` switch after the arguments.
+    """
+
+    name: str
+    help: str
+    run: Callable
+    arguments: tuple = ()
+    json: bool = True
+
+    def register(self, subparsers) -> argparse.ArgumentParser:
+        """Add this subcommand's parser to ``subparsers``, with ``run`` set; return it."""
+        p = subparsers.add_parser(self.name, help=self.help)
+        for flags, options in self.arguments:
+            p.add_argument(*flags, **options)
+        if self.json:
+            add_json_flag(p)
+        p.set_defaults(run=self.run)
+        return p
+
+
+def add_subcommands(parser: argparse.ArgumentParser, dest: str, metavar: str, commands) -> None:
+    """The required subcommands of ``parser``, in ``--help`` order: each of ``commands`` (a
+    :class:`Subcommand`, or a module of this package) adds its parser by ``register``."""
+    sub = parser.add_subparsers(dest=dest, metavar=metavar, parser_class=_Parser)
+    sub.required = True
+    for command in commands:
+        command.register(sub)
+
+
+def passed_on(args, *names: str) -> dict:
+    """The options ``names`` of the parsed ``args``, as keyword arguments of the same names
+    (for a library call that takes them unchanged)."""
+    return {name: getattr(args, name) for name in names}
 
 
 def output_format(args) -> str:

@@ -32,6 +32,7 @@ from evalsim.cli._common import (
     _positive_int,
     check_plot_path,
     check_policy_pair,
+    passed_on,
     plot_rates,
 )
 from evalsim.cli._gate import Gate
@@ -120,6 +121,48 @@ def read_task_logs(
     return df
 
 
+#: The success table of each ``tasks_as``: its name, its columns after policy and k/n as
+#: (header, rate attribute or None, interval attribute prefix: ``<prefix>_lower/_upper``), and
+#: the note under it (``{reps}``: the bootstrap replicates).
+_SUCCESS_TABLES = {
+    "fixed": (
+        "tasks fixed",
+        (
+            ("micro [episodes]", "micro", "naive"),
+            ("macro [episodes]", "macro", "macro_fixed"),
+            ("macro [MOVER]", None, "mover"),
+        ),
+        "Tasks fixed (these tasks are the benchmark, as for the exact tests): micro: "
+        "bootstrap of all episodes ({reps} replicates); macro: bootstrap of the episodes "
+        "within each task; MOVER: from the tasks' Wilson intervals. --tasks-as-sample "
+        "gives the intervals that treat the tasks as a sample of a population of tasks "
+        "(wider by the spread between tasks).",
+    ),
+    "sample": (
+        "tasks as a sample",
+        (
+            ("micro [sampled]", "micro", "micro"),
+            ("macro [sampled]", "macro", "macro"),
+            ("micro [tasks fixed]", None, "naive"),
+            ("ratio", "width_ratio", None),
+        ),
+        "Tasks as a sample (--tasks-as-sample) of a population of tasks: bootstrap of tasks, "
+        "then episodes ({reps} replicates); tasks fixed: all episodes as one sample; ratio = "
+        "sampled micro width / tasks-fixed width, the widening the task spread adds when the "
+        "tasks stand for other tasks (for these tasks the tasks-fixed interval is the one).",
+    ),
+}
+
+
+def _success_cell(agg, rate: str | None, interval: str | None) -> str:
+    """A rate as a percentage followed by its interval; the interval alone (``rate`` None);
+    or, with no interval, the plain ratio."""
+    if interval is None:
+        return f"{getattr(agg, rate):.2f}"
+    ci = _ci_pct(getattr(agg, f"{interval}_lower"), getattr(agg, f"{interval}_upper"))
+    return ci if rate is None else f"{_pct(getattr(agg, rate))} {ci}"
+
+
 def _success_table(rep: Report, aggs, level: str, reps: int, tasks_as: str) -> None:
     """Micro and macro success over the tasks, with the intervals of ``tasks_as``.
 
@@ -127,52 +170,26 @@ def _success_table(rep: Report, aggs, level: str, reps: int, tasks_as: str) -> N
     tasks are the benchmark) and "tasks as a sample" (of a population of tasks) answer
     different questions; the table shows the intervals of the one chosen and says which.
     """
-    if tasks_as == "fixed":
-        rows = [
-            [
-                a.policy,
-                f"{a.k}/{a.n}",
-                _pct(a.micro) + " " + _ci_pct(a.naive_lower, a.naive_upper),
-                _pct(a.macro) + " " + _ci_pct(a.macro_fixed_lower, a.macro_fixed_upper),
-                _ci_pct(a.mover_lower, a.mover_upper),
-            ]
-            for a in aggs
-        ]
-        rep.table(
-            f"Success over tasks ({level}; tasks fixed)",
-            ["policy", "k/n", "micro [episodes]", "macro [episodes]", "macro [MOVER]"],
-            rows,
-        )
-        rep.line(
-            "Tasks fixed (these tasks are the benchmark, as for the exact tests): micro: "
-            f"bootstrap of all episodes ({reps} replicates); macro: bootstrap of the episodes "
-            "within each task; MOVER: from the tasks' Wilson intervals. --tasks-as-sample "
-            "gives the intervals that treat the tasks as a sample of a population of tasks "
-            "(wider by the spread between tasks)."
-        )
-        return
+    name, columns, note = _SUCCESS_TABLES["fixed" if tasks_as == "fixed" else "sample"]
     rows = [
-        [
-            a.policy,
-            f"{a.k}/{a.n}",
-            _pct(a.micro) + " " + _ci_pct(a.micro_lower, a.micro_upper),
-            _pct(a.macro) + " " + _ci_pct(a.macro_lower, a.macro_upper),
-            _ci_pct(a.naive_lower, a.naive_upper),
-            f"{a.width_ratio:.2f}",
-        ]
+        [a.policy, f"{a.k}/{a.n}", *(_success_cell(a, *column[1:]) for column in columns)]
         for a in aggs
     ]
-    rep.table(
-        f"Success over tasks ({level}; tasks as a sample)",
-        ["policy", "k/n", "micro [sampled]", "macro [sampled]", "micro [tasks fixed]", "ratio"],
-        rows,
-    )
-    rep.line(
-        "Tasks as a sample (--tasks-as-sample) of a population of tasks: bootstrap of tasks, "
-        f"then episodes ({reps} replicates); tasks fixed: all episodes as one sample; ratio = "
-        "sampled micro width / tasks-fixed width, the widening the task spread adds when the "
-        "tasks stand for other tasks (for these tasks the tasks-fixed interval is the one)."
-    )
+    headers = ["policy", "k/n", *(column[0] for column in columns)]
+    rep.table(f"Success over tasks ({level}; {name})", headers, rows)
+    rep.line(note.format(reps=reps))
+
+
+#: The options :func:`~evalsim.answers.by_task.compare_by_task` takes as they are parsed.
+_PASSED_ON = (
+    "alpha",
+    "alternative",
+    "unpaired",
+    "bootstrap_reps",
+    "bootstrap_seed",
+    "tasks_as_sample",
+    "test",
+)
 
 
 def cmd_compare_by_task(args) -> Report:
@@ -188,18 +205,7 @@ def cmd_compare_by_task(args) -> Report:
     policies = sorted(str(p) for p in df["policy"].unique())
     check_policy_pair(policies, args.a, args.b)
     df = df[df["policy"].isin([args.a, args.b])].reset_index(drop=True)  # for the log hooks
-    c = compare_by_task(
-        df,
-        args.a,
-        args.b,
-        alpha=args.alpha,
-        alternative=args.alternative,
-        unpaired=args.unpaired,
-        bootstrap_reps=args.bootstrap_reps,
-        bootstrap_seed=args.bootstrap_seed,
-        tasks_as_sample=args.tasks_as_sample,
-        test=args.test,
-    )
+    c = compare_by_task(df, args.a, args.b, **passed_on(args, *_PASSED_ON))
     rep = Report(c.to_dict(args.plot))
     gate = None
     if args.fail_on is not None:  # the CI gate's rule, before the result (issue 45, item 26)

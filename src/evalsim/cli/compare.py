@@ -14,10 +14,11 @@ from evalsim.cli import _independence, _tests, by_task
 from evalsim.cli._common import (
     BadInput,
     Report,
-    _open_unit,
     _p,
     _pct,
+    add_alpha_flag,
     add_format_flags,
+    add_unpaired_flag,
     check_plot_path,
     plot_rates,
 )
@@ -234,14 +235,14 @@ def register(sub) -> None:
     p.add_argument("--a", metavar="X", help="reference policy (required with a log)")
     p.add_argument("--b", metavar="Y", help="policy compared with it (required with a log)")
     p.add_argument("--task", help="use only the trials of this task")
-    p.add_argument("--alpha", type=_open_unit, default=0.05, help="default 0.05")
+    add_alpha_flag(p)
     p.add_argument(
         "--alternative",
         choices=tuple(ALTERNATIVE_WORDS),
         default="two-sided",
         help="what the test asks: two-sided (default), greater (B > A) or less (B < A)",
     )
-    p.add_argument("--unpaired", action="store_true", help="ignore condition ids")
+    add_unpaired_flag(p)
     _tests.add_test_option(p)
     p.add_argument("--policy", help=argparse.SUPPRESS)
     add_gate_option(p)

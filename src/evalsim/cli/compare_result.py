@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from evalsim._log_files import pairing_key
 from evalsim.cli import _tests
@@ -328,6 +328,52 @@ def _mde(pa: PairedAnalysis | None, n_a: int, n_b: int, alpha: float, pbar: floa
     return _mde_80(n_a, n_b, alpha, pbar)
 
 
+class _Primary(NamedTuple):
+    """The analysis that decides (:func:`_primary_analysis`): the paired analysis or None,
+    the counts (k_a, n_a, k_b, n_b) it uses, its test and its B - A interval."""
+
+    pairs: PairedAnalysis | None
+    counts: tuple[int, int, int, int]
+    test_name: str
+    pvalue: float
+    interval: tuple[float, float]
+    method: str
+    method_label: str
+    certificate: object
+
+
+def _primary_analysis(args, df, a, b, all_counts, conf: float, notes: list) -> _Primary:
+    """Exact McNemar with the Tango interval on the pairs when the trials ``a`` and ``b``
+    pair up, else the unpaired test ``args.test`` with the Newcombe interval on
+    ``all_counts`` = (k_a, n_a, k_b, n_b); its notes are appended to ``notes``."""
+    merged, pair_note = pair_trials(args, df, a, b)
+    if pair_note:
+        notes.append(f"note: {pair_note}")
+    if merged is None:
+        test_name, p, ci, certificate = _unpaired_test(
+            args.test, all_counts, args.alternative, conf
+        )
+        label = "Newcombe hybrid score (independent)"
+        return _Primary(None, all_counts, test_name, p, ci, "newcombe", label, certificate)
+    pa = _paired_analysis(merged, args.alternative, conf)
+    pairs = pa.counts
+    unmatched = all_counts[1] + all_counts[3] - 2 * pairs.n
+    if unmatched:
+        notes.append(
+            f"note: {unmatched} trial(s) without a partner are left out of the test, the "
+            "interval and the verdict (all three use the same paired trials)"
+        )
+    if args.test != _tests.DEFAULT_TEST:
+        notes.append(
+            f"note: --test {args.test} applies to unpaired trials; these pair up by "
+            f"{'/'.join(pairing_key(df))}, so exact McNemar decides (give --unpaired to "
+            f"decide by {TWO_SAMPLE_TESTS[args.test].label} on all trials instead)"
+        )
+    counts = (pairs.k_a, pairs.n, pairs.k_b, pairs.n)
+    ci, label = pa.intervals["tango"], "Tango score (paired)"
+    return _Primary(pa, counts, "exact McNemar", pa.pvalue, ci, "tango", label, None)
+
+
 def compare_trials(args, df, a, b) -> Comparison:
     """Compare B with A on the trials ``a`` and ``b`` of the log ``df`` (as
     :func:`evalsim.cli.compare_input.select_trials` returns them), by the options in ``args``:
@@ -339,46 +385,19 @@ def compare_trials(args, df, a, b) -> Comparison:
     conf = 1 - 2 * alpha if one_sided else 1 - alpha
     if conf <= 0:
         raise BadInput(f"--alpha {alpha:g} is too large for a one-sided test (needs < 0.5)")
-    k_a_all, n_a_all = int(a["success"].sum()), len(a)
-    k_b_all, n_b_all = int(b["success"].sum()), len(b)
-
-    certificate = None  # the unconditional test's certified p-value (``--test``)
-    merged, pair_note = pair_trials(args, df, a, b)
+    all_counts = (int(a["success"].sum()), len(a), int(b["success"].sum()), len(b))
+    k_a_all, n_a_all, k_b_all, n_b_all = all_counts
     notes = list(df.attrs["warnings"])  # both readers set it
-    if pair_note:
-        notes.append(f"note: {pair_note}")
-    if merged is not None:
-        pa = _paired_analysis(merged, alternative, conf)
-        pairs = pa.counts
-        k_a, n_a, k_b, n_b = pairs.k_a, pairs.n, pairs.k_b, pairs.n
-        unmatched = n_a_all + n_b_all - 2 * pairs.n
-        if unmatched:
-            notes.append(
-                f"note: {unmatched} trial(s) without a partner are left out of the test, the "
-                "interval and the verdict (all three use the same paired trials)"
-            )
-        if args.test != _tests.DEFAULT_TEST:
-            notes.append(
-                f"note: --test {args.test} applies to unpaired trials; these pair up by "
-                f"{'/'.join(pairing_key(df))}, so exact McNemar decides (give --unpaired to "
-                f"decide by {TWO_SAMPLE_TESTS[args.test].label} on all trials instead)"
-            )
-        test_name, method, p = "exact McNemar", "tango", pa.pvalue
-        ci = pa.intervals["tango"]
-        method_label = "Tango score (paired)"
-    else:
-        pa = None
-        k_a, n_a, k_b, n_b = k_a_all, n_a_all, k_b_all, n_b_all
-        method, method_label = "newcombe", "Newcombe hybrid score (independent)"
-        test_name, p, ci, certificate = _unpaired_test(
-            args.test, (k_a, n_a, k_b, n_b), alternative, conf
-        )
+    primary = _primary_analysis(args, df, a, b, all_counts, conf, notes)
+    k_a, n_a, k_b, n_b = primary.counts
+    p, ci = primary.pvalue, primary.interval
     from evalsim.stats.two_sample.fisher import fisher_pvalue
 
     fisher_p = float(fisher_pvalue(k_a_all, n_a_all, k_b_all, n_b_all))
     boschloo_p, boschloo_note = _tests.boschloo_secondary(k_a_all, n_a_all, k_b_all, n_b_all)
     reject, excludes = _decide(p, ci[0], ci[1], alpha, alternative)
-    mde, mde_rule = _mde(pa, n_a, n_b, alpha, (k_a + k_b) / (n_a + n_b))  # at 80% power
+    pbar = (k_a + k_b) / (n_a + n_b)
+    mde, mde_rule = _mde(primary.pairs, n_a, n_b, alpha, pbar)  # at 80% power
     decision = Decision(
         a=args.a,
         b=args.b,
@@ -386,8 +405,8 @@ def compare_trials(args, df, a, b) -> Comparison:
         n_a=n_a,
         k_b=k_b,
         n_b=n_b,
-        paired=pa is not None,
-        test_name=test_name,
+        paired=primary.pairs is not None,
+        test_name=primary.test_name,
         pvalue=p,
         alpha=alpha,
         alternative=alternative,
@@ -395,7 +414,7 @@ def compare_trials(args, df, a, b) -> Comparison:
         interval_agrees=excludes,
         interval=(ci[0], ci[1]),
         confidence=conf,
-        method_label=method_label,
+        method_label=primary.method_label,
         mde=mde,
     )
     return Comparison(
@@ -407,10 +426,10 @@ def compare_trials(args, df, a, b) -> Comparison:
         fisher_p=fisher_p,
         boschloo_p=boschloo_p,
         boschloo_note=boschloo_note,
-        certificate=certificate,
-        pairs=pa,
-        pairing_columns=tuple(pairing_key(df)) if pa is not None else (),
-        interval_method=method,
+        certificate=primary.certificate,
+        pairs=primary.pairs,
+        pairing_columns=tuple(pairing_key(df)) if primary.pairs is not None else (),
+        interval_method=primary.method,
         mde_rule=mde_rule,
         notes=tuple(notes),
     )

@@ -6,10 +6,10 @@ from evalsim.cli._common import (
     Report,
     _check_k_le_n,
     _count,
-    _open_unit,
     _p,
     _positive_int,
     _probability,
+    add_confidence_flag,
     add_json_flag,
 )
 
@@ -81,7 +81,7 @@ def register(sub) -> None:
     p = sub.add_parser("interval", help="k successes out of n: an interval by each method")
     p.add_argument("k", type=_count, help="number of successes")
     p.add_argument("n", type=_positive_int, help="number of trials")
-    p.add_argument("--confidence", type=_open_unit, default=0.95, help="default 0.95")
+    add_confidence_flag(p)
     p.add_argument(
         "--vs",
         type=_probability,

@@ -6,10 +6,10 @@ from evalsim.cli._common import (
     BadInput,
     Report,
     _looks,
-    _open_unit,
     _pct,
     _positive_int,
     _probability,
+    add_alpha_flag,
     add_json_flag,
 )
 
@@ -216,7 +216,7 @@ def register(sub) -> None:
         default="every",
         help="'every' trial (default), K equally spaced looks, or sizes like 10,20,30",
     )
-    p.add_argument("--alpha", type=_open_unit, default=0.05, help="default 0.05")
+    add_alpha_flag(p)
     p.add_argument(
         "--paired",
         action="store_true",

@@ -16,7 +16,9 @@ from evalsim.cli._common import (
     _positive_int,
     _prob_pct,
     _probability,
+    add_alpha_flag,
     add_json_flag,
+    passed_on,
 )
 from evalsim.stats.names import TWO_SAMPLE_TESTS
 
@@ -38,13 +40,9 @@ def cmd_plan(args) -> Report:
     plan = planning.plan_comparison(
         args.p1,
         args.p2,
-        alpha=args.alpha,
-        power=args.power,
-        paired=args.paired,
-        discordance=args.discordance,
-        test=args.test,
-        minutes_per_trial=args.minutes_per_trial,
-        n=args.n,
+        **passed_on(
+            args, "alpha", "power", "paired", "discordance", "test", "minutes_per_trial", "n"
+        ),
     )
     return _report(plan)
 
@@ -123,7 +121,7 @@ def register(sub) -> None:
     p = sub.add_parser("plan", help="trials per arm to detect p1 vs p2")
     p.add_argument("--p1", type=_probability, required=True, help="success rate of A")
     p.add_argument("--p2", type=_probability, required=True, help="success rate of B")
-    p.add_argument("--alpha", type=_open_unit, default=0.05, help="default 0.05")
+    add_alpha_flag(p)
     p.add_argument("--power", type=_open_unit, default=0.8, help="default 0.8")
     p.add_argument("--paired", action="store_true", help="both policies run each condition")
     _tests.add_test_option(p)

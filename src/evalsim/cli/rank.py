@@ -21,11 +21,13 @@ from evalsim.cli._common import (
     Report,
     _ci_pct,
     _count,
-    _open_unit,
     _pct,
     _positive_int,
+    add_alpha_flag,
     add_force_flag,
     add_json_flag,
+    add_unpaired_flag,
+    passed_on,
 )
 from evalsim.cli._ladder import ladder_report
 from evalsim.cli._reading import add_reading_flags, reading_options
@@ -53,11 +55,9 @@ def cmd_rank(args) -> Report:
     )
     ranking = rank_log(
         df,
-        alpha=args.alpha,
-        bootstrap_reps=args.bootstrap_reps,
-        bootstrap_seed=args.bootstrap_seed,
-        tasks_as_sample=args.tasks_as_sample,
-        unpaired=args.unpaired,
+        **passed_on(
+            args, "alpha", "bootstrap_reps", "bootstrap_seed", "tasks_as_sample", "unpaired"
+        ),
     )
     if args.plot:
         _plot(ranking.frame, args.plot, ranking.confidence, ranking.mode, args.force)
@@ -220,7 +220,7 @@ def register(sub) -> None:
     """Add the ``rank`` subcommand to the ``evalsim`` parser."""
     p = sub.add_parser("rank", help="rank two or more policies over the tasks, with letters")
     p.add_argument("files", nargs="+", metavar="FILE", help="CSV, Parquet or LeRobot JSON log")
-    p.add_argument("--alpha", type=_open_unit, default=0.05, help="default 0.05")
+    add_alpha_flag(p)
     p.add_argument("--plot", metavar="OUT.png", help="also draw the ranking to this file")
     add_force_flag(p)
     p.add_argument("--bootstrap-reps", type=_positive_int, default=2000, help="default 2000")
@@ -232,7 +232,7 @@ def register(sub) -> None:
         f"a population; warned below {MIN_TASKS_AS_SAMPLE} tasks); default: tasks fixed, as "
         "the exact tests",
     )
-    p.add_argument("--unpaired", action="store_true", help="ignore condition ids")
+    add_unpaired_flag(p)
     p.add_argument("--ordered", metavar="COLUMN", help="policies as a ladder ordered by COLUMN")
     p.add_argument("--policy", help=argparse.SUPPRESS)
     add_json_flag(p)

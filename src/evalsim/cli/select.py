@@ -31,8 +31,10 @@ from evalsim.cli._common import (
     _p,
     _pct,
     _positive_int,
+    add_alpha_flag,
     add_force_flag,
     add_json_flag,
+    add_unpaired_flag,
 )
 from evalsim.cli._safe_output import OutputKind, check_output_path, output_file
 
@@ -368,8 +370,8 @@ def register(sub) -> None:
     g.add_argument(
         "--tie-seed", type=_count, default=0, help="seed of the random tie-break (default 0)"
     )
-    g.add_argument("--unpaired", action="store_true", help="ignore condition ids")
-    g.add_argument("--alpha", type=_open_unit, default=0.05, help="default 0.05")
+    add_unpaired_flag(g)
+    add_alpha_flag(g)
     g.add_argument("--power", type=_open_unit, default=0.8, help="confirmation power (default 0.8)")
     g.add_argument(
         "--confirm-gap",

@@ -26,6 +26,7 @@ from evalsim.cli._common import (
     _pct,
     _positive_int,
     _probability,
+    add_alpha_flag,
     add_force_flag,
     add_json_flag,
 )
@@ -352,7 +353,7 @@ def register(sub) -> None:
     add_force_flag(d)
     d.add_argument("--kind", choices=("unpaired", "paired"), default="unpaired")
     d.add_argument("--alternative", choices=("one-sided", "two-sided"), default="one-sided")
-    d.add_argument("--alpha", type=_open_unit, default=0.05, help="default 0.05")
+    add_alpha_flag(d)
     d.add_argument(
         "--n-max",
         type=_positive_int,

@@ -21,6 +21,7 @@ from evalsim.cli._common import (
     Report,
     _open_unit,
     _pct,
+    add_confidence_flag,
     add_json_flag,
 )
 from evalsim.cli._reading import add_reading_flags, reading_options
@@ -192,7 +193,7 @@ def register(sub) -> None:
     p.add_argument("real_log", metavar="REAL_LOG", help="real trials, with condition ids")
     p.add_argument("sim_log", metavar="SIM_LOG", help="simulated trials (twins and others)")
     p.add_argument("--policy", help="the policy to analyse (needed when a log holds several)")
-    p.add_argument("--confidence", type=_open_unit, default=0.95, help="default 0.95")
+    add_confidence_flag(p)
     p.add_argument(
         "--method",
         choices=METHOD_CHOICES,

@@ -25,7 +25,7 @@ import argparse
 from pathlib import Path
 
 from evalsim.cli import study_bench
-from evalsim.cli._common import BadInput, Report, _Parser, add_json_flag
+from evalsim.cli._common import BadInput, Report, Subcommand, add_subcommands, arg, passed_on
 
 __all__ = ["register", "STUDY_SUBCOMMANDS"]
 
@@ -150,11 +150,9 @@ def _record(args) -> Report:
     res = study.record(
         args.trial,
         args.outcome,
-        failure=args.failure,
-        note=args.note,
         event_id=args.id,
-        by=args.by,
         source="cli",
+        **passed_on(args, "failure", "note", "by"),
     )
     t = study.by_trial[res.event.trial]
     data = {
@@ -326,10 +324,6 @@ def _report(args) -> Report:
 
 
 # --------------------------------------------------------------------------- parsers
-def _dir(p) -> None:
-    p.add_argument("dir", metavar="DIR", help="the study folder")
-
-
 def _seed(text: str) -> int:
     try:
         v = int(text)
@@ -340,117 +334,80 @@ def _seed(text: str) -> int:
     return v
 
 
-def _reg_init(sub):
-    p = sub.add_parser("init", help="write a commented example study.yaml into DIR")
-    _dir(p)
-    add_json_flag(p)
-    p.set_defaults(run=_init)
+_DIR = arg("dir", metavar="DIR", help="the study folder")
+_BY = arg("--by", default=None)  # who did it, in the event (undo, import)
 
 
-def _reg_plan(sub):
-    p = sub.add_parser("plan", help="what the design can detect: exact power and MDE")
-    _dir(p)
-    add_json_flag(p)
-    p.set_defaults(run=_plan)
+def _in_dir(name: str, help: str, run, *arguments) -> Subcommand:
+    """A subcommand on the study folder: ``DIR`` first, then ``arguments``, then ``--json``."""
+    return Subcommand(name, help, run, (_DIR, *arguments))
 
 
-def _reg_lock(sub):
-    p = sub.add_parser("lock", help="freeze the study: hash, schedule, blind codes, sheets")
-    _dir(p)
-    p.add_argument("--seed", type=_seed, default=None, help="study seed (default: random)")
-    add_json_flag(p)
-    p.set_defaults(run=_lock)
-
-
-def _reg_amend(sub):
-    p = sub.add_parser("amend", help="start a new study from the edited study.yaml")
-    _dir(p)
-    p.add_argument("--why", required=True, help="the reason, stated in both reports")
-    p.add_argument("--to", default=None, metavar="NEW_DIR", help="default: DIR-amend1")
-    p.add_argument("--seed", type=_seed, default=None, help="default: the old seed")
-    add_json_flag(p)
-    p.set_defaults(run=_amend)
-
-
-def _reg_record(sub):
-    p = sub.add_parser("record", help="record the outcome of a scheduled trial")
-    _dir(p)
-    p.add_argument("trial", metavar="TRIAL", help="trial id from the schedule (T001 ...)")
-    p.add_argument("outcome", choices=("success", "failure"))
-    p.add_argument("--failure", default=None, metavar="TYPE", help="a failure type of the rubric")
-    p.add_argument("--note", default=None)
-    p.add_argument("--id", default=None, help="event id (a resubmission is recorded once)")
-    p.add_argument("--by", default=None, help="who records it")
-    add_json_flag(p)
-    p.set_defaults(run=_record)
-
-
-def _reg_undo(sub):
-    p = sub.add_parser("undo", help="cancel an outcome (an undo event points at it)")
-    _dir(p)
-    p.add_argument("event", metavar="EVENT_OR_TRIAL", help="an outcome's event id, or a trial id")
-    p.add_argument("--why", default=None)
-    p.add_argument("--id", default=None, help="the undo event's id")
-    p.add_argument("--by", default=None)
-    add_json_flag(p)
-    p.set_defaults(run=_undo)
-
-
-def _reg_import(sub):
-    p = sub.add_parser("import", help="record outcomes typed from paper run sheets (CSV)")
-    _dir(p)
-    p.add_argument("file", metavar="FILE.csv", help="columns trial, outcome [, failure, note]")
-    p.add_argument("--by", default=None)
-    add_json_flag(p)
-    p.set_defaults(run=_import)
-
-
-def _reg_status(sub):
-    p = sub.add_parser("status", help="progress, the next trial and the deviations")
-    _dir(p)
-    add_json_flag(p)
-    p.set_defaults(run=_status)
-
-
-def _reg_export(sub):
-    p = sub.add_parser("export", help="the trial log as CSV (stdout or --out) or Parquet")
-    _dir(p)
-    p.add_argument("--out", default=None, metavar="FILE", help=".csv or .parquet")
-    add_json_flag(p)
-    p.set_defaults(run=_export)
-
-
-def _reg_unblind(sub):
-    p = sub.add_parser("unblind", help="reveal which arm each code is (a logged event)")
-    _dir(p)
-    p.add_argument("--by", required=True, help="who unblinds")
-    add_json_flag(p)
-    p.set_defaults(run=_unblind)
-
-
-def _reg_report(sub):
-    p = sub.add_parser("report", help="the HTML, JSON and Markdown report of the study")
-    _dir(p)
-    p.add_argument("--out-dir", default=None, help="default: DIR/report")
-    add_json_flag(p)
-    p.set_defaults(run=_report)
-
-
-#: ``(name, register)`` of each ``evalsim study`` subcommand, in ``--help`` order;
-#: ``register(subparsers)`` adds the subcommand's parser with ``run`` set. Another module
-#: adds its subcommands by appending its own pairs here.
-STUDY_SUBCOMMANDS: tuple = (
-    ("init", _reg_init),
-    ("plan", _reg_plan),
-    ("lock", _reg_lock),
-    ("amend", _reg_amend),
-    ("record", _reg_record),
-    ("undo", _reg_undo),
-    ("import", _reg_import),
-    ("status", _reg_status),
-    ("export", _reg_export),
-    ("unblind", _reg_unblind),
-    ("report", _reg_report),
+#: Each ``evalsim study`` subcommand (:class:`~evalsim.cli._common.Subcommand`), in ``--help``
+#: order. Another module adds its subcommands by appending its own declarations here.
+STUDY_SUBCOMMANDS: tuple[Subcommand, ...] = (
+    _in_dir("init", "write a commented example study.yaml into DIR", _init),
+    _in_dir("plan", "what the design can detect: exact power and MDE", _plan),
+    _in_dir(
+        "lock",
+        "freeze the study: hash, schedule, blind codes, sheets",
+        _lock,
+        arg("--seed", type=_seed, default=None, help="study seed (default: random)"),
+    ),
+    _in_dir(
+        "amend",
+        "start a new study from the edited study.yaml",
+        _amend,
+        arg("--why", required=True, help="the reason, stated in both reports"),
+        arg("--to", default=None, metavar="NEW_DIR", help="default: DIR-amend1"),
+        arg("--seed", type=_seed, default=None, help="default: the old seed"),
+    ),
+    _in_dir(
+        "record",
+        "record the outcome of a scheduled trial",
+        _record,
+        arg("trial", metavar="TRIAL", help="trial id from the schedule (T001 ...)"),
+        arg("outcome", choices=("success", "failure")),
+        arg("--failure", default=None, metavar="TYPE", help="a failure type of the rubric"),
+        arg("--note", default=None),
+        arg("--id", default=None, help="event id (a resubmission is recorded once)"),
+        arg("--by", default=None, help="who records it"),
+    ),
+    _in_dir(
+        "undo",
+        "cancel an outcome (an undo event points at it)",
+        _undo,
+        arg("event", metavar="EVENT_OR_TRIAL", help="an outcome's event id, or a trial id"),
+        arg("--why", default=None),
+        arg("--id", default=None, help="the undo event's id"),
+        _BY,
+    ),
+    _in_dir(
+        "import",
+        "record outcomes typed from paper run sheets (CSV)",
+        _import,
+        arg("file", metavar="FILE.csv", help="columns trial, outcome [, failure, note]"),
+        _BY,
+    ),
+    _in_dir("status", "progress, the next trial and the deviations", _status),
+    _in_dir(
+        "export",
+        "the trial log as CSV (stdout or --out) or Parquet",
+        _export,
+        arg("--out", default=None, metavar="FILE", help=".csv or .parquet"),
+    ),
+    _in_dir(
+        "unblind",
+        "reveal which arm each code is (a logged event)",
+        _unblind,
+        arg("--by", required=True, help="who unblinds"),
+    ),
+    _in_dir(
+        "report",
+        "the HTML, JSON and Markdown report of the study",
+        _report,
+        arg("--out-dir", default=None, help="default: DIR/report"),
+    ),
     *study_bench.STUDY_SUBCOMMANDS,  # serve, demo: the console (issue 42)
 )
 
@@ -462,7 +419,4 @@ def register(subparsers) -> None:
         help="a locked study: protocol, schedule, trial store, report",
         description="A study decided before its first trial: init, plan, lock, record, report.",
     )
-    sub = p.add_subparsers(dest="study_command", metavar="SUBCOMMAND", parser_class=_Parser)
-    sub.required = True
-    for _name, reg in STUDY_SUBCOMMANDS:
-        reg(sub)
+    add_subcommands(p, "study_command", "SUBCOMMAND", STUDY_SUBCOMMANDS)

@@ -20,6 +20,8 @@ import socket
 import sys
 import webbrowser
 
+from evalsim.cli._common import Report, Subcommand, arg
+
 __all__ = ["register", "STUDY_SUBCOMMANDS", "lan_address", "serve"]
 
 DEFAULT_PORT = 8765
@@ -94,8 +96,6 @@ def _run_serve(args):
     import starlette  # noqa: F401
     import uvicorn  # noqa: F401  (the bench extra: a missing one is named in one line)
 
-    from evalsim.cli._common import Report
-
     serve(args.dir, args.port, args.lan)
     return Report({"stopped": True}, [("line", "evalsim console stopped")])
 
@@ -104,7 +104,6 @@ def _run_demo(args):
     import starlette  # noqa: F401
     import uvicorn  # noqa: F401
 
-    from evalsim.cli._common import Report
     from evalsim.study.demo import prepare_demo
 
     folder = prepare_demo(args.dir)
@@ -121,39 +120,47 @@ def _run_demo(args):
     return done
 
 
-def _register_serve(sub) -> None:
-    p = sub.add_parser("serve", help="run the blinded console for a locked study")
-    p.add_argument("dir", metavar="DIR", help="the locked study folder")
-    p.add_argument("--port", type=_port, default=DEFAULT_PORT, help="TCP port (default 8765)")
-    p.add_argument(
-        "--lan",
-        action="store_true",
-        help="bind every interface, with a random access token (printed with a QR code)",
-    )
-    p.set_defaults(run=_run_serve)
+_PORT = arg("--port", type=_port, default=DEFAULT_PORT, help="TCP port (default 8765)")
 
-
-def _register_demo(sub) -> None:
-    p = sub.add_parser("demo", help="a half-run demo study on the MuJoCo SO-101, in the browser")
-    p.add_argument(
-        "dir",
-        metavar="DIR",
-        nargs="?",
-        default="evalsim-demo",
-        help="the demo's folder (default ./evalsim-demo; reused when locked)",
-    )
-    p.add_argument("--port", type=_port, default=DEFAULT_PORT, help="TCP port (default 8765)")
-    p.add_argument("--no-browser", action="store_true", help="do not open a browser")
-    p.add_argument("--no-serve", action="store_true", help="prepare the study and stop")
-    p.set_defaults(run=_run_demo)
-
-
-#: ``(name, register)`` of the study subcommands this module adds, for
-#: :data:`evalsim.cli.study.STUDY_SUBCOMMANDS`.
-STUDY_SUBCOMMANDS = (("serve", _register_serve), ("demo", _register_demo))
+#: The study subcommands this module adds, for :data:`evalsim.cli.study.STUDY_SUBCOMMANDS`.
+STUDY_SUBCOMMANDS = (
+    Subcommand(
+        "serve",
+        "run the blinded console for a locked study",
+        _run_serve,
+        (
+            arg("dir", metavar="DIR", help="the locked study folder"),
+            _PORT,
+            arg(
+                "--lan",
+                action="store_true",
+                help="bind every interface, with a random access token (printed with a QR code)",
+            ),
+        ),
+        json=False,
+    ),
+    Subcommand(
+        "demo",
+        "a half-run demo study on the MuJoCo SO-101, in the browser",
+        _run_demo,
+        (
+            arg(
+                "dir",
+                metavar="DIR",
+                nargs="?",
+                default="evalsim-demo",
+                help="the demo's folder (default ./evalsim-demo; reused when locked)",
+            ),
+            _PORT,
+            arg("--no-browser", action="store_true", help="do not open a browser"),
+            arg("--no-serve", action="store_true", help="prepare the study and stop"),
+        ),
+        json=False,
+    ),
+)
 
 
 def register(sub) -> None:
     """Add ``serve`` and ``demo`` to the ``evalsim study`` subparsers ``sub``."""
-    for _name, reg in STUDY_SUBCOMMANDS:
-        reg(sub)
+    for command in STUDY_SUBCOMMANDS:
+        command.register(sub)

@@ -15,8 +15,10 @@ from evalsim.cli._common import (
     _pct,
     _plural,
     _pts,
+    add_confidence_flag,
     add_format_flags,
     check_plot_path,
+    passed_on,
     plot_rates,
 )
 from evalsim.cli._log_hooks import add_log_hook_flags, apply_log_hooks
@@ -49,13 +51,7 @@ def cmd_summarize(args) -> Report:
     df = _read(args)
     from evalsim.answers.summarize import summarize_trials
 
-    s = summarize_trials(
-        df,
-        files=args.files,
-        confidence=args.confidence,
-        max_half_width=args.max_half_width,
-        by=args.by,
-    )
+    s = summarize_trials(df, **passed_on(args, "files", "confidence", "max_half_width", "by"))
     rep = _report(s)
     if not isinstance(df, TrialTable):  # a small-log table has no hook to run (see above)
         apply_log_hooks(args, df, rep)
@@ -161,7 +157,7 @@ def register(sub) -> None:
     p.add_argument(
         "files", nargs="+", metavar="FILE", help="CSV, Parquet or LeRobot JSON log; PATH=NAME"
     )
-    p.add_argument("--confidence", type=_open_unit, default=0.95, help="default 0.95")
+    add_confidence_flag(p)
     p.add_argument(
         "--max-half-width",
         type=_open_unit,
