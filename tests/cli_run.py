@@ -48,6 +48,30 @@ def run_json(capsys, *argv) -> dict:
     return json.loads(out)
 
 
+def write_log(path, outcomes: dict, condition: bool = False):
+    """Write a trial log: each policy's 0/1 outcomes in order, policy by policy.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The CSV file to write.
+    outcomes : dict of str to sequence
+        Policy name -> its outcomes (truthy = success), in trial order.
+    condition : bool
+        Add a ``condition`` column numbering each policy's trials from 0 (the pairing key).
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+    """
+    lines = ["policy,success,condition" if condition else "policy,success"]
+    for policy, ys in outcomes.items():
+        lines += [f"{policy},{int(y)}" + (f",{i}" if condition else "") for i, y in enumerate(ys)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
 def blocks(text: str, header: bool = False) -> dict[str, list[list[str]]]:
     """Tables of a text report, each found by the dashes under its header row.
 
