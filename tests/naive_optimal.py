@@ -147,6 +147,22 @@ def brute_force_best(n_max, p10, p01, alpha, power):
     return best[0]
 
 
+def _least_cost(cost, power_row, size_row, power, alpha, a_eq, b_eq, ub):
+    """The linear programme's least ``cost @ x`` subject to ``power_row @ x >= power``,
+    ``size_row @ x <= alpha``, the flow equalities ``a_eq x = b_eq`` and ``0 <= x <= ub``
+    (HiGHS); None if infeasible."""
+    res = linprog(
+        cost,
+        A_ub=np.vstack([-power_row, size_row]),
+        b_ub=[-power, alpha],
+        A_eq=a_eq.tocsr(),
+        b_eq=b_eq,
+        bounds=[(0, u) for u in ub],
+        method="highs",
+    )
+    return res.fun if res.status == 0 else None
+
+
 def lp_lower_bound(n_max, p10, p01, alpha, power):
     """Least ESS over randomised walk designs: futility binding, no verdict at the pair limit.
 
@@ -193,16 +209,7 @@ def lp_lower_bound(n_max, p10, p01, alpha, power):
         if size_row[i] > 1e8:  # rejecting there carries at most alpha 1e-8 of power
             size_row[i] = 0.0
             ub[i] = 0.0
-    res = linprog(
-        cost,
-        A_ub=np.vstack([-pw_row, size_row]),
-        b_ub=[-power, alpha],
-        A_eq=a_eq.tocsr(),
-        b_eq=b_eq,
-        bounds=[(0, u) for u in ub],
-        method="highs",
-    )
-    return res.fun if res.status == 0 else None
+    return _least_cost(cost, pw_row, size_row, power, alpha, a_eq, b_eq, ub)
 
 
 def unpaired_lp(n_max, p_a, p_b, alpha, power):
@@ -242,13 +249,4 @@ def unpaired_lp(n_max, p_a, p_b, alpha, power):
         size[i] = l0 / l1
         if n == n_max:
             ub[2 * n_s + i] = 0.0
-    res = linprog(
-        cost,
-        A_ub=np.vstack([-pw, size]),
-        b_ub=[-power, alpha],
-        A_eq=a_eq.tocsr(),
-        b_eq=b_eq,
-        bounds=[(0, u) for u in ub],
-        method="highs",
-    )
-    return res.fun if res.status == 0 else None
+    return _least_cost(cost, pw, size, power, alpha, a_eq, b_eq, ub)
