@@ -61,7 +61,7 @@ class BoundaryFamily:
     cli : bool
         Whether ``evalsim sequential design --spending`` offers it.
     spending : bool
-        An alpha-spending function of :func:`evalsim.stats.sequential.core.spending` (the boundary
+        An alpha-spending function of :func:`evalsim.stats.sequential.spending` (the boundary
         is calibrated look by look on it), rather than a boundary of its own builder.
     description : str
         One line: what the boundary is.

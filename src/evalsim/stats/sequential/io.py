@@ -7,7 +7,7 @@ Common keys: ``kind`` ("unpaired" or "paired"), ``alternative`` ("one-sided": ve
 better" only; "two-sided"), ``alpha``, ``n_max`` (trials per policy, or pairs),
 ``boundary`` (how the boundaries were made, informative only), ``futility`` (null or
 ``{"z": z_f, "from": t}``, informative: the integer rows below are what counts),
-``certificate`` (the proven bound, see :class:`evalsim.stats.sequential.core.Certificate`).
+``certificate`` (the proven bound, see :class:`evalsim.stats.sequential.Certificate`).
 
 Unpaired: ``looks`` is a list, one object per look, in order::
 

@@ -2,7 +2,7 @@
 
 :func:`optimise_design` chooses the boundary shape ``c_j = a (m_j / n_max)^(-b)`` of an
 unpaired design: for each b the scale a is calibrated and the design certified
-(:func:`evalsim.stats.sequential.designs.unpaired_shape_design`); among the certified designs that
+(:func:`evalsim.stats.sequential.unpaired_shape_design`); among the certified designs that
 meet the stated power floors, the one with the smallest mean expected number of trials over
 the stated alternatives wins. :func:`fixed_n_for_power` is the smallest fixed n whose exact
 test (one-sided Fisher for unpaired, exact McNemar for paired) has a given power, the
@@ -132,7 +132,7 @@ def optimise_design(
     alternatives : sequence of (p_a, p_b)
         The stated alternatives.
     alpha, n_max, alternative, looks
-        As in :func:`evalsim.stats.sequential.designs.unpaired_shape_design`.
+        As in :func:`evalsim.stats.sequential.unpaired_shape_design`.
     min_power : sequence of float, optional
         Power floor at each alternative (a design below a floor is infeasible).
     b_grid : sequence of float
