@@ -48,6 +48,30 @@ def run_json(capsys, *argv) -> dict:
     return json.loads(out)
 
 
+def write_log(path, outcomes: dict, condition: bool = False):
+    """Write a trial log: each policy's 0/1 outcomes in order, policy by policy.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The CSV file to write.
+    outcomes : dict of str to sequence
+        Policy name -> its outcomes (truthy = success), in trial order.
+    condition : bool
+        Add a ``condition`` column numbering each policy's trials from 0 (the pairing key).
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+    """
+    lines = ["policy,success,condition" if condition else "policy,success"]
+    for policy, ys in outcomes.items():
+        lines += [f"{policy},{int(y)}" + (f",{i}" if condition else "") for i, y in enumerate(ys)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
 def blocks(text: str, header: bool = False) -> dict[str, list[list[str]]]:
     """Tables of a text report, each found by the dashes under its header row.
 
@@ -74,32 +98,3 @@ def blocks(text: str, header: bool = False) -> dict[str, list[list[str]]]:
             head = [re.split(r"\s{2,}", lines[i + 1].strip())] if header else []
             found[line] = [*head, *rows]
     return found
-
-
-def two_policy_log(path, k_a: int, k_b: int, n: int, names=("A", "B"), paired: bool = False):
-    """Write a CSV log of two policies with ``n`` trials each, the first ``k_a`` (``k_b``)
-    of them successes; with ``paired``, trial i of both policies runs condition i.
-
-    Parameters
-    ----------
-    path : pathlib.Path
-        The file to write.
-    k_a, k_b : int
-        Successes of the first and the second policy.
-    n : int
-        Trials of each policy.
-    names : tuple of str
-        The two policies' names.
-    paired : bool
-        Add the ``condition`` column (0 .. n - 1).
-
-    Returns
-    -------
-    pathlib.Path
-        ``path``.
-    """
-    lines = ["policy,success,condition" if paired else "policy,success"]
-    for name, k in zip(names, (k_a, k_b), strict=True):
-        lines += [f"{name},{int(i < k)}" + (f",{i}" if paired else "") for i in range(n)]
-    path.write_text("\n".join(lines) + "\n")
-    return path

@@ -44,6 +44,19 @@ def repo() -> Path:
     return REPO
 
 
+@pytest.fixture
+def figure_style() -> Iterator[None]:
+    """The figures' house style for one test, and every figure closed after it (a figure
+    test module asks for it with ``pytestmark = pytest.mark.usefixtures("figure_style")``)."""
+    import matplotlib.pyplot as plt
+
+    from evalsim.figures import set_style
+
+    set_style()
+    yield
+    plt.close("all")
+
+
 def copy_workflow(dest: Path) -> Path:
     """Copy what the workflow needs (not results) into ``dest``."""
     dest.mkdir(parents=True, exist_ok=True)

@@ -16,6 +16,28 @@ from scipy.optimize import linprog
 from scipy.sparse import lil_matrix
 
 
+def _decide(nxt, last, upper, final, fut_hi, rejected):
+    """The walk's decisions on the states ``{(d, w): mass}`` after a pair, futility binding.
+
+    At the last pair (``last``) or the last discordant row the final row decides; else B
+    better if ``w >= upper[d]``, futility if ``w <= fut_hi[d]``, else the state continues.
+    Returns ``(rejected + the mass that stopped "B better", the continuing states)``.
+    """
+    d_max = len(upper) - 1
+    states = {}
+    for (d, w), m in nxt.items():
+        if last or d == d_max:
+            if w >= final[d]:
+                rejected += m
+        elif w >= upper[d]:
+            rejected += m
+        elif w <= fut_hi[d]:
+            pass
+        else:
+            states[(d, w)] = m
+    return rejected, states
+
+
 def walk_oc(upper, final, fut_hi, n_max, p10, p01):
     """(ESS, P(B better)) of a one-sided walk design in pair time, futility binding.
 
@@ -23,7 +45,6 @@ def walk_oc(upper, final, fut_hi, n_max, p10, p01):
     else B better if w >= upper[d], futility if w <= fut_hi[d], else continue.
     """
     pc = 1.0 - p10 - p01
-    d_max = len(upper) - 1
     states = {(0, 0): 1.0}
     ess = 0.0
     power = 0.0
@@ -34,17 +55,7 @@ def walk_oc(upper, final, fut_hi, n_max, p10, p01):
             for (dd, ww), pr in (((d, w), pc), ((d + 1, w + 1), p01), ((d + 1, w), p10)):
                 if pr > 0:
                     nxt[(dd, ww)] = nxt.get((dd, ww), 0.0) + m * pr
-        states = {}
-        for (d, w), m in nxt.items():
-            if t == n_max or d == d_max:
-                if w >= final[d]:
-                    power += m
-            elif w >= upper[d]:
-                power += m
-            elif w <= fut_hi[d]:
-                pass
-            else:
-                states[(d, w)] = m
+        power, states = _decide(nxt, t == n_max, upper, final, fut_hi, power)
     return ess, power
 
 
@@ -55,7 +66,6 @@ def worst_null_size(upper, final, fut_hi, n_max):
     advance) the rejection probability is multilinear in the q_t, so its maximum is at a
     0/1 pattern: all 2^n_max are enumerated.
     """
-    d_max = len(upper) - 1
     worst = 0.0
     for pattern in itertools.product((0, 1), repeat=n_max):
         states = {(0, 0): 1.0}
@@ -68,17 +78,7 @@ def worst_null_size(upper, final, fut_hi, n_max):
                         nxt[(d + 1, ww)] = nxt.get((d + 1, ww), 0.0) + 0.5 * m
                 else:
                     nxt[(d, w)] = nxt.get((d, w), 0.0) + m
-            states = {}
-            for (d, w), m in nxt.items():
-                if t == n_max or d == d_max:
-                    if w >= final[d]:
-                        rej += m
-                elif w >= upper[d]:
-                    rej += m
-                elif w <= fut_hi[d]:
-                    pass
-                else:
-                    states[(d, w)] = m
+            rej, states = _decide(nxt, t == n_max, upper, final, fut_hi, rej)
             if not states:
                 break
         worst = max(worst, rej)
@@ -147,6 +147,22 @@ def brute_force_best(n_max, p10, p01, alpha, power):
     return best[0]
 
 
+def _least_cost(cost, power_row, size_row, power, alpha, a_eq, b_eq, ub):
+    """The linear programme's least ``cost @ x`` subject to ``power_row @ x >= power``,
+    ``size_row @ x <= alpha``, the flow equalities ``a_eq x = b_eq`` and ``0 <= x <= ub``
+    (HiGHS); None if infeasible."""
+    res = linprog(
+        cost,
+        A_ub=np.vstack([-power_row, size_row]),
+        b_ub=[-power, alpha],
+        A_eq=a_eq.tocsr(),
+        b_eq=b_eq,
+        bounds=[(0, u) for u in ub],
+        method="highs",
+    )
+    return res.fun if res.status == 0 else None
+
+
 def lp_lower_bound(n_max, p10, p01, alpha, power):
     """Least ESS over randomised walk designs: futility binding, no verdict at the pair limit.
 
@@ -193,16 +209,7 @@ def lp_lower_bound(n_max, p10, p01, alpha, power):
         if size_row[i] > 1e8:  # rejecting there carries at most alpha 1e-8 of power
             size_row[i] = 0.0
             ub[i] = 0.0
-    res = linprog(
-        cost,
-        A_ub=np.vstack([-pw_row, size_row]),
-        b_ub=[-power, alpha],
-        A_eq=a_eq.tocsr(),
-        b_eq=b_eq,
-        bounds=[(0, u) for u in ub],
-        method="highs",
-    )
-    return res.fun if res.status == 0 else None
+    return _least_cost(cost, pw_row, size_row, power, alpha, a_eq, b_eq, ub)
 
 
 def unpaired_lp(n_max, p_a, p_b, alpha, power):
@@ -242,13 +249,4 @@ def unpaired_lp(n_max, p_a, p_b, alpha, power):
         size[i] = l0 / l1
         if n == n_max:
             ub[2 * n_s + i] = 0.0
-    res = linprog(
-        cost,
-        A_ub=np.vstack([-pw, size]),
-        b_ub=[-power, alpha],
-        A_eq=a_eq.tocsr(),
-        b_eq=b_eq,
-        bounds=[(0, u) for u in ub],
-        method="highs",
-    )
-    return res.fun if res.status == 0 else None
+    return _least_cost(cost, pw, size, power, alpha, a_eq, b_eq, ub)

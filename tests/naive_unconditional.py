@@ -66,6 +66,18 @@ def region(test: str, k1: int, n1: int, k2: int, n2: int, alternative: str) -> l
     return [t for t in tables if keys[t] >= z0]
 
 
+def float_region(k1: int, n1: int, k2: int, n2: int, alternative: str) -> set:
+    """Barnard's region as SciPy forms it: the rounded ``z`` (:func:`barnard_z`) compared as
+    they are, so a table tied with the observed one in exact arithmetic can drop out."""
+    z0 = barnard_z(k1, n1, k2, n2)
+    keep = {
+        "less": lambda z: z <= z0,
+        "greater": lambda z: z >= z0,
+        "two-sided": lambda z: abs(z) >= abs(z0),
+    }[alternative]
+    return {(a, b) for a in range(n1 + 1) for b in range(n2 + 1) if keep(barnard_z(a, n1, b, n2))}
+
+
 def tail(tables: list, n1: int, n2: int, pi: float) -> float:
     """P_pi(tables) with both arms at rate pi."""
     return sum(

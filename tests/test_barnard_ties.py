@@ -13,7 +13,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from naive_unconditional import barnard_z, exact_barnard_key, region, tail
+from naive_unconditional import barnard_z, exact_barnard_key, float_region, region, tail
 from scipy.stats import barnard_exact
 
 from evalsim.stats.two_sample._unconditional_kernels import barnard_all, hyper_all
@@ -59,24 +59,13 @@ def test_item14_barnard_mirror_tables_give_equal_p_values():
         assert math.isclose(r.pvalue, want, rel_tol=1e-12)
 
 
-def _float_region(k1, n1, k2, n2, alternative):
-    """SciPy's region: the rounded z compared as they are."""
-    z0 = barnard_z(k1, n1, k2, n2)
-    keep = {
-        "less": lambda z: z <= z0,
-        "greater": lambda z: z >= z0,
-        "two-sided": lambda z: abs(z) >= abs(z0),
-    }[alternative]
-    return {(a, b) for a in range(n1 + 1) for b in range(n2 + 1) if keep(barnard_z(a, n1, b, n2))}
-
-
 @pytest.mark.parametrize(
     ("k1", "n1", "k2", "n2"), [(7, 12, 2, 12), (3, 15, 9, 14), (20, 31, 11, 29), (2, 9, 7, 10)]
 )
 @pytest.mark.parametrize("alternative", ["two-sided", "less", "greater"])
 def test_item14_barnard_equals_scipy_where_scipy_keeps_the_ties(k1, n1, k2, n2, alternative):
     exact = set(region("barnard", k1, n1, k2, n2, alternative))
-    assert _float_region(k1, n1, k2, n2, alternative) == exact  # SciPy's region is exact here
+    assert float_region(k1, n1, k2, n2, alternative) == exact  # SciPy's region is exact here
     ours = unconditional_pvalue("barnard", k1, n1, k2, n2, alternative)
     table = [[k1, k2], [n1 - k1, n2 - k2]]
     theirs = barnard_exact(table, alternative=alternative, n=64).pvalue
@@ -108,7 +97,7 @@ def test_item14_tolerance_separates_every_distinct_z_up_to_60_per_arm():
 def test_item14_barnard_1_9_6_10_is_the_exact_region_not_scipys():
     # SciPy drops the mirror table (8, 4) of (1, 6), whose |z| is equal in exact arithmetic
     exact = set(region("barnard", 1, 9, 6, 10, "two-sided"))
-    assert exact - _float_region(1, 9, 6, 10, "two-sided") == {(8, 4)}
+    assert exact - float_region(1, 9, 6, 10, "two-sided") == {(8, 4)}
     r = unconditional_pvalue("barnard", 1, 9, 6, 10)
     assert math.isclose(r.pvalue, tail(exact, 9, 10, r.nuisance), rel_tol=1e-12)
     assert r.pvalue > barnard_exact([[1, 6], [8, 4]], n=64).pvalue + 5e-4

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from cli_run import run, two_policy_log
+from cli_run import run, write_log
 
 from evalsim import lesson
 from evalsim.cli._common import _ci_pct, _p, _prob_pct, _pts
@@ -44,7 +44,10 @@ def test_item03_same_file_or_same_content_twice_is_refused(tmp_path, capsys):
 
 
 def _paired_log(tmp_path, n, k_a, k_b):
-    return two_policy_log(tmp_path / "run.csv", k_a, k_b, n, paired=True)
+    wins = {"A": k_a, "B": k_b}
+    return write_log(
+        tmp_path / "run.csv", {p: [i < k for i in range(n)] for p, k in wins.items()}, True
+    )
 
 
 def test_item04_sequential_check_interval_stays_within_100_points(tmp_path, capsys):

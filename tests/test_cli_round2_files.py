@@ -12,7 +12,7 @@ import os
 import stat
 
 import pytest
-from cli_run import run, two_policy_log
+from cli_run import run, write_log
 
 # --------------------------------------------------------------------------- helpers
 
@@ -377,12 +377,7 @@ def test_item16_simreal_data_constructor_agrees_with_simreal_data():
 
 
 def _unpaired_log(tmp_path, a_outcomes, b_outcomes, name="run.csv"):
-    lines = ["policy,success"]
-    lines += [f"A,{int(x)}" for x in a_outcomes]
-    lines += [f"B,{int(x)}" for x in b_outcomes]
-    path = tmp_path / name
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    return write_log(tmp_path / name, {"A": a_outcomes, "B": b_outcomes})
 
 
 def _check(capsys, design, log):
@@ -504,7 +499,8 @@ def test_item21_paired_reachable_verdicts_are_those_of_some_continuation():
 
 
 def _two_policy_log(tmp_path, a_name, k_a, b_name, k_b, n=20):
-    return two_policy_log(tmp_path / "ab.csv", k_a, k_b, n, names=(a_name, b_name))
+    wins = {a_name: k_a, b_name: k_b}
+    return write_log(tmp_path / "ab.csv", {p: [i < k for i in range(n)] for p, k in wins.items()})
 
 
 def test_item22_role_labels_never_collide_with_policy_names(tmp_path, capsys):

@@ -8,24 +8,14 @@ from __future__ import annotations
 
 import math
 
-import matplotlib
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
+from figure_geometry import check, legend_overlaps, lines_through_texts
+from matplotlib.patches import Rectangle
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from figure_geometry import check, legend_overlaps, lines_through_texts  # noqa: E402
-from matplotlib.patches import Rectangle  # noqa: E402
-
-from evalsim.figures import set_style  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def _style_and_close():
-    set_style()
-    yield
-    plt.close("all")
+pytestmark = pytest.mark.usefixtures("figure_style")
 
 
 @pytest.fixture(scope="module")

@@ -7,22 +7,11 @@ are the input's (presentation changed, not data).
 
 from __future__ import annotations
 
-import matplotlib
 import numpy as np
 import pandas as pd
 import pytest
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-from evalsim.figures import set_style  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def _style_and_close():
-    set_style()
-    yield
-    plt.close("all")
+pytestmark = pytest.mark.usefixtures("figure_style")
 
 
 def _legend_texts(fig) -> list[str]:

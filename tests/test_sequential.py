@@ -17,17 +17,17 @@ from scipy.stats import binom, binomtest, fisher_exact, norm
 
 from evalsim.stats import boundaries
 from evalsim.stats.boundaries import BOUNDARY_FAMILIES, SPENDING_FAMILIES
-from evalsim.stats.sequential import _kernels as K
-from evalsim.stats.sequential.core import spending
-from evalsim.stats.sequential.designs import (
+from evalsim.stats.sequential import (
     UNPAIRED_BUILDERS,
     certify_type1,
     operating_characteristics,
+    spending,
     type1_curve,
     unpaired_design,
     unpaired_family_design,
     unpaired_shape_design,
 )
+from evalsim.stats.sequential import _kernels as K
 from evalsim.stats.sequential.io import replay_paired, replay_unpaired
 from evalsim.stats.sequential.optimise import fixed_n_power, optimise_design
 from evalsim.stats.sequential.paired import paired_design

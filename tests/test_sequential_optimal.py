@@ -214,22 +214,9 @@ def test_cli_designs_the_new_families_and_checks_a_log(tmp_path, capsys):
     from evalsim.stats.sequential.io import load_design
 
     out = tmp_path / "opt.json"
+    paired_family = "sequential design --kind paired --family".split()
     rep = run_json(
-        capsys,
-        "sequential",
-        "design",
-        "--kind",
-        "paired",
-        "--family",
-        "optimal",
-        "--pa",
-        "0.6",
-        "--pb",
-        "0.9",
-        "--n-max",
-        "60",
-        "--out",
-        out,
+        capsys, *paired_family, "optimal", *"--pa 0.6 --pb 0.9 --n-max 60 --out".split(), out
     )
     d = load_design(out)
     assert d.boundary["family"] == "optimal" and d.futility["binding"] is True
@@ -237,19 +224,7 @@ def test_cli_designs_the_new_families_and_checks_a_log(tmp_path, capsys):
     # the reloaded file is certified the same way (binding futility read back)
     assert d.certificate.upper == pytest.approx(rep["certificate"]["max_type1_upper"])
     any_out = tmp_path / "any.json"
-    run_json(
-        capsys,
-        "sequential",
-        "design",
-        "--kind",
-        "paired",
-        "--family",
-        "anytime",
-        "--n-max",
-        "60",
-        "--out",
-        any_out,
-    )
+    run_json(capsys, *paired_family, "anytime", "--n-max", "60", "--out", any_out)
     log = tmp_path / "log.csv"
     lines = ["policy,condition,success"]
     for c in range(12):
@@ -258,17 +233,7 @@ def test_cli_designs_the_new_families_and_checks_a_log(tmp_path, capsys):
     chk = run_json(capsys, "sequential", "check", any_out, log, "--a", "A", "--b", "B")
     # E after 12 B-only pairs: 2^12 * P(theta >= 1/2 ...) >= 20 well before 12
     assert chk["verdict"] == "B better"
-    rc, _, err = run(
-        capsys,
-        "sequential",
-        "design",
-        "--kind",
-        "paired",
-        "--family",
-        "optimal",
-        "--out",
-        tmp_path / "x.json",
-    )
+    rc, _, err = run(capsys, *paired_family, "optimal", "--out", tmp_path / "x.json")
     assert rc == 2 and "--pa" in err and "Traceback" not in err
     assert not (tmp_path / "x.json").exists()
 

@@ -83,97 +83,47 @@ class BoundaryFamily:
         return kind in self.kinds
 
 
-#: Boundary families by id, in the order the command line and the schema list them.
-#: Adding a family: one entry here; its boundary function in evalsim.stats.sequential.designs (a
-#: branch of ``spending`` for a spending family, else a builder in ``UNPAIRED_BUILDERS``); its
-#: id in the schema's ``sequential.designs[].boundary`` enum (tests/test_sequential_config.py
-#: checks the two agree); a plain-Python reference and a test in tests/test_sequential.py. The
-#: command, the config checks, the T31 text and the design builders read the registry.
-BOUNDARY_FAMILIES = by_id(
-    BoundaryFamily(
-        id="pocock",
-        label="Pocock",
-        parameter=None,
-        kinds=DESIGN_KINDS,
-        cli=True,
-        spending=True,
-        description="Lan-DeMets Pocock-type spending, alpha log(1 + (e - 1) tau).",
-        reference="Lan and DeMets (1983)",
-    ),
-    BoundaryFamily(
-        id="obrien-fleming",
-        label="O'Brien-Fleming",
-        parameter=None,
-        kinds=DESIGN_KINDS,
-        cli=True,
-        spending=True,
-        description=(
-            "Lan-DeMets O'Brien-Fleming-type spending, 2 - 2 Phi(z_{1-alpha/2} / sqrt(tau))."
-        ),
-        reference="Lan and DeMets (1983)",
-    ),
-    BoundaryFamily(
-        id="power",
-        label="power family",
-        parameter="rho",
-        kinds=DESIGN_KINDS,
-        cli=True,
-        spending=True,
-        description="Power-family spending alpha tau^rho.",
-        reference="Kim and DeMets (1987); Jennison and Turnbull (2000), chapter 7",
-    ),
-    BoundaryFamily(
-        id="shape",
-        label="boundary shape",
-        parameter="b",
-        kinds=("unpaired",),
-        cli=True,
-        spending=False,
-        description="Critical z c_t = a (t/n_max)^-b, the scale a calibrated on alpha.",
-        reference="Wang and Tsiatis (1987)",
-    ),
-    BoundaryFamily(
-        id="optimised",
-        label="optimised shape",
-        parameter=None,
-        kinds=("unpaired",),
-        cli=False,
-        spending=False,
-        description=(
-            "The shape b of least mean expected trials at stated alternatives "
-            "(config sequential.optimise, evalsim.stats.sequential.optimise)."
-        ),
-        reference="Jennison and Turnbull (2000), section 4.5",
-    ),
-    BoundaryFamily(
-        id="optimal",
-        label="optimal (least expected pairs)",
-        parameter=None,
-        kinds=("paired",),
-        cli=True,
-        spending=False,
-        description=(
-            "The walk design of least expected pairs at one alternative, size <= alpha and a "
-            "power floor, by Lagrangian backward induction (evalsim.stats.sequential.optimal); "
-            "futility binding."
-        ),
-        reference="Eales and Jennison (1992); Jennison and Turnbull (2000), chapter 4",
-    ),
-    BoundaryFamily(
-        id="anytime",
-        label="anytime-valid e-process",
-        parameter=None,
-        kinds=DESIGN_KINDS,
-        cli=True,
-        spending=False,
-        description=(
-            "Stop when a mixture e-process reaches 1/alpha (Ville's inequality: valid at any "
-            "stopping time, n_max or not); evalsim.stats.sequential.anytime."
-        ),
-        reference="Ville (1939); Grunwald, de Heide and Koolen (2024); Turner, Ly and "
-        "Grunwald (2024)",
-    ),
+# One row a family, in the order the command line and the schema list them; the columns are
+# BoundaryFamily's fields: id, label, parameter, kinds, cli, spending, then the description
+# and the reference on lines of their own.
+# fmt: off
+_FAMILY_ROWS = (
+    ("pocock", "Pocock", None, DESIGN_KINDS, True, True,
+        "Lan-DeMets Pocock-type spending, alpha log(1 + (e - 1) tau).",
+        "Lan and DeMets (1983)"),
+    ("obrien-fleming", "O'Brien-Fleming", None, DESIGN_KINDS, True, True,
+        "Lan-DeMets O'Brien-Fleming-type spending, 2 - 2 Phi(z_{1-alpha/2} / sqrt(tau)).",
+        "Lan and DeMets (1983)"),
+    ("power", "power family", "rho", DESIGN_KINDS, True, True,
+        "Power-family spending alpha tau^rho.",
+        "Kim and DeMets (1987); Jennison and Turnbull (2000), chapter 7"),
+    ("shape", "boundary shape", "b", ("unpaired",), True, False,
+        "Critical z c_t = a (t/n_max)^-b, the scale a calibrated on alpha.",
+        "Wang and Tsiatis (1987)"),
+    ("optimised", "optimised shape", None, ("unpaired",), False, False,
+        "The shape b of least mean expected trials at stated alternatives "
+        "(config sequential.optimise, evalsim.stats.sequential.optimise).",
+        "Jennison and Turnbull (2000), section 4.5"),
+    ("optimal", "optimal (least expected pairs)", None, ("paired",), True, False,
+        "The walk design of least expected pairs at one alternative, size <= alpha and a "
+        "power floor, by Lagrangian backward induction (evalsim.stats.sequential.optimal); "
+        "futility binding.",
+        "Eales and Jennison (1992); Jennison and Turnbull (2000), chapter 4"),
+    ("anytime", "anytime-valid e-process", None, DESIGN_KINDS, True, False,
+        "Stop when a mixture e-process reaches 1/alpha (Ville's inequality: valid at any "
+        "stopping time, n_max or not); evalsim.stats.sequential.anytime.",
+        "Ville (1939); Grunwald, de Heide and Koolen (2024); Turner, Ly and Grunwald (2024)"),
 )
+# fmt: on
+
+#: Boundary families by id, in the order the command line and the schema list them.
+#: Adding a family: one row in ``_FAMILY_ROWS``; its boundary function in
+#: evalsim.stats.sequential.designs (a branch of ``spending`` for a spending family, else a
+#: builder in ``UNPAIRED_BUILDERS``); its id in the schema's ``sequential.designs[].boundary``
+#: enum (tests/test_sequential_config.py checks the two agree); a plain-Python reference and a
+#: test in tests/test_sequential.py. The command, the config checks, the T31 text and the
+#: design builders read the registry.
+BOUNDARY_FAMILIES = by_id(*(BoundaryFamily(*row) for row in _FAMILY_ROWS))
 
 #: Spending families: id -> parameter name (None when the family has none).
 SPENDING_FAMILIES = {f.id: f.parameter for f in BOUNDARY_FAMILIES.values() if f.spending}

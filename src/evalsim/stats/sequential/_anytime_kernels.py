@@ -10,6 +10,8 @@ import math
 import numpy as np
 from numba import njit
 
+from evalsim.stats.sequential._paired_kernels import bernoulli_step
+
 
 @njit(cache=True)
 def _log_mixture_2x2(n, ka, kb, ta, tb, qa, qb, log_w):
@@ -81,15 +83,8 @@ def one_arm_oc(p, n_max, upper):
     out = np.zeros(n_max + 1)
     dist[0] = 1.0
     for n in range(1, n_max + 1):
+        bernoulli_step(dist, tmp, n, p)
         for k in range(n + 1):
-            v = 0.0
-            if k <= n - 1:
-                v += (1.0 - p) * dist[k]
-            if k >= 1:
-                v += p * dist[k - 1]
-            tmp[k] = v
-        for k in range(n + 1):
-            dist[k] = tmp[k]
             if k >= upper[n]:
                 out[n] += dist[k]
                 dist[k] = 0.0

@@ -14,7 +14,7 @@ import math
 import numpy as np
 from numba import njit
 
-from evalsim.stats.sequential._paired_kernels import null_step
+from evalsim.stats.sequential._paired_kernels import bernoulli_step
 
 _LOG_CAP = 700.0
 
@@ -40,15 +40,7 @@ def walk_weights(n_max, q):
     for t in range(n_max):
         for d in range(t + 1):
             spent[d] += dist[d]
-        for d in range(t + 2):
-            v = 0.0
-            if d <= t:
-                v += (1.0 - q) * dist[d]
-            if d >= 1:
-                v += q * dist[d - 1]
-            tmp[d] = v
-        for d in range(t + 2):
-            dist[d] = tmp[d]
+        bernoulli_step(dist, tmp, t + 1, q)
     ends = dist.copy()
     reach = np.zeros(n_max + 1)
     acc = 0.0
@@ -179,7 +171,7 @@ def final_rows_spending_rest(d_max, upper, fut_lo, fut_hi, alpha):
     cum = 0.0
     for d in range(d_max + 1):
         if d > 0:
-            null_step(dist, tmp, d)
+            bernoulli_step(dist, tmp, d, 0.5)
         f = min(upper[d], d + 1)
         tail = 0.0
         for w in range(d, f - 1, -1):

@@ -17,19 +17,19 @@ from evalsim.stats.proportion._kernels import binom_logpmf
 
 
 @njit(cache=True)
-def null_step(dist, tmp, d):
-    """One discordant pair under H0 (either arm alone with probability 1/2): ``dist[w]``, the
-    law of B-alone counts after ``d - 1`` pairs, becomes the law after ``d``, in place
-    (``tmp`` is scratch of at least ``d + 1``)."""
-    for w in range(d + 1):
+def bernoulli_step(dist, tmp, n, p):
+    """One more Bernoulli(``p``) trial: ``dist[k]``, the law of the success count after
+    ``n - 1`` trials, becomes the law after ``n``, in place (``tmp`` is scratch of at least
+    ``n + 1``). Under H0 a discordant pair is the trial with ``p = 1/2`` (B alone)."""
+    for k in range(n + 1):
         v = 0.0
-        if w <= d - 1:
-            v += 0.5 * dist[w]
-        if w >= 1:
-            v += 0.5 * dist[w - 1]
-        tmp[w] = v
-    for w in range(d + 1):
-        dist[w] = tmp[w]
+        if k <= n - 1:
+            v += (1.0 - p) * dist[k]
+        if k >= 1:
+            v += p * dist[k - 1]
+        tmp[k] = v
+    for k in range(n + 1):
+        dist[k] = tmp[k]
 
 
 @njit(cache=True)
@@ -105,7 +105,7 @@ def sign_walk_spending(d_max, targets, two_sided):
     sides = 2.0 if two_sided else 1.0
     for d in range(d_max + 1):
         if d > 0:
-            null_step(dist, tmp, d)
+            bernoulli_step(dist, tmp, d, 0.5)
         # interim: smallest u with cum + sides * P(w >= u) <= target (u > d / 2 when two-sided)
         u, tail = _upper_tail(dist, d, two_sided, cum, sides, targets[d])
         upper[d] = u

@@ -168,6 +168,15 @@ def _support(t, p, lo_prev, hi_prev):
 
 
 @njit(cache=True)
+def _supports(t, p_x, p_y, x_lo, x_hi, y_lo, y_hi):
+    """:func:`_support` of both counts of a two-count walk at step ``t``: the new
+    ``(x_lo, x_hi, y_lo, y_hi)``."""
+    x_lo, x_hi = _support(t, p_x, x_lo, x_hi)
+    y_lo, y_hi = _support(t, p_y, y_lo, y_hi)
+    return x_lo, x_hi, y_lo, y_hi
+
+
+@njit(cache=True)
 def _kl(x, p):
     """Kullback-Leibler divergence of Bernoulli(x) from Bernoulli(p)."""
     out = 0.0
@@ -211,8 +220,7 @@ def sequential_rejection_dp_fisher(p_a, p_b, look_sizes, alpha_thresh):
     for j in range(n_looks):
         m = look_sizes[j]
         while t < m:
-            nalo, nahi = _support(t + 1, p_a, alo, ahi)
-            nblo, nbhi = _support(t + 1, p_b, blo, bhi)
+            nalo, nahi, nblo, nbhi = _supports(t + 1, p_a, p_b, alo, ahi, blo, bhi)
             # arm A: a -> a + 1 with p_a (in place, rows downward), columns blo..bhi
             for a in range(min(ahi + 1, nahi), nalo - 1, -1):
                 for b in range(blo, bhi + 1):
@@ -273,8 +281,7 @@ def paired_rejection_dp(p10, p01, look_sizes, crit):
     for j in range(n_looks):
         m = look_sizes[j]
         while t < m:
-            nblo, nbhi = _support(t + 1, p10, blo, bhi)
-            nclo, nchi = _support(t + 1, p01, clo, chi)
+            nblo, nbhi, nclo, nchi = _supports(t + 1, p10, p01, blo, bhi, clo, chi)
             for b in range(nbhi, nblo - 1, -1):
                 for c in range(nchi, nclo - 1, -1):
                     if b + c > t + 1:

@@ -383,6 +383,20 @@ def _conf(z: float) -> float:
     return float(min(max(2.0 * ndtr(z) - 1.0, 0.5), 1.0 - 1e-12))
 
 
+def _crossed(verdict: int, at: str, upper: str, lower: str, band: str, none: str) -> str:
+    """The words of the boundary a stop crossed: ``at`` (where the statistic stood) ``>=``
+    the ``upper`` boundary, ``<=`` the ``lower`` one, or in the futility band (then ``band``
+    follows), for verdicts 1, 2 and 3 of :data:`~evalsim.stats.sequential.core.VERDICTS`;
+    ``none`` when no boundary was crossed."""
+    if verdict == 1:
+        return f"{at} >= {upper}"
+    if verdict == 2:
+        return f"{at} <= {lower}"
+    if verdict == 3:
+        return f"{at} in the futility band{band}"
+    return none
+
+
 def check_unpaired(design: SequentialDesign, success_a, success_b) -> CheckResult:
     """Apply an unpaired design to one log (outcomes of A and of B in trial order)."""
     from evalsim.stats.two_sample.paired import diff_interval
@@ -421,16 +435,15 @@ def check_unpaired(design: SequentialDesign, success_a, success_b) -> CheckResul
     m = int(sizes[j])
     ka, kb = int(a[:m].sum()), int(b[:m].sum())
     v = int(verdict[0])
-    at = f"look {j + 1} at {m} each: k_B = {kb}"
-    if v == 1:
-        bound = f"{at} >= {int(r['upper'][j, ka])} (B-better threshold at k_A = {ka})"
-    elif v == 2:
-        bound = f"{at} <= {int(r['lower'][j, ka])} (A-better threshold at k_A = {ka})"
-    elif v == 3:
-        band = f"{int(r['fut_lo'][j, ka])}..{int(r['fut_hi'][j, ka])}"
-        bound = f"{at} in the futility band {band} at k_A = {ka}"
-    else:
-        bound = f"last look at {m} each: no boundary crossed"
+    at_ka = f"at k_A = {ka}"
+    bound = _crossed(
+        v,
+        f"look {j + 1} at {m} each: k_B = {kb}",
+        f"{int(r['upper'][j, ka])} (B-better threshold {at_ka})",
+        f"{int(r['lower'][j, ka])} (A-better threshold {at_ka})",
+        f" {int(r['fut_lo'][j, ka])}..{int(r['fut_hi'][j, ka])} {at_ka}",
+        f"last look at {m} each: no boundary crossed",
+    )
     c = float(r["crit"][j])
     if not math.isfinite(c):
         finite = r["crit"][np.isfinite(r["crit"])]
@@ -553,14 +566,14 @@ def check_paired(design: SequentialDesign, success_a, success_b) -> CheckResult:
     up = r["final_upper" if final else "upper"][d]
     lo = r["final_lower" if final else "lower"][d]
     where = "final boundary" if final else "boundary"
-    if v == 1:
-        bound = f"pair {t}: B alone {b_only} of {d} discordant >= {int(up)} ({where})"
-    elif v == 2:
-        bound = f"pair {t}: B alone {b_only} of {d} discordant <= {int(lo)} ({where})"
-    elif v == 3:
-        bound = f"pair {t}: B alone {b_only} of {d} discordant in the futility band"
-    else:
-        bound = f"pair {t}: maximum reached, no boundary crossed"
+    bound = _crossed(
+        v,
+        f"pair {t}: B alone {b_only} of {d} discordant",
+        f"{int(up)} ({where})",
+        f"{int(lo)} ({where})",
+        "",
+        f"pair {t}: maximum reached, no boundary crossed",
+    )
     z = float(sign_z(up, d)) if 0 < up <= d else float(ndtri(1 - design.alpha))
     conf = _conf(abs(z))
     counts = PairedCounts(

@@ -242,6 +242,29 @@ class PeekingResult:
         )
 
 
+def _setting(n, p_a, p_b, alpha, sizes) -> dict:
+    """The fields every peeking result shares: trials per arm, the two rates, the level of
+    the default rule (None for a custom rule) and the look sizes."""
+    return {
+        "n": n,
+        "p_a": p_a,
+        "p_b": p_b,
+        "alpha": alpha,
+        "look_sizes": tuple(int(m) for m in sizes),
+    }
+
+
+def _exact_result(setting: dict, by_look: np.ndarray, fixed) -> PeekingResult:
+    """A :class:`PeekingResult` from the exact rejection probability at each look and the
+    fixed-n test's."""
+    return PeekingResult(
+        **setting,
+        rejection_by_look=tuple(float(v) for v in by_look),
+        false_win_rate=float(by_look.sum()),
+        fixed_rate=float(fixed),
+    )
+
+
 def sequential_rejection_probability(
     n, p_a, p_b, alpha=0.05, looks="every", reject: RejectRule = None
 ) -> PeekingResult:
@@ -284,15 +307,8 @@ def sequential_rejection_probability(
         fixed = _k.sequential_rejection_dp(
             p_a, p_b, sizes[-1:], last.astype(np.uint8).ravel(), np.zeros(1, dtype=np.int64)
         )
-    return PeekingResult(
-        n=n,
-        p_a=p_a,
-        p_b=p_b,
-        alpha=alpha if reject is None else None,
-        look_sizes=tuple(int(m) for m in sizes),
-        rejection_by_look=tuple(float(v) for v in by_look),
-        false_win_rate=float(by_look.sum()),
-        fixed_rate=float(fixed[0]),
+    return _exact_result(
+        _setting(n, p_a, p_b, alpha if reject is None else None, sizes), by_look, fixed[0]
     )
 
 
@@ -335,16 +351,7 @@ def sequential_mcnemar_probability(n, p10, p01, alpha=0.05, looks="every") -> Pe
     crit = mcnemar_critical_values(n, alpha)
     by_look = _k.paired_rejection_dp(p10, p01, sizes, crit)
     fixed = mcnemar_power_exact(n, p10, p01, alpha) if p10 + p01 > 0 else 0.0
-    return PeekingResult(
-        n=n,
-        p_a=p10,
-        p_b=p01,
-        alpha=alpha,
-        look_sizes=tuple(int(m) for m in sizes),
-        rejection_by_look=tuple(float(v) for v in by_look),
-        false_win_rate=float(by_look.sum()),
-        fixed_rate=float(fixed),
-    )
+    return _exact_result(_setting(n, p10, p01, alpha, sizes), by_look, fixed)
 
 
 def false_win_rate_exact(n=40, p=0.7, alpha=0.05, looks="every", reject: RejectRule = None):
@@ -518,11 +525,7 @@ def false_win_rate_mc(
     wins = int(seq_counts.sum())
     fixed = int(fixed_counts.sum())
     return PeekingMCResult(
-        n=n,
-        p_a=p,
-        p_b=p_b,
-        alpha=alpha if reject is None else None,
-        look_sizes=tuple(int(m) for m in sizes),
+        **_setting(n, p, p_b, alpha if reject is None else None, sizes),
         n_experiments=n_experiments,
         seed=seed_int,
         false_wins=wins,

@@ -111,50 +111,51 @@ def discordant_upper(a_lv, b_lv):
 
 
 @njit(cache=True)
-def operating_characteristics(
-    n,
-    big_n,
-    p_r,
-    pmf_n1,
-    pmf_a,
-    pmf_b,
-    pmf_s,
-    ks_lo,
-    ks_hi,
-    cp_lo,
-    cp_hi,
-    wil_lo,
-    wil_hi,
-    share_lo,
-    share_hi,
-    ca_lo,
-    ca_hi,
-    cb_lo,
-    cb_hi,
-    s_lo,
-    s_hi,
-    dis_lo,
-    dis_hi,
-    dshare_lo,
-    dshare_hi,
-    z,
-    prune,
-):
+def operating_characteristics(n, big_n, p_r, pmfs, ks_window, real, stratum, sim, dis, z, prune):
     """Exact coverage and expected width of the six methods at one joint law.
 
-    ``pmf_n1[n1]`` = P(n1 twins succeed); ``pmf_a[m, k]`` = Binomial(m, a) pmf at k (real
-    given twin success), ``pmf_b[m, k]`` likewise for a failed twin; ``pmf_s[ks]`` the
-    simulated binomial, summed over ``ks_lo..ks_hi`` only (the caller accounts for the
-    tails). Real-only bounds are indexed by the real count; the stratified tables
-    ``ca_*[m, k]`` / ``cb_*[m, k]`` by stratum size and successes; ``s_*[ks]`` by the
-    simulated count. The discordant interval's bounds ``dis_lo[ks - ks_lo, n01]`` and
-    ``dis_hi[ks - ks_lo, n10]`` are indexed by the simulated count (from ``ks_lo``) and the
-    discordant count, its real-only interval ``dshare_*`` by the real count. Outcomes whose
-    table probability is below ``prune`` are skipped.
+    Parameters
+    ----------
+    n, big_n : int
+        Real and simulated trials.
+    p_r : float
+        The true real success rate.
+    pmfs : tuple of arrays
+        ``(pmf_n1, pmf_a, pmf_b, pmf_s)``: ``pmf_n1[n1]`` = P(n1 twins succeed);
+        ``pmf_a[m, k]`` = Binomial(m, a) pmf at k (real given twin success), ``pmf_b[m, k]``
+        likewise for a failed twin; ``pmf_s[ks]`` the simulated binomial, summed over
+        ``ks_lo..ks_hi`` only (the caller accounts for the tails).
+    ks_window : tuple of int
+        ``(ks_lo, ks_hi)``.
+    real : tuple of (lo, hi) pairs of arrays
+        The bounds indexed by the real count: Clopper-Pearson, Wilson, the stratified
+        method's real-only interval, the discordant method's real-only interval.
+    stratum : (lo, hi)
+        The stratified tables ``lo[m, k]`` by stratum size and successes (the same table for
+        both strata).
+    sim : (lo, hi)
+        The stratified method's simulated bounds by the simulated count.
+    dis : (lo, hi)
+        The discordant interval's bounds ``lo[ks - ks_lo, n01]`` and ``hi[ks - ks_lo, n10]``,
+        by the simulated count (from ``ks_lo``) and the discordant count.
+    z : float
+        The normal quantile of the prediction-powered intervals.
+    prune : float
+        Outcomes whose table probability is below ``prune`` are skipped.
 
-    Returns (coverage[6], width[6], skipped_mass): coverage and width are sums over the
-    enumerated outcomes, so the true coverage lies in [coverage, coverage + skipped_mass].
+    Returns
+    -------
+    coverage, width : float64[6]
+        Sums over the enumerated outcomes, so the true coverage lies in
+        [coverage, coverage + skipped_mass].
+    skipped_mass : float
     """
+    pmf_n1, pmf_a, pmf_b, pmf_s = pmfs
+    ks_lo, ks_hi = ks_window
+    (cp_lo, cp_hi), (wil_lo, wil_hi), (share_lo, share_hi), (dshare_lo, dshare_hi) = real
+    ca_lo, ca_hi = stratum
+    s_lo, s_hi = sim
+    dis_lo, dis_hi = dis
     cov = np.zeros(N_METHODS)
     wid = np.zeros(N_METHODS)
     skipped = 0.0
@@ -207,8 +208,8 @@ def operating_characteristics(
                     lo, hi = stratified_bounds(
                         ca_lo[n1, k1],
                         ca_hi[n1, k1],
-                        cb_lo[n0, k0],
-                        cb_hi[n0, k0],
+                        ca_lo[n0, k0],
+                        ca_hi[n0, k0],
                         s_lo[ks],
                         s_hi[ks],
                     )

@@ -499,41 +499,31 @@ def operating_characteristics(
     ks_lo, ks_hi = max(ks_lo - 1, 0), min(ks_hi + 1, big_n)
     tail_s = max(1.0 - float(pmf_s[ks_lo : ks_hi + 1].sum()), 0.0)
     kr = np.arange(n + 1)
-    cp_lo, cp_hi = _ro.cp_bounds(kr, n, alpha)
+    cp = _ro.cp_bounds(kr, n, alpha)
     wil = wilson_interval(kr, n, c)
     alpha_c = alpha * (1.0 - share)
-    share_lo, share_hi = _ro.cp_bounds(kr, n, alpha * share)
-    ca_lo, ca_hi = _cp_table(n, alpha_c * STRATUM_SHARE)
-    s_lo, s_hi = _ro.cp_bounds(ks, big_n, alpha_c * SIM_SHARE)
+    share_bounds = _ro.cp_bounds(kr, n, alpha * share)
+    strata = _cp_table(n, alpha_c * STRATUM_SHARE)
+    sim = _ro.cp_bounds(ks, big_n, alpha_c * SIM_SHARE)
     z = float(-special.ndtri(alpha / 2.0))
-    dis_lo, dis_hi = _dis.tables(n, big_n, ks_lo, ks_hi, (alpha - alpha * dshare) / 2.0)
-    dshare_lo, dshare_hi = _ro.blaker_bounds(kr, n, alpha * dshare)
+    dis = _dis.tables(n, big_n, ks_lo, ks_hi, (alpha - alpha * dshare) / 2.0)
+    dshare_bounds = _ro.blaker_bounds(kr, n, alpha * dshare)
+    real = (
+        cp,
+        (np.asarray(wil.lower, dtype=np.float64), np.asarray(wil.upper, dtype=np.float64)),
+        share_bounds,
+        dshare_bounds,
+    )
     cov, wid, skipped = _K.operating_characteristics(
         n,
         big_n,
         pr,
-        pmf_n1,
-        pmf_a,
-        pmf_b,
-        pmf_s,
-        ks_lo,
-        ks_hi,
-        cp_lo,
-        cp_hi,
-        np.asarray(wil.lower, dtype=np.float64),
-        np.asarray(wil.upper, dtype=np.float64),
-        share_lo,
-        share_hi,
-        ca_lo,
-        ca_hi,
-        ca_lo,
-        ca_hi,
-        s_lo,
-        s_hi,
-        dis_lo,
-        dis_hi,
-        dshare_lo,
-        dshare_hi,
+        (pmf_n1, pmf_a, pmf_b, pmf_s),
+        (ks_lo, ks_hi),
+        real,
+        strata,
+        sim,
+        dis,
         z,
         _PRUNE,
     )

@@ -80,6 +80,14 @@ def margin_weights(n1, n2, kk, w, lev):
 
 
 @njit(cache=True)
+def margin_scratch(n1, n2):
+    """Scratch ``(w, lev)`` for :func:`margin_weights` on any margin of ``n1`` and ``n2``
+    trials: float64 and int64 arrays of ``min(n1, n2) + 1``, the most tables a margin holds."""
+    size = min(n1, n2) + 1
+    return np.empty(size, dtype=np.float64), np.empty(size, dtype=np.int64)
+
+
+@njit(cache=True)
 def _less_tol(w_a, l_a, w_b, l_b):
     """True when value a < value b * (1 + REL_TOL); values are (w, level) pairs."""
     if l_a != l_b:
@@ -277,13 +285,11 @@ def _sorted_pvalues(m, w, lev, order, cw, cl, pv):
 @njit(cache=True)
 def pvalue_table(n1, n2, out):
     """Two-sided p-value of every table k1 = 0..n1, k2 = 0..n2; fills ``out[k1, k2]``."""
-    size = min(n1, n2) + 1
-    w = np.empty(size, dtype=np.float64)
-    lev = np.empty(size, dtype=np.int64)
-    order = np.empty(size, dtype=np.int64)
-    cw = np.empty(size, dtype=np.float64)
-    cl = np.empty(size, dtype=np.int64)
-    pv = np.empty(size, dtype=np.float64)
+    w, lev = margin_scratch(n1, n2)
+    order = np.empty_like(lev)
+    cw = np.empty_like(w)
+    cl = np.empty_like(lev)
+    pv = np.empty_like(w)
     for kk in range(n1 + n2 + 1):
         lo, hi, mode = margin_weights(n1, n2, kk, w, lev)
         m = hi - lo + 1

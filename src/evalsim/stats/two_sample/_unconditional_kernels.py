@@ -28,7 +28,7 @@ import math
 import numpy as np
 from numba import njit
 
-from evalsim.stats.two_sample._fisher_kernels import margin_weights
+from evalsim.stats.two_sample._fisher_kernels import margin_scratch, margin_weights
 
 _LEVEL_BITS = 500
 
@@ -52,9 +52,7 @@ def hyper_all(n1, n2, hyp, fisher_less, fisher_greater):
     arm-1 count of a table of margin ``k`` (``scipy.stats.hypergeom`` cdf and sf), accurate to
     a few ulp down to the subnormal range (weights carry a power-of-two level).
     """
-    size = min(n1, n2) + 1
-    w = np.empty(size, dtype=np.float64)
-    lev = np.empty(size, dtype=np.int64)
+    w, lev = margin_scratch(n1, n2)
     m2 = n2 + 1
     for kk in range(n1 + n2 + 1):
         lo, hi, mode = margin_weights(n1, n2, kk, w, lev)
@@ -128,12 +126,10 @@ def boschloo_betas(n1, n2, k1, k2, rtol_tie, beta_less, beta_greater):
     order of summation), without the arrays of every table. Returns the observed one-sided
     Fisher p-values ``(less, greater)``.
     """
-    size = min(n1, n2) + 1
-    w = np.empty(size, dtype=np.float64)
-    lev = np.empty(size, dtype=np.int64)
-    hyp = np.empty(size, dtype=np.float64)
-    fl = np.empty(size, dtype=np.float64)
-    fg = np.empty(size, dtype=np.float64)
+    w, lev = margin_scratch(n1, n2)
+    hyp = np.empty_like(w)
+    fl = np.empty_like(w)
+    fg = np.empty_like(w)
     lo, _ = _margin_fisher(n1, n2, k1 + k2, w, lev, hyp, fl, fg)
     obs_l = fl[k1 - lo]
     obs_g = fg[k1 - lo]
@@ -210,9 +206,7 @@ def barnard_beta(n1, n2, k1, k2, side, rtol_tie, beta):
     :func:`region_beta` on :func:`barnard_all` and :func:`hyper_all` with the threshold
     :func:`tie_threshold` bit for bit. Returns ``z_obs``.
     """
-    size = min(n1, n2) + 1
-    w = np.empty(size, dtype=np.float64)
-    lev = np.empty(size, dtype=np.int64)
+    w, lev = margin_scratch(n1, n2)
     z0 = barnard_z(k1, n1, k2, n2)
     thr = tie_threshold(-abs(z0) if side == 2 else (z0 if side == 0 else -z0), rtol_tie)
     for kk in range(n1 + n2 + 1):
