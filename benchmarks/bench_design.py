@@ -30,7 +30,7 @@ os.environ.setdefault("NUMBA_CACHE_DIR", os.path.join(os.getcwd(), ".cache", "nu
 from _common import timings  # noqa: E402
 from scipy.stats import fisher_exact  # noqa: E402
 
-from evalsim.stats.sequential import peeking  # noqa: E402
+from evalsim.stats.sequential import peeking, peeking_simulation  # noqa: E402
 
 P, N, ALPHA, EXPERIMENTS = 0.7, 40, 0.05, 100_000
 
@@ -53,7 +53,7 @@ def python_peeking(p: float, n: int, alpha: float, experiments: int, seed: int) 
 def run(python_experiments: int) -> dict:
     # Warm-up: compile (or load from cache) the kernels and fill the region cache.
     peeking.false_win_rate_exact(N, P, ALPHA, looks="every")
-    peeking.false_win_rate_mc(N, P, ALPHA, looks="every", n_experiments=1000, seed=0)
+    peeking_simulation.false_win_rate_mc(N, P, ALPHA, looks="every", n_experiments=1000, seed=0)
 
     exact = statistics.median(
         timings(lambda: peeking.false_win_rate_exact(N, P, ALPHA, looks="every"), 50)
@@ -67,7 +67,7 @@ def run(python_experiments: int) -> dict:
     mc_result = {}
 
     def mc():
-        mc_result["r"] = peeking.false_win_rate_mc(
+        mc_result["r"] = peeking_simulation.false_win_rate_mc(
             N, P, ALPHA, looks="every", n_experiments=EXPERIMENTS, seed=1
         )
 

@@ -1,4 +1,5 @@
-"""Planning statistics (evalsim.stats.two_sample.design) and the design table builders."""
+"""Planning statistics (evalsim.stats.two_sample.design and .paired_design) and the design
+table builders."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from evalsim.products.design import intervals as design_intervals
 from evalsim.products.design import pools as design_pools
 from evalsim.products.design import sizing as design_sizing
 from evalsim.stats.two_sample import design as dz
+from evalsim.stats.two_sample import paired_design as pdz
 
 
 # ------------------------------------------------------------------ two-proportion sizing
@@ -33,7 +35,7 @@ def test_n_per_arm_fleiss_matches_naive_and_document_001():
 def test_worked_example_arithmetic_of_document_001():
     # 0.20 = 2.80 sqrt(0.48 / n) -> n = 94.08 (document: "n ~ 94"); paired 0.24 -> 47.04.
     unpaired = dz.n_per_arm_normal(0.7, 0.5, variance="pbar", z_alpha=1.96, z_beta=0.84)
-    paired = dz.paired_n(0.7, 0.5, rho=0.5, variance="pbar", z_alpha=1.96, z_beta=0.84)
+    paired = pdz.paired_n(0.7, 0.5, rho=0.5, variance="pbar", z_alpha=1.96, z_beta=0.84)
     assert unpaired.n_real == pytest.approx(2.8**2 * 0.48 / 0.04)
     assert paired.n_real == pytest.approx(2.8**2 * 0.24 / 0.04)
     assert round(unpaired.n_real) == 94 and round(paired.n_real) == 47
@@ -103,42 +105,42 @@ def test_mde_exact_nan_when_unreachable():
 # ------------------------------------------------------------------ paired sizing
 def test_paired_n_by_rho_and_discordance():
     za, zb = naive.z(0.975), naive.z(0.8)
-    res = dz.paired_n(0.7, 0.5, rho=0.5)
+    res = pdz.paired_n(0.7, 0.5, rho=0.5)
     var = 0.21 + 0.25 - 2 * 0.5 * math.sqrt(0.21 * 0.25)
     assert res.n_real == pytest.approx((za + zb) ** 2 * var / 0.04)
-    assert dz.paired_n(0.7, 0.5, rho=0.0).n_real == pytest.approx(
+    assert pdz.paired_n(0.7, 0.5, rho=0.0).n_real == pytest.approx(
         dz.n_per_arm_normal(0.7, 0.5, variance="unpooled").n_real
     )
-    psi = dz.discordance_from_rho(0.7, 0.5, 0.5)
+    psi = pdz.discordance_from_rho(0.7, 0.5, 0.5)
     assert psi == pytest.approx(1.2 - 2 * (0.35 + 0.5 * math.sqrt(0.21 * 0.25)))
-    con = dz.paired_n(0.7, 0.5, discordance=psi)
+    con = pdz.paired_n(0.7, 0.5, discordance=psi)
     p10, p01 = (psi + 0.2) / 2, (psi - 0.2) / 2
     assert con.n_real == pytest.approx(naive.connor_n(p10, p01), rel=1e-12)
 
 
 def test_mcnemar_power_exact_matches_enumeration():
     for n, p10, p01 in [(8, 0.3, 0.05), (15, 0.2, 0.1), (25, 0.25, 0.05)]:
-        assert dz.mcnemar_power_exact(n, p10, p01) == pytest.approx(
+        assert pdz.mcnemar_power_exact(n, p10, p01) == pytest.approx(
             naive.mcnemar_power_by_enumeration(n, p10, p01), abs=1e-12
         )
 
 
 def test_mcnemar_n_exact_first_crossing():
     p10, p01 = 0.3, 0.05
-    res = dz.mcnemar_n_exact(p10, p01)
-    assert dz.mcnemar_power_exact(res.n, p10, p01) >= 0.8
-    assert all(dz.mcnemar_power_exact(m, p10, p01) < 0.8 for m in range(1, res.n))
+    res = pdz.mcnemar_n_exact(p10, p01)
+    assert pdz.mcnemar_power_exact(res.n, p10, p01) >= 0.8
+    assert all(pdz.mcnemar_power_exact(m, p10, p01) < 0.8 for m in range(1, res.n))
 
 
 def test_paired_bad_arguments():
     with pytest.raises(ValueError, match="exactly one"):
-        dz.paired_n(0.7, 0.5)
+        pdz.paired_n(0.7, 0.5)
     with pytest.raises(ValueError, match="0.8"):
-        dz.discordance_from_rho(0.7, 0.5, 0.8)  # rho above the Frechet bound 0.65
+        pdz.discordance_from_rho(0.7, 0.5, 0.8)  # rho above the Frechet bound 0.65
     with pytest.raises(ValueError, match="0.1"):
-        dz.paired_n(0.7, 0.5, discordance=0.1)  # fewer discordant pairs than the gap
+        pdz.paired_n(0.7, 0.5, discordance=0.1)  # fewer discordant pairs than the gap
     with pytest.raises(ValueError, match="1.5"):
-        dz.paired_n(0.7, 0.5, rho=1.5)
+        pdz.paired_n(0.7, 0.5, rho=1.5)
 
 
 # ------------------------------------------------------------------ h, estimation, hours
@@ -292,11 +294,11 @@ def test_t13_numbers_are_the_sizing_calls():
     paired = t13[(t13["design"] == "paired") & (t13["rho"] == 0.25)]
     assert len(paired) == 4  # rho = 0.9 impossible for 0.7 vs 0.5: left out
     mc = paired[paired["method"].str.startswith("McNemar")].iloc[0]
-    psi = dz.discordance_from_rho(0.7, 0.5, 0.25)
-    assert mc.n_per_arm == dz.paired_n(0.7, 0.5, discordance=psi).n
+    psi = pdz.discordance_from_rho(0.7, 0.5, 0.25)
+    assert mc.n_per_arm == pdz.paired_n(0.7, 0.5, discordance=psi).n
     ex = paired[paired["method"] == "exact McNemar power"].iloc[0]
     p10, p01 = (psi + 0.2) / 2, (psi - 0.2) / 2
-    assert ex.n_per_arm == dz.mcnemar_n_exact(p10, p01).n
+    assert ex.n_per_arm == pdz.mcnemar_n_exact(p10, p01).n
     assert "Hours saved by pairing at the document's rounding: 4.7 h" in t13.attrs["note"]
     assert "rho = 0.9 left out" in t13.attrs["note"]
 
@@ -416,9 +418,9 @@ def test_t26_numbers_are_sizing_calls():
     assert at1600.power_at_n == pytest.approx(dz.normal_power(0.9, 0.92, 1600, 0.05))
     assert f"the power is about {at1600.power_at_n:.0%}" in t26.attrs["note"]
     paired = t26[t26["goal"].str.endswith("paired")].iloc[0]
-    psi = dz.discordance_from_rho(0.9, 0.92, 0.0)
+    psi = pdz.discordance_from_rho(0.9, 0.92, 0.0)
     assert psi == pytest.approx(0.9 * 0.08 + 0.1 * 0.92)  # independent outcomes
-    assert paired.n_per_arm == dz.paired_n(0.9, 0.92, discordance=psi).n
+    assert paired.n_per_arm == pdz.paired_n(0.9, 0.92, discordance=psi).n
 
 
 def test_t29_numbers_are_statsmodels_cohens_h():

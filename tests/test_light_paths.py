@@ -18,8 +18,8 @@ from evalsim.stats._roots import brentq
 from evalsim.stats.multi.tasks import exact_stratified_test
 from evalsim.stats.proportion import _kernels as _binom_kernels
 from evalsim.stats.proportion.intervals import _wilson_one, wilson_interval
-from evalsim.stats.two_sample.design import _binom_ppf
 from evalsim.stats.two_sample.paired import _tango_statistic
+from evalsim.stats.two_sample.paired_design import _binom_ppf
 
 # Without fused multiply-adds (x86-64 wheels) the Python steps are SciPy's to the bit.
 EXACT = platform.machine().lower() in ("x86_64", "amd64")

@@ -267,7 +267,7 @@ def test_paired_interval_excludes_zero_where_the_unpaired_one_does_not():
 def test_mcnemar_critical_values_match_exact_fractions():
     from fractions import Fraction
 
-    from evalsim.stats.two_sample.design import mcnemar_critical_values
+    from evalsim.stats.two_sample.paired_design import mcnemar_critical_values
 
     for alpha in (Fraction(1, 10), Fraction(1, 20), Fraction(1, 40), Fraction(1, 100)):
         crit = mcnemar_critical_values(300, float(alpha))
@@ -284,7 +284,7 @@ def test_mcnemar_critical_values_match_exact_fractions():
 def test_mcnemar_power_is_the_probability_of_the_rejection_region(n, p10, p01):
     from scipy.stats import multinomial
 
-    from evalsim.stats.two_sample.design import mcnemar_power_exact
+    from evalsim.stats.two_sample.paired_design import mcnemar_power_exact
 
     want = 0.0
     for b in range(n + 1):
@@ -296,7 +296,7 @@ def test_mcnemar_power_is_the_probability_of_the_rejection_region(n, p10, p01):
 
 @pytest.mark.parametrize("n, discordance", [(60, 0.3), (200, 0.25), (45, 0.4), (5000, 0.2)])
 def test_paired_mde_is_solved_to_1e6(n, discordance):
-    from evalsim.stats.two_sample.design import mcnemar_mde_exact, mcnemar_power_exact
+    from evalsim.stats.two_sample.paired_design import mcnemar_mde_exact, mcnemar_power_exact
 
     d = mcnemar_mde_exact(n, discordance, alpha=0.05, power=0.8)
 

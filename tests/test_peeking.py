@@ -16,12 +16,11 @@ from naive_peeking import (
 from evalsim.stats.sequential.peeking import (
     PeekingResult,
     false_win_rate_exact,
-    false_win_rate_mc,
-    false_win_rate_vs_looks,
     fisher_rejection_region,
     look_sizes,
     sequential_rejection_probability,
 )
+from evalsim.stats.sequential.peeking_simulation import false_win_rate_mc, false_win_rate_vs_looks
 
 # Document 002's study: p = 0.7, 40 trials per arm, Fisher two-sided p < 0.05.
 # Pinned from an independent program (dict-based DP + scipy.stats.fisher_exact regions):

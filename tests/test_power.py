@@ -8,8 +8,9 @@ from naive_fisher import power as naive_power
 from naive_fisher import prob_b_not_better as naive_not_better
 from scipy.stats import binom, fisher_exact
 
-from evalsim.stats.two_sample.design import mcnemar_mde_exact, n_per_arm_normal, paired_n
+from evalsim.stats.two_sample.design import n_per_arm_normal
 from evalsim.stats.two_sample.fisher import fisher_pvalue, fisher_pvalue_table, fisher_rejects
+from evalsim.stats.two_sample.paired_design import mcnemar_mde_exact, paired_n
 from evalsim.stats.two_sample.power import (
     N_DEFINITION,
     fisher_power,

@@ -58,7 +58,7 @@ from evalsim.stats.proportion import binomial as _binomial
 from evalsim.stats.proportion import budget as _budget
 from evalsim.stats.proportion import coverage as _coverage
 from evalsim.stats.proportion import intervals as _intervals
-from evalsim.stats.sequential import peeking as _peeking
+from evalsim.stats.sequential import peeking_simulation as _peeking_simulation
 from evalsim.stats.two_sample import design as _design
 from evalsim.stats.two_sample import fisher as _fisher
 from evalsim.stats.two_sample import power as _power
@@ -303,8 +303,9 @@ def peeking_simulation(p=0.7, n=40, experiments=100_000, alpha=0.05, seed=0) -> 
     of ``experiments`` simulated experiments Fisher's test is run once at the end
     (``test_once``) and, on the same trials, after every pair, stopping at the first
     p < alpha (``every_trial``) [4]_. Document 002: 2.8% and 11.0% at p = 0.7, n = 40,
-    100,000 experiments. Runs in numba (:func:`evalsim.stats.sequential.peeking.false_win_rate_mc`);
-    the exact rates are :func:`evalsim.stats.sequential.peeking.false_win_rate_exact`.
+    100,000 experiments. Runs in numba
+    (:func:`evalsim.stats.sequential.peeking_simulation.false_win_rate_mc`); the exact rates
+    are :func:`evalsim.stats.sequential.peeking.false_win_rate_exact`.
 
     Parameters
     ----------
@@ -324,7 +325,7 @@ def peeking_simulation(p=0.7, n=40, experiments=100_000, alpha=0.05, seed=0) -> 
     PeekingRates
         ``(test_once, every_trial)``, a named tuple of two floats.
     """
-    r = _peeking.false_win_rate_mc(
+    r = _peeking_simulation.false_win_rate_mc(
         n=n, p=p, alpha=alpha, looks="every", n_experiments=experiments, seed=seed
     )
     return PeekingRates(float(r.fixed_rate), float(r.false_win_rate))

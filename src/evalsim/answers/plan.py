@@ -21,7 +21,7 @@ from evalsim.stats.names import TWO_SAMPLE_TESTS
 # evalsim.stats modules that load numba or SciPy are imported inside the functions that use
 # them: a command on a small log should not pay for them at start (issue 24).
 
-#: Exact McNemar power is O(n) per call (evalsim.stats.two_sample.design): the exact paired
+#: Exact McNemar power is O(n) per call (evalsim.stats.two_sample.paired_design): the exact paired
 #: MDE (a bisection to 1e-6) is computed up to this many pairs; above it plan and compare give
 #: Connor's normal approximation and say so.
 PAIRED_EXACT_MAX_N = 20_000
@@ -119,9 +119,9 @@ def _discordant_split(p1: float, p2: float, discordance: float) -> tuple[float, 
 
 def _mcnemar_n_exact(p10: float, p01: float, alpha: float, power: float, start: int) -> int | None:
     """Smallest number of pairs, scanning up from ``start``, whose exact McNemar power
-    (``evalsim.stats.two_sample.design.mcnemar_power_exact``) reaches ``power``; None past
+    (``evalsim.stats.two_sample.paired_design.mcnemar_power_exact``) reaches ``power``; None past
     :data:`PAIRED_SCAN_MAX_N`."""
-    from evalsim.stats.two_sample.design import mcnemar_power_exact
+    from evalsim.stats.two_sample.paired_design import mcnemar_power_exact
 
     n = max(1, start)
     while mcnemar_power_exact(n, p10, p01, alpha) < power:
@@ -133,11 +133,11 @@ def _mcnemar_n_exact(p10: float, p01: float, alpha: float, power: float, start: 
 
 def paired_mde(n: int, discordance: float, alpha: float, power: float) -> float | None:
     """Smallest |p_A - p_B| the exact McNemar test detects with ``power`` at ``n`` pairs, at a
-    fixed discordance (:func:`evalsim.stats.two_sample.design.mcnemar_mde_exact`, solved to
+    fixed discordance (:func:`evalsim.stats.two_sample.paired_design.mcnemar_mde_exact`, solved to
     1e-6); None when no gap reaches the power or n is above :data:`PAIRED_EXACT_MAX_N`."""
     if n > PAIRED_EXACT_MAX_N or discordance <= 0:
         return None
-    from evalsim.stats.two_sample.design import mcnemar_mde_exact
+    from evalsim.stats.two_sample.paired_design import mcnemar_mde_exact
 
     mde = mcnemar_mde_exact(n, discordance, alpha=alpha, power=power)
     return None if mde != mde else float(mde)
@@ -201,7 +201,7 @@ def _check(p1, p2, paired, discordance, test) -> None:
 
 def _paired_ns(p1, p2, discordance, alpha, power, notes):
     """(exact n, normal n) of the paired design: Connor's n, then a scan up from 0.8 x it."""
-    from evalsim.stats.two_sample.design import paired_n
+    from evalsim.stats.two_sample.paired_design import paired_n
 
     p10, p01 = _discordant_split(p1, p2, discordance)
     n_normal = int(paired_n(p1, p2, discordance=discordance, alpha=alpha, power=power).n)
@@ -280,7 +280,7 @@ def plan_comparison(
     at_n_method = "exact"
     if n is not None:
         if paired:
-            from evalsim.stats.two_sample.design import mcnemar_power_exact
+            from evalsim.stats.two_sample.paired_design import mcnemar_power_exact
 
             p10, p01 = _discordant_split(p1, p2, discordance)
             power_at_n = float(mcnemar_power_exact(n, p10, p01, alpha))

@@ -17,7 +17,8 @@ import pandas as pd
 from evalsim.figures import OKABE_ITO, PAGE_WIDTH_IN
 from evalsim.products._common import captioned
 from evalsim.seeding import rng_for
-from evalsim.stats.sequential.peeking import false_win_rate_vs_looks, look_sizes
+from evalsim.stats.sequential.peeking import look_sizes
+from evalsim.stats.sequential.peeking_simulation import false_win_rate_vs_looks
 
 __all__ = ["document_verdict", "peeking_figure", "peeking_table"]
 

@@ -142,7 +142,8 @@ def _counts(study, st: StudyState) -> dict:
 
 def _mde(study, test: str, counts: dict) -> dict:
     """The exact MDE of ``test`` at the n reached (at the plan's level and 80% power)."""
-    from evalsim.stats.two_sample.design import mcnemar_mde_exact, mde_exact
+    from evalsim.stats.two_sample.design import mde_exact
+    from evalsim.stats.two_sample.paired_design import mcnemar_mde_exact
     from evalsim.study.plan import plan_level
 
     level = plan_level(study.protocol)

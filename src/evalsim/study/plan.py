@@ -1,8 +1,8 @@
 """What a study's design can detect before it runs: exact power and MDE, paired and unpaired.
 
 Every number comes from :mod:`evalsim.stats`: the exact McNemar power and MDE
-(:func:`~evalsim.stats.two_sample.design.mcnemar_power_exact`,
-:func:`~evalsim.stats.two_sample.design.mcnemar_mde_exact`), Fisher's exact power and MDE
+(:func:`~evalsim.stats.two_sample.paired_design.mcnemar_power_exact`,
+:func:`~evalsim.stats.two_sample.paired_design.mcnemar_mde_exact`), Fisher's exact power and MDE
 (:func:`~evalsim.stats.two_sample.power.fisher_power`,
 :func:`~evalsim.stats.two_sample.design.mde_exact`), Boschloo's exact power
 (:func:`~evalsim.stats.two_sample.unconditional_power.exact_power`) and, for a sequential
@@ -56,11 +56,8 @@ def plan_study(protocol: Protocol) -> dict:
         at the pooled expected rate; Boschloo's power when it is the primary test), and
         ``sequential`` (exact operating characteristics) for a sequential design.
     """
-    from evalsim.stats.two_sample.design import (
-        mcnemar_mde_exact,
-        mcnemar_power_exact,
-        mde_exact,
-    )
+    from evalsim.stats.two_sample.design import mde_exact
+    from evalsim.stats.two_sample.paired_design import mcnemar_mde_exact, mcnemar_power_exact
     from evalsim.stats.two_sample.power import fisher_power
 
     n = protocol.n

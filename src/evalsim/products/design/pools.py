@@ -14,6 +14,7 @@ from evalsim.products.design._common import NAN
 from evalsim.seeding import rng_for
 from evalsim.stats.two_sample import design as dz
 from evalsim.stats.two_sample import paired as pz
+from evalsim.stats.two_sample import paired_design as pdz
 
 
 # ---------------------------------------------------------------- pools: T18, T27
@@ -100,7 +101,7 @@ def mcnemar_vs_unpaired(
         if 0 < g.rate_a < 1 and 0 < g.rate_b < 1 and g.rate_a != g.rate_b:
             n_unp = dz.n_per_arm_normal(g.rate_a, g.rate_b, alpha, power, "unpooled").n
             if np.isfinite(g.rho) and g.var_paired > 0:
-                n_pair = dz.paired_n(
+                n_pair = pdz.paired_n(
                     g.rate_a, g.rate_b, rho=float(np.clip(g.rho, -1, 1)), alpha=alpha, power=power
                 ).n
         rows.append(

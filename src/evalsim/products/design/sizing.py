@@ -22,6 +22,7 @@ import pandas as pd
 from evalsim.products._common import titled_frame
 from evalsim.products.design._common import NAN, _pts
 from evalsim.stats.two_sample import design as dz
+from evalsim.stats.two_sample import paired_design as pdz
 
 
 # ---------------------------------------------------------------- T13
@@ -92,14 +93,14 @@ def paired_vs_unpaired_sizing(
         "paired",
         f"doc arithmetic: pbar variance, z = {doc_z_alpha}+{doc_z_beta}",
         rho,
-        dz.paired_n(p_a, p_b, rho=rho, alpha=alpha, power=power, variance="pbar", **zdoc),
+        pdz.paired_n(p_a, p_b, rho=rho, alpha=alpha, power=power, variance="pbar", **zdoc),
         47,
         "Pairing reduces the required sample size from 94 to 47 trials per arm",
     )
     skipped = []
     for r in rho_grid:
         try:
-            dz.discordance_from_rho(p_a, p_b, r)
+            pdz.discordance_from_rho(p_a, p_b, r)
         except ValueError:
             skipped.append(r)
             continue
@@ -107,27 +108,27 @@ def paired_vs_unpaired_sizing(
             "paired",
             "normal, pbar variance, exact z",
             r,
-            dz.paired_n(p_a, p_b, rho=r, alpha=alpha, power=power, variance="pbar"),
+            pdz.paired_n(p_a, p_b, rho=r, alpha=alpha, power=power, variance="pbar"),
         )
         add(
             "paired",
             "normal, separate variances",
             r,
-            dz.paired_n(p_a, p_b, rho=r, alpha=alpha, power=power),
+            pdz.paired_n(p_a, p_b, rho=r, alpha=alpha, power=power),
         )
-        psi = dz.discordance_from_rho(p_a, p_b, r)
+        psi = pdz.discordance_from_rho(p_a, p_b, r)
         add(
             "paired",
             f"McNemar (Connor 1987), discordance {psi:.4f}",
             r,
-            dz.paired_n(p_a, p_b, discordance=psi, alpha=alpha, power=power),
+            pdz.paired_n(p_a, p_b, discordance=psi, alpha=alpha, power=power),
         )
         p10, p01 = (psi + (p_a - p_b)) / 2.0, (psi - (p_a - p_b)) / 2.0
         add(
             "paired",
             "exact McNemar power",
             r,
-            dz.mcnemar_n_exact(p10, p01, alpha=alpha, power=power),
+            pdz.mcnemar_n_exact(p10, p01, alpha=alpha, power=power),
         )
     df = pd.DataFrame(rows)
     doc_unpaired = df.loc[0, "n_real"]
@@ -272,10 +273,10 @@ def estimation_vs_detection(
             )
     for r in paired_rhos:
         try:
-            psi = dz.discordance_from_rho(r1, r2, r)
+            psi = pdz.discordance_from_rho(r1, r2, r)
         except ValueError:
             continue
-        res = dz.paired_n(r1, r2, discordance=psi, alpha=alpha, power=power)
+        res = pdz.paired_n(r1, r2, discordance=psi, alpha=alpha, power=power)
         add(
             f"McNemar (Connor 1987), rho = {r:g}, discordance {psi:.4f}",
             res.n,

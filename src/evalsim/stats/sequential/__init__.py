@@ -1,9 +1,9 @@
 """Sequential comparisons with certified error rates: the shared records and spending
 functions (:mod:`.core`), unpaired designs and the checks of any design (:mod:`.designs`),
 paired designs (:mod:`.paired`), the design optimiser (:mod:`.optimise`), design files
-(:mod:`.io`) and the false wins of peeking (:mod:`.peeking`); kernels in ``_kernels``,
-``_paired_kernels`` and ``_peeking_kernels``. The boundary families are the registry
-:mod:`evalsim.stats.boundaries`.
+(:mod:`.io`) and the false wins of peeking (exact in :mod:`.peeking`, simulated in
+:mod:`.peeking_simulation`); kernels in ``_kernels``, ``_paired_kernels`` and
+``_peeking_kernels``. The boundary families are the registry :mod:`evalsim.stats.boundaries`.
 
 The package re-exports what ``evalsim.stats.sequential`` held before it became a package.
 """

@@ -1,8 +1,9 @@
 """Numba kernels of the peeking study: exact DP and Monte Carlo over look schedules.
 
-Private: the callers in :mod:`evalsim.stats.sequential.peeking` validate every argument. Rejection
-regions are stored flat: the region of a look at ``m`` trials per arm is an ``(m+1)*(m+1)``
-block of ``uint8`` starting at ``offsets[j]``, indexed ``k_a * (m + 1) + k_b``.
+Private: the callers in :mod:`evalsim.stats.sequential.peeking` and
+:mod:`evalsim.stats.sequential.peeking_simulation` validate every argument. Rejection regions
+are stored flat: the region of a look at ``m`` trials per arm is an ``(m+1)*(m+1)`` block of
+``uint8`` starting at ``offsets[j]``, indexed ``k_a * (m + 1) + k_b``.
 """
 
 from __future__ import annotations
@@ -265,8 +266,9 @@ def paired_rejection_dp(p10, p01, look_sizes, crit):
     Each step is one pair: A only with ``p10``, B only with ``p01``, concordant otherwise.
     The state is (b, c), the discordant counts; at a look the exact two-sided McNemar test
     rejects when ``min(b, c) <= crit[b + c]`` (``crit`` from
-    :func:`evalsim.stats.two_sample.design.mcnemar_critical_values`, -1 = never). Cells outside
-    the Chernoff range of each count's binomial law are dropped, as in the two-arm kernel.
+    :func:`evalsim.stats.two_sample.paired_design.mcnemar_critical_values`, -1 = never).
+    Cells outside the Chernoff range of each count's binomial law are dropped, as in the
+    two-arm kernel.
     """
     n_looks = look_sizes.shape[0]
     n_max = look_sizes[n_looks - 1]

@@ -91,8 +91,8 @@ class PairedCounts:
     def power(self, alpha: float = 0.05, n_pairs: int | None = None) -> float:
         """Exact power of the two-sided exact McNemar test at this table's discordant rates
         (A only: ``a_only / n``, B only: ``b_only / n``), at ``n_pairs`` (default: ``n``)
-        pairs (:func:`evalsim.stats.two_sample.design.mcnemar_power_exact`)."""
-        from evalsim.stats.two_sample.design import mcnemar_power_exact
+        pairs (:func:`evalsim.stats.two_sample.paired_design.mcnemar_power_exact`)."""
+        from evalsim.stats.two_sample.paired_design import mcnemar_power_exact
 
         n = self.n if n_pairs is None else n_pairs
         return mcnemar_power_exact(n, self.a_only / self.n, self.b_only / self.n, alpha)
