@@ -1,21 +1,21 @@
 """Peeking simulated: the Monte Carlo false-win rate, the check on the exact one.
 
-The plain simulation document 002 describes [2]_, run in numba: each experiment draws its trial
+The plain simulation document 002 describes [1]_, run in numba: each experiment draws its trial
 pairs one step at a time, applies the decision rule at each look and stops at the first
-rejection [1]_; the fixed-n test (one look at the end) is counted on the same paths.
+rejection; the fixed-n test (one look at the end) is counted on the same paths.
 :func:`false_win_rate_mc` estimates the false-win rate of one look schedule, and
 :func:`false_win_rate_vs_looks` gives the exact rate (:mod:`evalsim.stats.sequential.peeking`)
 and the simulated one over a grid of numbers of looks, all schedules on common random
 numbers. Look schedules and decision rules are those of the exact module
 (:func:`~evalsim.stats.sequential.peeking.look_sizes`,
-:data:`~evalsim.stats.sequential.peeking.RejectRule`).
+:data:`~evalsim.stats.sequential.peeking.RejectRule`), which also cites the theory of
+repeated significance tests (Armitage, McPherson & Rowe, 1969).
 
 References
 ----------
-.. [1] Armitage, McPherson & Rowe (1969), "Repeated significance tests on accumulating
-   data", J. R. Statist. Soc. A 132(2), 235-244.
-.. [2] Document 002, "What it takes to say a policy works", section "Looking early is a
-   decision" (p = 0.7, 40 trials each, 100,000 experiments: 2.8% vs 11.0%).
+.. [1] Document 002, "What it takes to say a policy works", section "Looking early is a
+   decision": the peeking loop, 100,000 simulated experiments at p = 0.7 and 40 trials
+   each (2.8% when testing once, 11.0% when testing after every trial).
 """
 
 from __future__ import annotations
