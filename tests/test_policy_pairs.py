@@ -15,6 +15,7 @@ from test_experiment import SPEC, TASK, make_pools
 from evalsim.config import ConfigError, check_config, policy_pairs
 from evalsim.products.design import pools as design_pools
 from evalsim.products.resample import compare as experiment_compare
+from evalsim.products.settings import Bootstrap
 
 
 @pytest.fixture(scope="module")
@@ -110,9 +111,8 @@ def test_paired_pool_tables_have_one_block_per_pair():
     pools = make_pools({**SPEC, "C": (12.0, [180, 170, 190], [240, 230, 250])})
     pairs = [["A", "B"], ["A", "C"], ["B", "C"]]
     t18 = design_pools.mcnemar_vs_unpaired(pools, task=TASK, pairs=pairs)
-    t27 = design_pools.paired_contingency_table(
-        pools, task=TASK, n_boot=200, study_seed=1, pairs=pairs
-    )
+    boot = Bootstrap(confidence=0.95, reps=200, study_seed=1)
+    t27 = design_pools.paired_contingency_table(pools, boot, task=TASK, pairs=pairs)
     for t in (t18, t27):
         assert list(t.columns[:2]) == ["policy_a", "policy_b"]
         blocks = list(dict.fromkeys(zip(t["policy_a"], t["policy_b"], strict=True)))
@@ -121,7 +121,7 @@ def test_paired_pool_tables_have_one_block_per_pair():
         assert "A vs B; A vs C; B vs C" in t.attrs["note"]
     # a pair's rows do not depend on the other pairs listed
     alone = design_pools.paired_contingency_table(
-        pools, policy_a="B", policy_b="C", task=TASK, n_boot=200, study_seed=1
+        pools, boot, policy_a="B", policy_b="C", task=TASK
     )
     bc = t27[t27["policy_a"] == "B"].drop(columns=["policy_a", "policy_b"])
     pd.testing.assert_frame_equal(bc.reset_index(drop=True), alone, check_like=False)

@@ -30,6 +30,7 @@ from evalsim.config import (
     simreal_policies,
     simreal_task,
 )
+from evalsim.products.settings import Bootstrap, Sizing
 
 __all__ = [
     "PRODUCTS",
@@ -295,6 +296,14 @@ def _args(*specs) -> Kwargs:
 def _unpacked(path: str, *names: str) -> list[tuple[str, Callable]]:
     """:func:`_args` specs: argument ``names[i]`` is item ``i`` of the list at ``path``."""
     return [(name, lambda c, i=i: _at(c, path)[i]) for i, name in enumerate(names)]
+
+
+def _settings(name: str, group: type, *specs) -> tuple[str, Callable]:
+    """An :func:`_args` spec: argument ``name`` is one settings group of
+    :mod:`evalsim.products.settings`, its fields read from the config by ``specs`` (as
+    :func:`_args` reads them: ``"a.b"`` fills field ``b``, ``"field=a.b"`` names it)."""
+    fields = _args(*specs)
+    return (name, lambda c: group(**fields(c)))
 
 
 def _resample_policies(c):
@@ -586,8 +595,8 @@ _RESAMPLE = [
     ),
 ]
 
-#: The arguments every sample-size table of the design stage takes, in its order.
-_SIZING = ("alpha", "design.power", "design.minutes_per_trial", "design.exact_fisher")
+#: The test every sample-size table of the design stage is planned for.
+_SIZING = _settings("sizing", Sizing, "alpha", "design.power", "design.exact_fisher")
 
 _DESIGN = [
     Product(
@@ -597,7 +606,8 @@ _DESIGN = [
         "design.sizing:paired_vs_unpaired_sizing",
         _args(
             "**design.sizing",
-            *_SIZING,
+            _SIZING,
+            "design.minutes_per_trial",
         ),
         local=False,
         runtime=20,
@@ -632,7 +642,8 @@ _DESIGN = [
             "design.mde.n_grid",
             "design.mde.pbar",
             "design.mde.planning_rates",
-            *_SIZING,
+            _SIZING,
+            "design.minutes_per_trial",
         ),
         local=False,
         runtime=20,
@@ -654,9 +665,7 @@ _DESIGN = [
             "n_per_arm=design.mde.null_result_n",
             "design.mde.pbar",
             "design.mde.planning_rates",
-            "alpha",
-            "design.power",
-            "design.exact_fisher",
+            _SIZING,
         ),
     ),
     Product(
@@ -673,7 +682,8 @@ _DESIGN = [
         "design.sizing:trials_to_separate",
         _args(
             "design.ladder.rates",
-            *_SIZING,
+            _SIZING,
+            "design.minutes_per_trial",
         ),
         local=False,
         runtime=30,
@@ -706,10 +716,8 @@ _DESIGN = [
         "design.sizing:estimation_vs_detection",
         _args(
             "**design.estimate_vs_detect",
-            "alpha",
-            "design.power",
+            _SIZING,
             "confidence",
-            "design.exact_fisher",
         ),
         local=False,
         runtime=20,
@@ -722,9 +730,13 @@ _DESIGN = [
         _args(
             "design.paired_pools.pairs",
             _TASK,
-            "design.paired_pools.n_boot",
-            "confidence",
-            "study_seed",
+            _settings(
+                "bootstrap",
+                Bootstrap,
+                "confidence",
+                "reps=design.paired_pools.n_boot",
+                "study_seed",
+            ),
         ),
         _pools,
     ),
@@ -809,9 +821,9 @@ _PEEKING = [
         "hierarchy:hierarchical_bootstrap_table",
         _args(
             "hierarchy.cluster_by",
-            "hierarchy.bootstrap_reps",
-            "confidence",
-            "study_seed",
+            _settings(
+                "bootstrap", Bootstrap, "confidence", "reps=hierarchy.bootstrap_reps", "study_seed"
+            ),
             "hierarchy.outcome",
         ),
         _pools,
@@ -819,6 +831,11 @@ _PEEKING = [
         runtime=20,
     ),
 ]
+
+#: The intervals of T34 and T35.
+_MULTI_BOOTSTRAP = _settings(
+    "bootstrap", Bootstrap, "confidence", "reps=multi.bootstrap_reps", "study_seed"
+)
 
 _MULTI = [
     Product(
@@ -831,9 +848,7 @@ _MULTI = [
             ("policy_b", lambda c: multi_pair(c)[1]),
             "multi.paired",
             "alpha",
-            "confidence",
-            "multi.bootstrap_reps",
-            "study_seed",
+            _MULTI_BOOTSTRAP,
             "multi.outcome",
         ),
         _pools,
@@ -856,9 +871,7 @@ _MULTI = [
         _args(
             "source=multi.ranking_source",
             "alpha",
-            "confidence",
-            "multi.bootstrap_reps",
-            "study_seed",
+            _MULTI_BOOTSTRAP,
             "multi.outcome",
         ),
         lambda c: {"pools": POOLS, "sweep": SWEEP},
