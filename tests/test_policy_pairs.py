@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import io
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -95,7 +96,7 @@ def test_adding_policy_c_to_the_smoke_config_puts_c_in_t10(repo, smoke, tmp_path
     assert kwargs["comparisons"] == [["A", "B"], ["A", "C"], ["B", "C"]]
 
     pools = make_pools({**SPEC, "C": (12.0, [180, 170, 190], [240, 230, 250])})
-    kwargs.update(task=TASK, n_grid=[10, 20], pairs=200)
+    kwargs.update(draws=replace(kwargs["draws"], task=TASK, evaluations=200), n_grid=[10, 20])
     t10 = experiment_compare.table_e(pools, **kwargs)
     pairs = list(dict.fromkeys(zip(t10["policy_a"], t10["policy_b"], strict=True)))
     assert pairs == [("A", "B"), ("A", "C"), ("B", "C")]

@@ -30,7 +30,7 @@ from evalsim.config import (
     simreal_policies,
     simreal_task,
 )
-from evalsim.products.settings import Bootstrap, Sizing
+from evalsim.products.settings import Bootstrap, Draws, Sizing
 
 __all__ = [
     "PRODUCTS",
@@ -496,6 +496,9 @@ _SIMULATE = [
     ),
 ]
 
+#: Lesson 25's evaluations, drawn from the first task's pools.
+_DRAWS = _settings("draws", Draws, _TASK, "experiment.evaluations", "study_seed")
+
 _RESAMPLE = [
     Product(
         "T07_pools",
@@ -511,11 +514,9 @@ _RESAMPLE = [
         "table",
         "resample.experiment:table_b",
         _args(
+            _DRAWS,
             ("policies", _resample_policies),
-            _TASK,
-            "study_seed",
             "experiment.n_grid",
-            "experiment.evaluations",
             "confidence",
         ),
         _pools,
@@ -536,12 +537,10 @@ _RESAMPLE = [
         "table",
         "resample.experiment:table_c",
         _args(
+            _DRAWS,
             ("policies", _resample_policies),
-            _TASK,
-            "study_seed",
             "k=experiment.high_score_k",
             "n=experiment.high_score_n",
-            "experiment.evaluations",
         ),
         _pools,
     ),
@@ -551,11 +550,9 @@ _RESAMPLE = [
         "table",
         "resample.compare:table_e",
         _args(
+            _settings("draws", Draws, _TASK, "evaluations=experiment.pairs", "study_seed"),
             ("comparisons", lambda c: [list(x) for x in c["experiment"]["comparisons"]]),
-            _TASK,
-            "study_seed",
             "n_grid=experiment.comparison_n_grid",
-            "experiment.pairs",
             "alpha",
             "confidence",
         ),
@@ -569,12 +566,10 @@ _RESAMPLE = [
         "table",
         "resample.compare:table_break_it",
         _args(
+            _DRAWS,
             ("policy", coverage_policy),
-            _TASK,
-            "study_seed",
             "coverage_n=experiment.break_it_n",
             "perfect_n=experiment.high_score_n",
-            "experiment.evaluations",
             "confidence",
         ),
         _pools,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Bootstrap", "Sizing"]
+__all__ = ["Bootstrap", "Draws", "Sizing"]
 
 
 @dataclass(frozen=True)
@@ -64,4 +64,25 @@ class Bootstrap:
 
     confidence: float
     reps: int
+    study_seed: int
+
+
+@dataclass(frozen=True)
+class Draws:
+    """Evaluations drawn with replacement from the pools of one task.
+
+    Attributes
+    ----------
+    task : str
+        The task whose pools are drawn from.
+    evaluations : int
+        Evaluations drawn per row (count); a comparison draws this many pairs, one evaluation
+        of each policy.
+    study_seed : int
+        The study seed; each row draws its own stream from it (keyed by policy and row), so
+        a row does not depend on which other rows a table holds.
+    """
+
+    task: str
+    evaluations: int
     study_seed: int
