@@ -74,7 +74,8 @@ class Draws:
     Attributes
     ----------
     task : str
-        The task whose pools are drawn from.
+        The task whose pools are drawn from: a policy's pool is its trials at this task and
+        the pool's training seed (:func:`evalsim.products.resample.experiment.policy_pool`).
     evaluations : int
         Evaluations drawn per row (count); a comparison draws this many pairs, one evaluation
         of each policy.
