@@ -142,7 +142,7 @@ def test_product_checks_its_fields():
 
 
 def test_a_settings_group_is_one_argument_bound_from_the_keys_it_names(config):
-    from evalsim.products.settings import Bootstrap, Sizing
+    from evalsim.products.settings import Bootstrap, Draws, Sizing
 
     by_id = {p.key: p for p in PRODUCTS}
     changed = _set(_set(config, ("design", "power"), 0.9), ("hierarchy", "bootstrap_reps"), 7)
@@ -166,3 +166,8 @@ def test_a_settings_group_is_one_argument_bound_from_the_keys_it_names(config):
     )
     assert "hierarchy.bootstrap_reps" in config_keys(t28, config)
     assert "hierarchy.bootstrap_reps" not in config_keys(t34, config)
+    # T10 draws pairs of evaluations: its count is experiment.pairs, T08's experiment.evaluations
+    task, ex = config["tasks"][0]["name"], config["experiment"]
+    t08, t10 = by_id["T08_trials_width_coverage"], by_id["T10_compare"]
+    assert t08.kwargs(config)["draws"] == Draws(task, ex["evaluations"], seed)
+    assert t10.kwargs(config)["draws"] == Draws(task, ex["pairs"], seed)
