@@ -17,8 +17,13 @@ from evalsim.products.design import detection as design_detection
 from evalsim.products.design import intervals as design_intervals
 from evalsim.products.design import pools as design_pools
 from evalsim.products.design import sizing as design_sizing
+from evalsim.products.settings import Bootstrap, Sizing
 from evalsim.stats.two_sample import design as dz
 from evalsim.stats.two_sample import paired_design as pdz
+
+#: The documents' plan (two-sided 5%, 80% power), with and without the exact Fisher sizing.
+SIZING = Sizing(alpha=0.05, power=0.8, exact_fisher=True)
+FAST = Sizing(alpha=0.05, power=0.8, exact_fisher=False)
 
 
 # ------------------------------------------------------------------ two-proportion sizing
@@ -233,8 +238,8 @@ def test_pool_tables_t18_t27():
     assert row["both_succeed"] + row["a_only_b"] + row["b_only_c"] + row["both_fail"] == 60
     assert row["rho_same_pose"] > 0
     assert row["n_pairs_paired_at_observed_rho"] < row["n_per_arm_unpaired_at_observed_rates"]
-    t27 = design_pools.paired_contingency_table(pools, n_boot=500, study_seed=3)
-    again = design_pools.paired_contingency_table(pools, n_boot=500, study_seed=3)
+    t27 = design_pools.paired_contingency_table(pools, Bootstrap(0.95, 500, 3))
+    again = design_pools.paired_contingency_table(pools, Bootstrap(0.95, 500, 3))
     pd.testing.assert_frame_equal(t27, again)
     r = t27.iloc[0]
     assert r["bootstrap_lower"] <= r["diff_b_minus_a"] <= r["bootstrap_upper"]
@@ -242,11 +247,11 @@ def test_pool_tables_t18_t27():
 
 
 def test_t13_t26_rows():
-    t13 = design_sizing.paired_vs_unpaired_sizing(rho_grid=[0.5], exact_fisher=False)
+    t13 = design_sizing.paired_vs_unpaired_sizing(FAST, rho_grid=[0.5])
     doc = t13[t13["method"].str.startswith("doc arithmetic")].set_index("design")
     assert doc.loc["unpaired", "n_real"] == pytest.approx(94.08)
     assert doc.loc["paired", "n_real"] == pytest.approx(47.04)
-    t26 = design_sizing.estimation_vs_detection(exact_fisher=False, paired_rhos=[0.0, 0.5, 0.99])
+    t26 = design_sizing.estimation_vs_detection(FAST, paired_rhos=[0.0, 0.5, 0.99])
     paired = t26[t26["goal"].str.endswith("paired")]
     assert len(paired) == 2  # rho = 0.99 is impossible for 0.90 vs 0.92: left out
     assert paired["n_per_arm"].iloc[1] < paired["n_per_arm"].iloc[0]
@@ -254,13 +259,13 @@ def test_t13_t26_rows():
 
 def test_every_builder_runs_on_small_settings():
     frames = [
-        design_sizing.paired_vs_unpaired_sizing(rho_grid=[0.0, 0.5, 0.9]),
+        design_sizing.paired_vs_unpaired_sizing(SIZING, rho_grid=[0.0, 0.5, 0.9]),
         design_intervals.wilson_vs_wald([[7, 10], [10, 10]]),
         design_intervals.width_vs_n(n_grid=[10, 20]),
-        design_detection.mde_table(n_grid=[10, 45]),
-        design_detection.null_result_mde(),
-        design_sizing.trials_to_separate(),
-        design_sizing.estimation_vs_detection(exact_fisher=False),
+        design_detection.mde_table(SIZING, n_grid=[10, 45]),
+        design_detection.null_result_mde(SIZING),
+        design_sizing.trials_to_separate(SIZING),
+        design_sizing.estimation_vs_detection(FAST),
         design_sizing.cohens_h_table([[0.9, 0.92]]),
     ]
     for df in frames:
@@ -279,7 +284,7 @@ def _z(q):
 
 
 def test_t13_numbers_are_the_sizing_calls():
-    t13 = design_sizing.paired_vs_unpaired_sizing(rho_grid=[0.25, 0.9], exact_fisher=False, rho=0.5)
+    t13 = design_sizing.paired_vs_unpaired_sizing(FAST, rho_grid=[0.25, 0.9], rho=0.5)
     by = {(r.design, r.method, r.rho if r.rho == r.rho else None): r for r in t13.itertuples()}
     un = by[("unpaired", "doc 001 n_per_arm (pooled null / unpooled alternative)", None)]
     assert un.n_per_arm == dz.n_per_arm_normal(0.7, 0.5, 0.05, 0.8, "fleiss").n
@@ -348,7 +353,7 @@ def test_t16_numbers_are_wilson_intervals_and_hours():
 
 
 def test_t17_numbers_are_mde_calls():
-    t17 = design_detection.mde_table(n_grid=[20, 45], exact_fisher=True)
+    t17 = design_detection.mde_table(SIZING, n_grid=[20, 45])
     mde = t17[t17["quantity"] == "MDE (worst case)"]
     for r in mde.itertuples():
         assert r.mde_normal_points == pytest.approx(
@@ -368,7 +373,9 @@ def test_t17_numbers_are_mde_calls():
 def test_t19_numbers_are_mde_and_power_calls():
     from evalsim.stats.two_sample.power import fisher_power
 
-    t19 = design_detection.null_result_mde(n_per_arm=45).set_index("quantity")["value_points"]
+    t19 = design_detection.null_result_mde(SIZING, n_per_arm=45).set_index("quantity")[
+        "value_points"
+    ]
     assert t19["MDE, normal, pbar = 0.5"] == pytest.approx(100 * naive.mde(45))
     assert t19["MDE, normal, pbar = 0.55"] == pytest.approx(
         100 * (_z(0.975) + _z(0.8)) * math.sqrt(2 * 0.55 * 0.45 / 45)
@@ -385,7 +392,7 @@ def test_t19_numbers_are_mde_and_power_calls():
 def test_t21_numbers_are_sizing_calls_and_fisher_power():
     from evalsim.stats.two_sample.power import fisher_power, n_for_fisher_power
 
-    t21 = design_sizing.trials_to_separate().set_index("method")
+    t21 = design_sizing.trials_to_separate(SIZING).set_index("method")
     fleiss = t21.loc["normal, doc 001 n_per_arm (pooled null / unpooled alternative)"]
     assert fleiss.n_per_policy == dz.n_per_arm_normal(0.9, 0.8, 0.05, 0.8, "fleiss").n
     unp = t21.loc["normal, unpooled variance"]
@@ -405,8 +412,25 @@ def test_t21_numbers_are_sizing_calls_and_fisher_power():
         assert r.bench_hours_both_arms == pytest.approx(2 * r.n_per_policy * 3 / 60)
 
 
+def test_the_sizing_reaches_every_call_it_plans():
+    # A builder that kept a level or a power of its own would still pass at 5% and 80%.
+    strict = Sizing(alpha=0.01, power=0.9, exact_fisher=False)
+    t21 = design_sizing.trials_to_separate(strict).set_index("method")
+    fleiss = t21.loc["normal, doc 001 n_per_arm (pooled null / unpooled alternative)"]
+    assert fleiss.n_per_policy == dz.n_per_arm_normal(0.9, 0.8, 0.01, 0.9, "fleiss").n
+    assert t21["exact_fisher_power_at_n"].isna().all()  # exact Fisher off
+    t19 = design_detection.null_result_mde(strict).set_index("quantity")["value_points"]
+    assert t19["MDE, normal, pbar = 0.5"] == pytest.approx(
+        100 * (_z(0.995) + _z(0.9)) * math.sqrt(2 * 0.25 / 45)
+    )
+    assert not t19.index.str.contains("exact Fisher").any()
+    t26 = design_sizing.estimation_vs_detection(strict, paired_rhos=[])
+    det = t26[t26["method"] == "normal (unpooled)"].iloc[0]
+    assert det.n_real == pytest.approx((_z(0.995) + _z(0.9)) ** 2 * (0.09 + 0.0736) / 0.0004)
+
+
 def test_t26_numbers_are_sizing_calls():
-    t26 = design_sizing.estimation_vs_detection(exact_fisher=False, paired_rhos=[0.0])
+    t26 = design_sizing.estimation_vs_detection(FAST, paired_rhos=[0.0])
     est = t26[t26["goal"].str.startswith("estimate")]
     assert est["n_per_arm"].iloc[0] == math.ceil(_z(0.975) ** 2 * 0.09 / 0.02**2)
     assert est["n_per_arm"].iloc[1] == dz.n_for_estimate(0.9, 0.02, 0.95, "wilson").n

@@ -19,6 +19,7 @@ from statsmodels.stats.proportion import proportion_confint
 from evalsim.products.resample import compare as experiment_compare
 from evalsim.products.resample import experiment as ex
 from evalsim.products.resample import figures as experiment_figures
+from evalsim.products.settings import Draws
 
 TASK = "cube30"
 SEED = 20251129
@@ -92,11 +93,11 @@ def test_third_policy_appears_without_code_change(pools3):
     a = ex.table_a(pools3, policies, TASK)
     assert a["policy"].tolist() == ["A", "B", "C"]
     assert a.iloc[2]["k/n"] == "180/300" and a.iloc[2]["doc_k/n"] == ""
-    c = ex.table_c(pools3, policies, TASK, SEED, evaluations=500)
+    c = ex.table_c(pools3, Draws(TASK, 500, SEED), policies)
     assert c["policy"].tolist() == ["A", "B", "C"]
     assert np.isnan(c.iloc[2]["doc_binomial"])
     e = experiment_compare.table_e(
-        pools3, [["A", "B"], ["C", "A"]], TASK, SEED, [10, 20], pairs=300
+        pools3, Draws(TASK, 300, SEED), [["A", "B"], ["C", "A"]], [10, 20]
     )
     assert list(zip(e["policy_a"], e["policy_b"], e["n"], strict=True)) == [
         ("A", "B", 10),
@@ -106,7 +107,7 @@ def test_third_policy_appears_without_code_change(pools3):
     ]
     assert e.iloc[2]["p_a"] == pytest.approx(180 / 300)
     # Adding C changes nothing for A and B.
-    c2 = ex.table_c(pools3, POLICIES, TASK, SEED, evaluations=500)
+    c2 = ex.table_c(pools3, Draws(TASK, 500, SEED), POLICIES)
     pd.testing.assert_frame_equal(c.iloc[:2], c2)
 
 
@@ -116,7 +117,7 @@ def test_unknown_policy_names_what_the_pools_hold(pools):
 
 
 def test_table_b_resampled_vs_exact(pools):
-    df = ex.table_b(pools, POLICIES, TASK, SEED, [5, 10, 20, 50, 100], evaluations=2000)
+    df = ex.table_b(pools, Draws(TASK, 2000, SEED), POLICIES, [5, 10, 20, 50, 100])
     assert len(df) == 10 and df["n"].tolist()[:5] == [5, 10, 20, 50, 100]
     # Per comparison the rule is 3 SE (tests/test_resample.py); over this table's 20
     # comparisons one beyond 3 SE happens ~5% of the time, so the family-wise bound is 4 SE
@@ -139,7 +140,7 @@ def test_table_b_resampled_vs_exact(pools):
     assert df[df["policy"] == "B"]["doc_wald_coverage"].isna().all()
     assert (df["kn_q05"] <= df["kn_q95"]).all()
     # Same config, same numbers.
-    again = ex.table_b(pools, POLICIES[::-1], TASK, SEED, [5, 10, 20, 50, 100], evaluations=2000)
+    again = ex.table_b(pools, Draws(TASK, 2000, SEED), POLICIES[::-1], [5, 10, 20, 50, 100])
     pd.testing.assert_frame_equal(
         df.sort_values(["policy", "n"]).reset_index(drop=True),
         again.sort_values(["policy", "n"]).reset_index(drop=True),
@@ -148,7 +149,7 @@ def test_table_b_resampled_vs_exact(pools):
 
 
 def test_table_c_binomial_and_drawn(pools):
-    df = ex.table_c(pools, POLICIES, TASK, SEED, k=9, n=10, evaluations=2000)
+    df = ex.table_c(pools, Draws(TASK, 2000, SEED), POLICIES, k=9, n=10)
     assert df["binomial"].tolist() == pytest.approx(
         [binom.sf(8, 10, 221 / 300), binom.sf(8, 10, 263 / 300)], abs=1e-12
     )
@@ -162,11 +163,11 @@ def test_table_c_binomial_and_drawn(pools):
         assert r.drawn * 2000 == pytest.approx(round(r.drawn * 2000))  # a count of 2000
     assert df["doc_binomial"].tolist() == [0.215, 0.645]
     with pytest.raises(ValueError, match="k=11"):
-        ex.table_c(pools, POLICIES, TASK, SEED, k=11, n=10)
+        ex.table_c(pools, Draws(TASK, 2000, SEED), POLICIES, k=11, n=10)
 
 
 def test_table_e_columns_agree_with_exact(pools):
-    df = experiment_compare.table_e(pools, [["A", "B"]], TASK, SEED, [10, 20, 50, 100], pairs=1000)
+    df = experiment_compare.table_e(pools, Draws(TASK, 1000, SEED), [["A", "B"]], [10, 20, 50, 100])
     assert df["n"].tolist() == [10, 20, 50, 100]
     assert (df["max_z"] <= 4.0).all(), df["max_z"].max()  # family-wise over 12, as in Table B
     assert (np.diff(df["fisher_power_exact"]) > 0).all()
@@ -192,7 +193,7 @@ def test_table_e_columns_agree_with_exact(pools):
 
 def test_break_it(pools):
     df = experiment_compare.table_break_it(
-        pools, "A", TASK, SEED, coverage_n=5, perfect_n=10, evaluations=2000
+        pools, Draws(TASK, 2000, SEED), "A", coverage_n=5, perfect_n=10
     )
     wald, wilson = df.iloc[0], df.iloc[1]
     assert (wald["lower"], wald["upper"]) == (1.0, 1.0)
@@ -248,7 +249,7 @@ def test_prob_range_at_least_equals_enumeration(n, seeds, spread):
 def test_figure_b_has_two_labelled_panels(pools):
     import matplotlib.pyplot as plt
 
-    table_b = ex.table_b(pools, POLICIES, TASK, SEED, [5, 10, 20], evaluations=300)
+    table_b = ex.table_b(pools, Draws(TASK, 300, SEED), POLICIES, [5, 10, 20])
     fig = experiment_figures.figure_b(table_b, "A")
     axes = fig.get_axes()
     assert len(axes) == 2
@@ -263,7 +264,7 @@ def test_figure_b_has_two_labelled_panels(pools):
 def test_plot_functions_take_an_axes(pools):
     import matplotlib.pyplot as plt
 
-    table_b = ex.table_b(pools, POLICIES, TASK, SEED, [5, 10], evaluations=200)
+    table_b = ex.table_b(pools, Draws(TASK, 200, SEED), POLICIES, [5, 10])
     fig, ax = plt.subplots()
     assert experiment_figures.plot_width(table_b, "B", ax=ax) is ax
     assert ax.get_xlabel() == "trials per evaluation, n"
@@ -275,8 +276,8 @@ def test_plot_functions_take_an_axes(pools):
 def test_a_perfect_pool_gives_finite_agreement_numbers():
     pools = make_pools({"A": (0.0, [300, 300, 300], [300, 300, 300])})
     policies = [{"name": "A", "sigma_mm": 0.0}]
-    df = ex.table_b(pools, policies, TASK, SEED, [5, 10], evaluations=200)
+    df = ex.table_b(pools, Draws(TASK, 200, SEED), policies, [5, 10])
     assert (df["wilson_coverage"] == df["wilson_coverage_exact"]).all()
     assert "nan" not in df.attrs["note"]
-    c = ex.table_c(pools, policies, TASK, SEED, evaluations=200)
+    c = ex.table_c(pools, Draws(TASK, 200, SEED), policies)
     assert c.iloc[0]["binomial"] == 1.0 and c.iloc[0]["drawn"] == 1.0

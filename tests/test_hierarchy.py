@@ -208,6 +208,7 @@ def _pools(seed_rates, trials, tasks=("cube30",), policies=("A", "B")):
 
 def test_product_tables_from_synthetic_pools():
     from evalsim.products.hierarchy import hierarchical_bootstrap_table, two_spreads_table
+    from evalsim.products.settings import Bootstrap
 
     pools = _pools([0.5, 0.65, 0.8], 100, tasks=("cube30", "cube20"))
     t22 = two_spreads_table(pools, confidence=0.95)
@@ -217,12 +218,14 @@ def test_product_tables_from_synthetic_pools():
     assert row.per_seed_k_n.count("/100") == 3
     assert row.seed_sd > row.trial_sd and row.design_effect > 1
     assert row.pooled_wilson_lower < row.pooled_rate < row.pooled_wilson_upper
-    t28 = hierarchical_bootstrap_table(pools, ["task", "seed"], 300, 0.95, 20251129)
+    t28 = hierarchical_bootstrap_table(pools, Bootstrap(0.95, 300, 20251129), ["task", "seed"])
     assert t28.clusters.tolist() == [6, 6] and t28.episodes.tolist() == [600, 600]
     assert (t28.width_ratio > 1).all()
-    again = hierarchical_bootstrap_table(pools, [["task", "seed"]], 300, 0.95, 20251129)
+    again = hierarchical_bootstrap_table(pools, Bootstrap(0.95, 300, 20251129), [["task", "seed"]])
     assert t28.equals(again)
-    both = hierarchical_bootstrap_table(pools, [["task"], ["task", "seed"]], 300, 0.95, 1)
+    both = hierarchical_bootstrap_table(
+        pools, Bootstrap(0.95, 300, 1), [["task"], ["task", "seed"]]
+    )
     assert both.cluster_by.tolist() == ["task", "task×seed", "task", "task×seed"]
     assert both.clusters.tolist() == [2, 6, 2, 6]
     loose = two_spreads_table(pools, confidence=0.95, outcome="success_loose")

@@ -17,6 +17,7 @@ from statsmodels.stats.proportion import proportion_confint
 from evalsim.ledger import build_ledger, load_claims
 from evalsim.products.design.intervals import cp_vs_wilson, width_at_rate
 from evalsim.products.design.sizing import estimation_vs_detection
+from evalsim.products.settings import Sizing
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +90,9 @@ def _fleiss_n(p1, p2, alpha=0.05, power=0.8):
 def test_paired_designs_with_low_discordance_need_fewer_not_more(claims):
     # 004 l.98 "This number increases further when working with paired designs and low
     # discordant rates": T26 refutes it.
-    t26 = estimation_vs_detection(exact_fisher=False, paired_rhos=[0.0, 0.5])
+    t26 = estimation_vs_detection(
+        Sizing(alpha=0.05, power=0.8, exact_fisher=False), paired_rhos=[0.0, 0.5]
+    )
     ref = _connor_n(0.90, 0.92, 0.5) / _fleiss_n(0.90, 0.92)
     assert _fleiss_n(0.90, 0.92) == 3213 and ref < 0.6
     row = _row(claims, "004-12", T26=t26)

@@ -22,6 +22,7 @@ import pytest
 from evalsim.ledger import build_ledger, load_claims
 from evalsim.products.design.detection import repeat_evaluation_gap
 from evalsim.products.design.sizing import estimation_vs_detection
+from evalsim.products.settings import Sizing
 
 SELF_CONSISTENT = {"matches", "simulation differs", "not resolvable with the pools"}  # (a) holds
 # (table, phrase of its note, claim ids or id prefixes ending in ".", verdicts the phrase means)
@@ -77,7 +78,9 @@ def claims(repo):
 def _design_tables():
     # The builders with the study's design parameters (config/config.yaml, design section).
     t14 = repeat_evaluation_gap(n=20, p=0.7, gap_points=20.0)
-    t26 = estimation_vs_detection(exact_fisher=False, paired_rhos=[0.0, 0.5])
+    t26 = estimation_vs_detection(
+        Sizing(alpha=0.05, power=0.8, exact_fisher=False), paired_rhos=[0.0, 0.5]
+    )
     return {"T14": t14, "T26": t26}
 
 

@@ -139,3 +139,35 @@ def test_product_checks_its_fields():
         "exact_T99_x",
         "logs/exact/T99_x.log",
     )
+
+
+def test_a_settings_group_is_one_argument_bound_from_the_keys_it_names(config):
+    from evalsim.products.settings import Bootstrap, Draws, Sizing
+
+    by_id = {p.key: p for p in PRODUCTS}
+    changed = _set(_set(config, ("design", "power"), 0.9), ("hierarchy", "bootstrap_reps"), 7)
+    for key in (
+        "T13_paired_vs_unpaired_sizing",
+        "T17_mde_and_n_per_arm",
+        "T26_estimation_vs_detection",
+    ):
+        p = by_id[key]
+        d = config["design"]
+        assert p.kwargs(config)["sizing"] == Sizing(config["alpha"], d["power"], d["exact_fisher"])
+        assert p.kwargs(changed)["sizing"].power == 0.9
+        assert {"alpha", "design.power", "design.exact_fisher"} <= set(config_keys(p, config))
+        assert not {"power", "exact_fisher"} & set(p.kwargs(config))  # not also loose
+    # one group, each product's own keys: T28's replicates are the hierarchy section's
+    t28, t34 = by_id["T28_hierarchical_bootstrap"], by_id["T34_per_task"]
+    seed, level = config["study_seed"], config["confidence"]
+    assert t28.kwargs(changed)["bootstrap"] == Bootstrap(level, 7, seed)
+    assert t34.kwargs(changed)["bootstrap"] == Bootstrap(
+        level, config["multi"]["bootstrap_reps"], seed
+    )
+    assert "hierarchy.bootstrap_reps" in config_keys(t28, config)
+    assert "hierarchy.bootstrap_reps" not in config_keys(t34, config)
+    # T10 draws pairs of evaluations: its count is experiment.pairs, T08's experiment.evaluations
+    task, ex = config["tasks"][0]["name"], config["experiment"]
+    t08, t10 = by_id["T08_trials_width_coverage"], by_id["T10_compare"]
+    assert t08.kwargs(config)["draws"] == Draws(task, ex["evaluations"], seed)
+    assert t10.kwargs(config)["draws"] == Draws(task, ex["pairs"], seed)

@@ -21,6 +21,7 @@ from evalsim.products.multi import (
     ranking_figure,
     ranking_table,
 )
+from evalsim.products.settings import Bootstrap
 from evalsim.stats.multi.tasks import CORRECTIONS
 
 matplotlib.use("Agg")
@@ -67,7 +68,7 @@ def synthetic_sweep(seed=1, n=150):
 @pytest.mark.parametrize("paired", [True, False])
 def test_per_task_table_contents(paired):
     pools = synthetic_pools()
-    t = per_task_table(pools, "A", "B", paired, 0.05, 0.95, 300, 7)
+    t = per_task_table(pools, Bootstrap(0.95, 300, 7), "A", "B", paired, 0.05)
     tasks = t[t.section == "task"].set_index("row")
     assert list(tasks.index) == ["cube30", "cube25", "cube40"]
     for task, row in tasks.iterrows():
@@ -108,7 +109,7 @@ def test_per_task_table_contents(paired):
 
 
 def test_ranking_of_the_sweep_adjacent_sigmas_share_letters():
-    t = ranking_table(synthetic_pools(), synthetic_sweep(), "auto", 0.05, 0.95, 300, 3)
+    t = ranking_table(synthetic_pools(), synthetic_sweep(), Bootstrap(0.95, 300, 3), "auto", 0.05)
     assert list(t["policy"]) == ["0 mm", "3 mm", "6 mm", "9 mm", "20 mm"]
     letters = dict(zip(t["policy"], t["letters"], strict=True))
     assert set(letters["0 mm"]) & set(letters["3 mm"])
@@ -126,7 +127,9 @@ def test_ranking_of_the_sweep_adjacent_sigmas_share_letters():
 
 
 def test_ranking_of_configured_policies_has_iqm():
-    t = ranking_table(synthetic_pools(), synthetic_sweep(), "policies", 0.05, 0.95, 300, 3)
+    t = ranking_table(
+        synthetic_pools(), synthetic_sweep(), Bootstrap(0.95, 300, 3), "policies", 0.05
+    )
     assert list(t["policy"]) == ["B", "A"]
     assert t["letters"].tolist() == ["a", "b"]
     assert t["iqm"].notna().all() and math.isfinite(t["p_improve_over_next"].iloc[0])

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import io
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -15,6 +16,7 @@ from test_experiment import SPEC, TASK, make_pools
 from evalsim.config import ConfigError, check_config, policy_pairs
 from evalsim.products.design import pools as design_pools
 from evalsim.products.resample import compare as experiment_compare
+from evalsim.products.settings import Bootstrap
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +96,7 @@ def test_adding_policy_c_to_the_smoke_config_puts_c_in_t10(repo, smoke, tmp_path
     assert kwargs["comparisons"] == [["A", "B"], ["A", "C"], ["B", "C"]]
 
     pools = make_pools({**SPEC, "C": (12.0, [180, 170, 190], [240, 230, 250])})
-    kwargs.update(task=TASK, n_grid=[10, 20], pairs=200)
+    kwargs.update(draws=replace(kwargs["draws"], task=TASK, evaluations=200), n_grid=[10, 20])
     t10 = experiment_compare.table_e(pools, **kwargs)
     pairs = list(dict.fromkeys(zip(t10["policy_a"], t10["policy_b"], strict=True)))
     assert pairs == [("A", "B"), ("A", "C"), ("B", "C")]
@@ -110,9 +112,8 @@ def test_paired_pool_tables_have_one_block_per_pair():
     pools = make_pools({**SPEC, "C": (12.0, [180, 170, 190], [240, 230, 250])})
     pairs = [["A", "B"], ["A", "C"], ["B", "C"]]
     t18 = design_pools.mcnemar_vs_unpaired(pools, task=TASK, pairs=pairs)
-    t27 = design_pools.paired_contingency_table(
-        pools, task=TASK, n_boot=200, study_seed=1, pairs=pairs
-    )
+    boot = Bootstrap(confidence=0.95, reps=200, study_seed=1)
+    t27 = design_pools.paired_contingency_table(pools, boot, task=TASK, pairs=pairs)
     for t in (t18, t27):
         assert list(t.columns[:2]) == ["policy_a", "policy_b"]
         blocks = list(dict.fromkeys(zip(t["policy_a"], t["policy_b"], strict=True)))
@@ -121,7 +122,7 @@ def test_paired_pool_tables_have_one_block_per_pair():
         assert "A vs B; A vs C; B vs C" in t.attrs["note"]
     # a pair's rows do not depend on the other pairs listed
     alone = design_pools.paired_contingency_table(
-        pools, policy_a="B", policy_b="C", task=TASK, n_boot=200, study_seed=1
+        pools, boot, policy_a="B", policy_b="C", task=TASK
     )
     bc = t27[t27["policy_a"] == "B"].drop(columns=["policy_a", "policy_b"])
     pd.testing.assert_frame_equal(bc.reset_index(drop=True), alone, check_like=False)

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from evalsim.products._common import titled_frame
+from evalsim.products.settings import Bootstrap
 from evalsim.seeding import rng_for
 from evalsim.stats.multi.hierarchy import hierarchical_bootstrap, two_spreads
 from evalsim.stats.proportion.intervals import wilson_interval
@@ -97,10 +98,8 @@ def two_spreads_table(
 
 def hierarchical_bootstrap_table(
     pools: pd.DataFrame,
+    bootstrap: Bootstrap,
     cluster_by: list[list[str]] | list[str],
-    bootstrap_reps: int,
-    confidence: float,
-    study_seed: int,
     outcome: str = "success",
 ) -> pd.DataFrame:
     """T28: macro and micro averages with hierarchical vs naive bootstrap, per policy.
@@ -109,17 +108,14 @@ def hierarchical_bootstrap_table(
     ----------
     pools : pandas.DataFrame
         The trial pools.
+    bootstrap : Bootstrap
+        Replicates of each bootstrap and level of its percentile intervals; the stream of
+        policy P and scheme S is ``rng_for(bootstrap.study_seed, "hierarchy", "bootstrap", P,
+        *S)``.
     cluster_by : list of list of str (or one list of str)
         Clustering schemes, one row per policy and scheme: each scheme names the columns whose
         combinations are the units resampled first (document 004: ``["task"]``;
         ``["task", "seed"]`` makes each training seed of each task a cluster).
-    bootstrap_reps : int
-        Replicates of each bootstrap.
-    confidence : float
-        Level of the percentile intervals.
-    study_seed : int
-        Study seed; the stream of policy P and scheme S is ``rng_for(study_seed,
-        "hierarchy", "bootstrap", P, *S)``.
     outcome : str
         Boolean success column.
 
@@ -133,6 +129,7 @@ def hierarchical_bootstrap_table(
     if not schemes or any(not sc for sc in schemes):
         raise ValueError(f"cluster_by must name at least one column per scheme, got {cluster_by!r}")
     _check_columns(pools, ["policy", outcome, *{c for sc in schemes for c in sc}])
+    reps, confidence = bootstrap.reps, bootstrap.confidence
     rows = []
     for policy, grp in pools.groupby("policy", sort=False):
         for scheme in schemes:
@@ -140,9 +137,9 @@ def hierarchical_bootstrap_table(
             res = hierarchical_bootstrap(
                 grp[outcome].to_numpy(np.float64),
                 labels,
-                n_reps=bootstrap_reps,
+                n_reps=reps,
                 confidence=confidence,
-                seed=rng_for(study_seed, "hierarchy", "bootstrap", str(policy), *scheme),
+                seed=rng_for(bootstrap.study_seed, "hierarchy", "bootstrap", str(policy), *scheme),
             )
             rows.append(
                 {
@@ -168,7 +165,7 @@ def hierarchical_bootstrap_table(
         f"Outcome: {outcome}; clusters = combinations of the cluster_by columns. Macro: mean "
         "of cluster rates (cluster-weighted); micro: pooled over episodes (episode-weighted); "
         "the two coincide when every cluster holds the same number of episodes. "
-        f"{bootstrap_reps:,} replicates, {confidence:g} percentile intervals. Hierarchical: "
+        f"{reps:,} replicates, {confidence:g} percentile intervals. Hierarchical: "
         "resample clusters with replacement, then episodes within each drawn cluster. Naive: "
         "resample episodes ignoring clusters. width_ratio = hierarchical micro width / naive "
         "width (> 1: the naive interval is too narrow by that factor). With few clusters the "

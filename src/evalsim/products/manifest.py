@@ -30,6 +30,7 @@ from evalsim.config import (
     simreal_policies,
     simreal_task,
 )
+from evalsim.products.settings import Bootstrap, Draws, Sizing
 
 __all__ = [
     "PRODUCTS",
@@ -297,6 +298,14 @@ def _unpacked(path: str, *names: str) -> list[tuple[str, Callable]]:
     return [(name, lambda c, i=i: _at(c, path)[i]) for i, name in enumerate(names)]
 
 
+def _settings(name: str, group: type, *specs) -> tuple[str, Callable]:
+    """An :func:`_args` spec: argument ``name`` is one settings group of
+    :mod:`evalsim.products.settings`, its fields read from the config by ``specs`` (as
+    :func:`_args` reads them: ``"a.b"`` fills field ``b``, ``"field=a.b"`` names it)."""
+    fields = _args(*specs)
+    return (name, lambda c: group(**fields(c)))
+
+
 def _resample_policies(c):
     return [dict(p) for p in c["policies"]]
 
@@ -487,6 +496,9 @@ _SIMULATE = [
     ),
 ]
 
+#: Lesson 25's evaluations, drawn from the first task's pools.
+_DRAWS = _settings("draws", Draws, _TASK, "experiment.evaluations", "study_seed")
+
 _RESAMPLE = [
     Product(
         "T07_pools",
@@ -502,11 +514,9 @@ _RESAMPLE = [
         "table",
         "resample.experiment:table_b",
         _args(
+            _DRAWS,
             ("policies", _resample_policies),
-            _TASK,
-            "study_seed",
             "experiment.n_grid",
-            "experiment.evaluations",
             "confidence",
         ),
         _pools,
@@ -527,12 +537,10 @@ _RESAMPLE = [
         "table",
         "resample.experiment:table_c",
         _args(
+            _DRAWS,
             ("policies", _resample_policies),
-            _TASK,
-            "study_seed",
             "k=experiment.high_score_k",
             "n=experiment.high_score_n",
-            "experiment.evaluations",
         ),
         _pools,
     ),
@@ -542,11 +550,9 @@ _RESAMPLE = [
         "table",
         "resample.compare:table_e",
         _args(
+            _settings("draws", Draws, _TASK, "evaluations=experiment.pairs", "study_seed"),
             ("comparisons", lambda c: [list(x) for x in c["experiment"]["comparisons"]]),
-            _TASK,
-            "study_seed",
             "n_grid=experiment.comparison_n_grid",
-            "experiment.pairs",
             "alpha",
             "confidence",
         ),
@@ -560,12 +566,10 @@ _RESAMPLE = [
         "table",
         "resample.compare:table_break_it",
         _args(
+            _DRAWS,
             ("policy", coverage_policy),
-            _TASK,
-            "study_seed",
             "coverage_n=experiment.break_it_n",
             "perfect_n=experiment.high_score_n",
-            "experiment.evaluations",
             "confidence",
         ),
         _pools,
@@ -586,8 +590,8 @@ _RESAMPLE = [
     ),
 ]
 
-#: The arguments every sample-size table of the design stage takes, in its order.
-_SIZING = ("alpha", "design.power", "design.minutes_per_trial", "design.exact_fisher")
+#: The test every sample-size table of the design stage is planned for.
+_SIZING = _settings("sizing", Sizing, "alpha", "design.power", "design.exact_fisher")
 
 _DESIGN = [
     Product(
@@ -597,7 +601,8 @@ _DESIGN = [
         "design.sizing:paired_vs_unpaired_sizing",
         _args(
             "**design.sizing",
-            *_SIZING,
+            _SIZING,
+            "design.minutes_per_trial",
         ),
         local=False,
         runtime=20,
@@ -632,7 +637,8 @@ _DESIGN = [
             "design.mde.n_grid",
             "design.mde.pbar",
             "design.mde.planning_rates",
-            *_SIZING,
+            _SIZING,
+            "design.minutes_per_trial",
         ),
         local=False,
         runtime=20,
@@ -654,9 +660,7 @@ _DESIGN = [
             "n_per_arm=design.mde.null_result_n",
             "design.mde.pbar",
             "design.mde.planning_rates",
-            "alpha",
-            "design.power",
-            "design.exact_fisher",
+            _SIZING,
         ),
     ),
     Product(
@@ -673,7 +677,8 @@ _DESIGN = [
         "design.sizing:trials_to_separate",
         _args(
             "design.ladder.rates",
-            *_SIZING,
+            _SIZING,
+            "design.minutes_per_trial",
         ),
         local=False,
         runtime=30,
@@ -706,10 +711,8 @@ _DESIGN = [
         "design.sizing:estimation_vs_detection",
         _args(
             "**design.estimate_vs_detect",
-            "alpha",
-            "design.power",
+            _SIZING,
             "confidence",
-            "design.exact_fisher",
         ),
         local=False,
         runtime=20,
@@ -722,9 +725,13 @@ _DESIGN = [
         _args(
             "design.paired_pools.pairs",
             _TASK,
-            "design.paired_pools.n_boot",
-            "confidence",
-            "study_seed",
+            _settings(
+                "bootstrap",
+                Bootstrap,
+                "confidence",
+                "reps=design.paired_pools.n_boot",
+                "study_seed",
+            ),
         ),
         _pools,
     ),
@@ -809,9 +816,9 @@ _PEEKING = [
         "hierarchy:hierarchical_bootstrap_table",
         _args(
             "hierarchy.cluster_by",
-            "hierarchy.bootstrap_reps",
-            "confidence",
-            "study_seed",
+            _settings(
+                "bootstrap", Bootstrap, "confidence", "reps=hierarchy.bootstrap_reps", "study_seed"
+            ),
             "hierarchy.outcome",
         ),
         _pools,
@@ -819,6 +826,11 @@ _PEEKING = [
         runtime=20,
     ),
 ]
+
+#: The intervals of T34 and T35.
+_MULTI_BOOTSTRAP = _settings(
+    "bootstrap", Bootstrap, "confidence", "reps=multi.bootstrap_reps", "study_seed"
+)
 
 _MULTI = [
     Product(
@@ -831,9 +843,7 @@ _MULTI = [
             ("policy_b", lambda c: multi_pair(c)[1]),
             "multi.paired",
             "alpha",
-            "confidence",
-            "multi.bootstrap_reps",
-            "study_seed",
+            _MULTI_BOOTSTRAP,
             "multi.outcome",
         ),
         _pools,
@@ -856,9 +866,7 @@ _MULTI = [
         _args(
             "source=multi.ranking_source",
             "alpha",
-            "confidence",
-            "multi.bootstrap_reps",
-            "study_seed",
+            _MULTI_BOOTSTRAP,
             "multi.outcome",
         ),
         lambda c: {"pools": POOLS, "sweep": SWEEP},

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from evalsim.products._common import captioned
+from evalsim.products.settings import Bootstrap
 from evalsim.seeding import rng_for
 from evalsim.stats.multi.aggregate import aggregate_success, outcome_grid, task_pairs
 from evalsim.stats.multi.rank import rank_policies, ranking_frame
@@ -41,13 +42,11 @@ RANK_SOURCES = ("auto", "policies", "sweep")
 
 def per_task_table(
     pools: pd.DataFrame,
+    bootstrap: Bootstrap,
     policy_a: str,
     policy_b: str,
     paired: bool,
     alpha: float,
-    confidence: float,
-    bootstrap_reps: int,
-    study_seed: int,
     outcome: str = "success",
 ) -> pd.DataFrame:
     """T34: A vs B per task, adjusted p, CMH and exact stratified verdicts, micro/macro.
@@ -56,17 +55,16 @@ def per_task_table(
     ----------
     pools : pandas.DataFrame
         Trials with columns task, policy, seed, trial and ``outcome``.
+    bootstrap : Bootstrap
+        Level of every interval, and the stratified bootstrap's replicates and seed; its
+        stream is ``rng_for(bootstrap.study_seed, "multi", "per_task", A, B)``.
     policy_a, policy_b : str
         The reference policy and the one compared with it.
     paired : bool
         Use the exact McNemar test on trials paired by (seed, trial) within a task (trial i
         of a task has the same cube pose for every policy and seed); else Fisher's test.
-    alpha, confidence : float
-        Test level and interval level.
-    bootstrap_reps : int
-        Replicates of the stratified bootstrap.
-    study_seed : int
-        The bootstrap's stream is ``rng_for(study_seed, "multi", "per_task", A, B)``.
+    alpha : float
+        Test level.
     outcome : str
         Boolean success column.
 
@@ -78,6 +76,7 @@ def per_task_table(
         "aggregate": micro, macro, macro with tasks fixed by bootstrap and by MOVER-Wilson,
         naive).
     """
+    confidence, reps = bootstrap.confidence, bootstrap.reps
     trials = pools[pools["policy"].isin([policy_a, policy_b])]
     grid = outcome_grid(trials, policies=[policy_a, policy_b], outcome=outcome)
     k_a, n_a = grid.k[:, 0], grid.n[:, 0]
@@ -166,9 +165,9 @@ def per_task_table(
     )
     aggs, _ = aggregate_success(
         grid,
-        bootstrap_reps,
+        reps,
         confidence,
-        rng_for(study_seed, "multi", "per_task", policy_a, policy_b),
+        rng_for(bootstrap.study_seed, "multi", "per_task", policy_a, policy_b),
     )
     a, b = aggs
     for name, attr, lo_attr, hi_attr, how in (
@@ -224,7 +223,7 @@ def per_task_table(
         "p sums the values of S no more likely than observed) with its conditional MLE and "
         "exact interval; both treat each task's arms as independent samples (the pairing is "
         "used only by McNemar). Breslow-Day: homogeneity of the odds ratio. Aggregates: "
-        f"{bootstrap_reps:,} replicates, {confidence:g} percentile intervals; 'tasks fixed' "
+        f"{reps:,} replicates, {confidence:g} percentile intervals; 'tasks fixed' "
         "rows answer for these tasks only, the stratified rows for tasks drawn from the same "
         "population. stratified_to_this_width = stratified micro width / this row's width "
         "(> 1 on a naive row: the naive interval is too narrow by that factor). Micro and "
@@ -246,11 +245,9 @@ def _sweep_as_policies(sweep: pd.DataFrame) -> pd.DataFrame:
 def ranking_table(
     pools: pd.DataFrame,
     sweep: pd.DataFrame,
+    bootstrap: Bootstrap,
     source: str,
     alpha: float,
-    confidence: float,
-    bootstrap_reps: int,
-    study_seed: int,
     outcome: str = "success",
 ) -> pd.DataFrame:
     """T35: policies ranked by macro success, with letters and simultaneous intervals.
@@ -259,11 +256,14 @@ def ranking_table(
     ----------
     pools, sweep : pandas.DataFrame
         The pools and the sigma sweep.
+    bootstrap : Bootstrap
+        As in :func:`per_task_table`; the stream is ``rng_for(bootstrap.study_seed, "multi",
+        "rank")``.
     source : {"auto", "policies", "sweep"}
         "policies": the configured policies of the pools (needs >= 2); "sweep": every sigma
         of the sweep is a policy; "auto": the policies when there are >= 3, else the sweep.
-    alpha, confidence, bootstrap_reps, study_seed, outcome
-        As in :func:`per_task_table`; the stream is ``rng_for(study_seed, "multi", "rank")``.
+    alpha, outcome
+        As in :func:`per_task_table`.
 
     Returns
     -------
@@ -272,6 +272,7 @@ def ranking_table(
     """
     if source not in RANK_SOURCES:
         raise ValueError(f"source must be one of {RANK_SOURCES}, got {source!r}")
+    confidence, reps = bootstrap.confidence, bootstrap.reps
     n_policies = pools["policy"].nunique()
     if source == "auto":
         source = "policies" if n_policies >= 3 else "sweep"
@@ -287,7 +288,7 @@ def ranking_table(
             for t in grid.tasks
         ]
     r = rank_policies(
-        grid, runs, alpha, confidence, bootstrap_reps, rng_for(study_seed, "multi", "rank")
+        grid, runs, alpha, confidence, reps, rng_for(bootstrap.study_seed, "multi", "rank")
     )
     sigma = trials.groupby("policy")["sigma_mm"].first().to_dict() if "sigma_mm" in trials else {}
     df = ranking_frame(r, sigma)
@@ -305,7 +306,7 @@ def ranking_table(
         "iqm: interquartile mean of per-seed task rates with rliable's stratified bootstrap "
         "(only with training seeds). p_improve_over_next: rliable's P(this > next-ranked) with "
         "its bootstrap interval, on "
-        f"per-seed rates when there are seeds, else on episodes. {bootstrap_reps:,} replicates.",
+        f"per-seed rates when there are seeds, else on episodes. {reps:,} replicates.",
     )
 
 

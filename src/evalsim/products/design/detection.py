@@ -21,6 +21,7 @@ from scipy.special import ndtr  # norm.sf(x) = ndtr(-x), without loading scipy.s
 
 from evalsim.products._common import titled_frame
 from evalsim.products.design._common import NAN, _pts
+from evalsim.products.settings import Sizing
 from evalsim.stats.decision import rejects
 from evalsim.stats.two_sample import design as dz
 
@@ -94,15 +95,14 @@ def repeat_evaluation_gap(n: int = 20, p: float = 0.7, gap_points: float = 20.0)
 
 # ---------------------------------------------------------------- T17
 def mde_table(
+    sizing: Sizing,
     n_grid: list[int] = (10, 20, 25, 50, 100, 250, 350),
     pbar: float = 0.5,
     planning_rates: list[float] = (0.40, 0.70),
-    alpha: float = 0.05,
-    power: float = 0.8,
     minutes_per_trial: float = 3.0,
-    exact_fisher: bool = True,
 ) -> pd.DataFrame:
     """T17: worst-case MDE against n per arm, and n per arm for the planned 0.40 vs 0.70."""
+    alpha, power, exact_fisher = sizing.alpha, sizing.power, sizing.exact_fisher
     doc_mde = {
         20: (40.0, "Per task, the MDE is 40-plus points (10-25 trials)"),
         25: (40.0, "Per task, the MDE is 40-plus points (10-25 trials)"),
@@ -167,14 +167,13 @@ def mde_table(
 
 # ---------------------------------------------------------------- T19
 def null_result_mde(
+    sizing: Sizing,
     n_per_arm: int = 45,
     pbar: float = 0.5,
     planning_rates: list[float] = (0.40, 0.70),
-    alpha: float = 0.05,
-    power: float = 0.8,
-    exact_fisher: bool = True,
 ) -> pd.DataFrame:
     """T19: 'effects below about 29 points are invisible at n = 45 per arm'."""
+    alpha, power, exact_fisher = sizing.alpha, sizing.power, sizing.exact_fisher
     quote = "effects below about 29 points are invisible at this sample size"
     p1, p2 = planning_rates
     rows = [

@@ -11,6 +11,7 @@ import pandas as pd
 
 from evalsim.products._common import captioned, titled_frame
 from evalsim.products.design._common import NAN
+from evalsim.products.settings import Bootstrap
 from evalsim.seeding import rng_for
 from evalsim.stats.two_sample import design as dz
 from evalsim.stats.two_sample import paired as pz
@@ -141,30 +142,23 @@ def mcnemar_vs_unpaired(
 
 def paired_contingency_table(
     pools: pd.DataFrame,
+    bootstrap: Bootstrap,
     policy_a: str = "A",
     policy_b: str = "B",
     task: str | None = None,
-    n_boot: int = 10_000,
-    confidence: float = 0.95,
-    study_seed: int = 0,
     pairs: list[list[str]] | None = None,
 ) -> pd.DataFrame:
     """T27: the paired 2x2 table from the pools, McNemar (exact, mid-p), paired bootstrap CI.
 
     With ``pairs`` ([[policy_a, policy_b], ...]), one block of rows per pair, led by the two
-    policy names.
+    policy names. Every interval is at ``bootstrap.confidence``; the bootstrap stream of a
+    pair and seed is ``rng_for(bootstrap.study_seed, "paired_bootstrap", task, A, B, seed)``.
     """
-
     if pairs is not None:
         return _for_each_pair(
-            paired_contingency_table,
-            pools,
-            pairs,
-            task=task,
-            n_boot=n_boot,
-            confidence=confidence,
-            study_seed=study_seed,
+            paired_contingency_table, pools, pairs, task=task, bootstrap=bootstrap
         )
+    n_boot, confidence = bootstrap.reps, bootstrap.confidence
     task, per_seed = _per_seed(pools, task, policy_a, policy_b)
     rows = []
     for seed, a, b, t, mc in per_seed:
@@ -174,7 +168,7 @@ def paired_contingency_table(
             a,
             n_boot=n_boot,
             confidence=confidence,
-            rng=rng_for(study_seed, "paired_bootstrap", task, policy_a, policy_b, seed),
+            rng=rng_for(bootstrap.study_seed, "paired_bootstrap", task, policy_a, policy_b, seed),
         )
         pw = pz.paired_contingency(b, a).difference_interval("wald", confidence)
         un = pz.diff_interval(t.k_b, t.n, t.k_a, t.n, "newcombe", confidence)

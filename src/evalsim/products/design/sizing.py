@@ -21,24 +21,24 @@ import pandas as pd
 
 from evalsim.products._common import titled_frame
 from evalsim.products.design._common import NAN, _pts
+from evalsim.products.settings import Sizing
 from evalsim.stats.two_sample import design as dz
 from evalsim.stats.two_sample import paired_design as pdz
 
 
 # ---------------------------------------------------------------- T13
 def paired_vs_unpaired_sizing(
+    sizing: Sizing,
     p_a: float = 0.70,
     p_b: float = 0.50,
     rho: float = 0.5,
     rho_grid: list[float] = (0.0, 0.25, 0.5, 0.75),
-    alpha: float = 0.05,
-    power: float = 0.8,
     minutes_per_trial: float = 3.0,
     doc_z_alpha: float = 1.96,
     doc_z_beta: float = 0.84,
-    exact_fisher: bool = True,
 ) -> pd.DataFrame:
     """T13: trials per arm, unpaired vs paired, for p_a vs p_b (document 001's 94 vs 47)."""
+    alpha, power, exact_fisher = sizing.alpha, sizing.power, sizing.exact_fisher
     rows = []
 
     def add(design, method, r, res, doc=NAN, quote=""):
@@ -162,13 +162,10 @@ def paired_vs_unpaired_sizing(
 
 # ---------------------------------------------------------------- T21
 def trials_to_separate(
-    rates: list[float] = (0.90, 0.80),
-    alpha: float = 0.05,
-    power: float = 0.8,
-    minutes_per_trial: float = 3.0,
-    exact_fisher: bool = True,
+    sizing: Sizing, rates: list[float] = (0.90, 0.80), minutes_per_trial: float = 3.0
 ) -> pd.DataFrame:
     """T21: trials per policy to separate 90% from 80% at 80% power."""
+    alpha, power, exact_fisher = sizing.alpha, sizing.power, sizing.exact_fisher
     r1, r2 = rates
     quote = "around two hundred trials per policy"
     results = [
@@ -212,16 +209,15 @@ def trials_to_separate(
 
 # ---------------------------------------------------------------- T26
 def estimation_vs_detection(
+    sizing: Sizing,
     rate: float = 0.90,
     half_width: float = 0.02,
     rates: list[float] = (0.90, 0.92),
     paired_rhos: list[float] = (0.0, 0.5),
-    alpha: float = 0.05,
-    power: float = 0.8,
     confidence: float = 0.95,
-    exact_fisher: bool = True,
 ) -> pd.DataFrame:
     """T26: n to estimate 90% within +/-2 pp vs n to detect 90% vs 92%."""
+    alpha, power, exact_fisher = sizing.alpha, sizing.power, sizing.exact_fisher
     r1, r2 = rates
     est_quote = "to +/-2 pp 95% confidence requires roughly 1 000 roll-outs"
     det_quote = "detect a true 2 pp difference ... needs about 3 200 total roll-outs"

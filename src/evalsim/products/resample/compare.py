@@ -21,6 +21,7 @@ from evalsim.products.resample.experiment import (
     _wilson,
     policy_pool,
 )
+from evalsim.products.settings import Draws
 from evalsim.stats._validate import check_confidence, check_n
 from evalsim.stats.proportion.binomial import binom_pmf
 from evalsim.stats.proportion.coverage import exact_coverage
@@ -84,20 +85,20 @@ def compare_rows(
 
 def table_e(
     pools: pd.DataFrame,
+    draws: Draws,
     comparisons,
-    task: str,
-    study_seed: int,
     n_grid,
-    pairs: int = 1000,
     alpha: float = 0.05,
     confidence: float = 0.95,
 ) -> pd.DataFrame:
     """Table E (T10): is B better than A? Per configured comparison and n.
 
-    Rates over ``pairs`` independent evaluation pairs of n trials each, drawn from the two
-    pools: Fisher's two-sided p < alpha, disjoint Wilson intervals, and B scoring <= A; each
-    next to its exact value at the pool rates (exact Fisher power, and binomial pmf sums).
+    Rates over ``draws.evaluations`` independent evaluation pairs of n trials each, drawn
+    from the two pools: Fisher's two-sided p < alpha, disjoint Wilson intervals, and B scoring
+    <= A; each next to its exact value at the pool rates (exact Fisher power, and binomial
+    pmf sums).
     """
+    task, pairs, study_seed = draws.task, draws.evaluations, draws.study_seed
     doc = DOCUMENT_000["table_e"]
     rows, notes = [], []
     for a, b in comparisons:
@@ -186,12 +187,10 @@ def table_e(
 
 def table_break_it(
     pools: pd.DataFrame,
+    draws: Draws,
     policy: str,
-    task: str,
-    study_seed: int,
     coverage_n: int = 5,
     perfect_n: int = 10,
-    evaluations: int = 2000,
     confidence: float = 0.95,
 ) -> pd.DataFrame:
     """ "Break it" (T11): Wald's collapse at n/n, and its coverage at small n on a pool.
@@ -204,6 +203,7 @@ def table_break_it(
     confidence = check_confidence(confidence)
     coverage_n = check_n(coverage_n, "coverage_n")
     perfect_n = check_n(perfect_n, "perfect_n")
+    task, evaluations, study_seed = draws.task, draws.evaluations, draws.study_seed
     doc = DOCUMENT_000["break_it"]
     rows = []
     for method in ("wald", "wilson"):

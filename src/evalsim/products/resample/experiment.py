@@ -21,6 +21,7 @@ import pandas as pd
 from scipy.special import ndtr  # norm.sf(x) = ndtr(-x), without loading scipy.stats
 
 from evalsim.products._common import captioned, titled_frame
+from evalsim.products.settings import Draws
 from evalsim.stats._validate import check_confidence, check_n
 from evalsim.stats.proportion.binomial import binom_cdf, binom_pmf, prob_at_least
 from evalsim.stats.proportion.coverage import exact_coverage
@@ -283,13 +284,7 @@ def width_coverage_rows(success, policy, n_grid, n_evals, study_seed, confidence
 
 
 def table_b(
-    pools: pd.DataFrame,
-    policies,
-    task: str,
-    study_seed: int,
-    n_grid,
-    evaluations: int = 2000,
-    confidence: float = 0.95,
+    pools: pd.DataFrame, draws: Draws, policies, n_grid, confidence: float = 0.95
 ) -> pd.DataFrame:
     """Table B (T08): width and coverage of evaluations of n trials, per policy's pool.
 
@@ -298,6 +293,7 @@ def table_b(
     rate [2]_), and the 5-95% range of k/n (resampled and binomial).
     """
     confidence = check_confidence(confidence)
+    task, evaluations, study_seed = draws.task, draws.evaluations, draws.study_seed
     doc = DOCUMENT_000["table_b"]
     rows, notes = [], []
     for name in _policy_names(policies):
@@ -384,20 +380,13 @@ def table_b(
 # --------------------------------------------------------------------------- Table C (T09)
 
 
-def table_c(
-    pools: pd.DataFrame,
-    policies,
-    task: str,
-    study_seed: int,
-    k: int = 9,
-    n: int = 10,
-    evaluations: int = 2000,
-) -> pd.DataFrame:
+def table_c(pools: pd.DataFrame, draws: Draws, policies, k: int = 9, n: int = 10) -> pd.DataFrame:
     """Table C (T09): P(at least k of n) by binomial at the pool rate vs drawn from the pool."""
     n = check_n(n, "n")
     k = check_n(k, "k", minimum=0)
     if k > n:
         raise ValueError(f"k must be <= n, got k={k!r} > n={n!r}")
+    task, evaluations, study_seed = draws.task, draws.evaluations, draws.study_seed
     doc = DOCUMENT_000["table_c"] if (k, n) == (9, 10) else {}
     rows, notes = [], []
     for name in _policy_names(policies):
