@@ -9,12 +9,17 @@ import numpy as np
 import pytest
 
 from evalsim.products import exact as products
-from evalsim.stats.proportion.budget import half_width_budget, half_widths, trials_for_half_width
+from evalsim.stats.proportion.budget import half_width_budget, half_widths
 
 RATES = [0.50, 0.70, 0.90, 0.95]
 HALF_WIDTHS = [0.10, 0.05, 0.02]
 # Lesson 25, part D (table D), Wilson 95% with z = 1.96.
 TABLE_D = [[93, 381, 2398], [78, 320, 2014], [34, 141, 864], [24, 82, 465]]
+
+
+def trials_for_half_width(rate, half_width, **kwargs):
+    """The lesson's ``trials_needed``: the budget's first n."""
+    return half_width_budget(rate, half_width, **kwargs).first_n
 
 
 @pytest.mark.parametrize("i", range(4))
@@ -71,7 +76,7 @@ def test_other_methods_and_large_targets():
 )
 def test_bad_arguments_raise_quoting_the_value(args, kwargs, match):
     with pytest.raises(ValueError, match=match):
-        trials_for_half_width(*args, **kwargs)
+        half_width_budget(*args, **kwargs)
 
 
 def test_budget_n_max_must_cover_first_n():

@@ -216,7 +216,7 @@ def trials_needed(p, half_width, z=Z95) -> int:
                 f"the bound {TRIALS_NEEDED_MAX_N} of this scan (the Wald n z^2 p (1-p) / h^2 "
                 "is within a few trials of the answer there)"
             )
-    return int(_budget.trials_for_half_width(p, half_width, z=z))
+    return _budget.half_width_budget(p, half_width, z=z).first_n
 
 
 #: trials_needed scans n upward; above this many trials (by the Wald estimate) it refuses

@@ -3,7 +3,7 @@
 The lesson's definition (lesson 25, Build it step 3, ``trials_needed``): the smallest n whose
 Wilson interval at the observed rate, i.e. at k = round(rate * n), has half-width
 (upper - lower) / 2 <= the target. The lesson uses Python's ``round``, which rounds halves
-to even (round(46.5) = 46); :func:`trials_for_half_width` does the same by default
+to even (round(46.5) = 46); :func:`half_width_budget` does the same by default
 (``rounding="half_even"``) and offers ``"half_up"`` (floor(x + 1/2)) for comparison.
 
 Because k = round(rate * n) jumps by whole trials, the half-width is not monotone in n: just
@@ -22,7 +22,7 @@ import numpy as np
 
 from evalsim.stats.proportion.intervals import bounds, check_method, resolve_level
 
-__all__ = ["HalfWidthBudget", "half_width_budget", "half_widths", "trials_for_half_width"]
+__all__ = ["HalfWidthBudget", "half_width_budget", "half_widths"]
 
 ROUNDINGS = ("half_even", "half_up")
 _N_LIMIT = 10**8
@@ -163,25 +163,3 @@ def half_width_budget(
         n_max=n_max,
         misses_after_first=int((bad > first).sum()),
     )
-
-
-def trials_for_half_width(
-    rate: float,
-    half_width: float,
-    confidence: float = 0.95,
-    z=None,
-    method: str = "wilson",
-    *,
-    rounding: str = "half_even",
-) -> int:
-    """Smallest n whose interval at k = round(rate * n) has half-width <= ``half_width``.
-
-    This is the lesson's ``trials_needed`` (table D) generalised to any method and
-    confidence level; see :func:`half_width_budget` for where it is not monotone.
-
-    Examples
-    --------
-    >>> trials_for_half_width(0.70, 0.05, z=1.96)
-    320
-    """
-    return half_width_budget(rate, half_width, confidence, z, method, rounding).first_n

@@ -352,7 +352,7 @@ def n_for_estimate(
 
     ``"normal"``: ``n = z^2 p (1 - p) / half_width^2`` (Wald). ``"wilson"``: the smallest n
     whose Wilson interval at observed rate p has half-width <= ``half_width``
-    (``evalsim.stats.proportion.budget.trials_for_half_width``) [3]_.
+    (``evalsim.stats.proportion.budget.half_width_budget(...).first_n``) [3]_.
     """
     p = _rate(p, "p")
     check_confidence(confidence)
@@ -364,9 +364,9 @@ def n_for_estimate(
         z = float(ndtri(0.5 + confidence / 2.0))
         n = z * z * p * (1.0 - p) / half_width**2
         return SampleSize(_ceil(n), float(n), "normal (Wald half-width)")
-    from evalsim.stats.proportion.budget import trials_for_half_width
+    from evalsim.stats.proportion.budget import half_width_budget
 
-    n = int(trials_for_half_width(p, half_width, confidence=confidence, method="wilson"))
+    n = half_width_budget(p, half_width, confidence=confidence, method="wilson").first_n
     return SampleSize(n, float("nan"), "Wilson half-width")
 
 
