@@ -1208,21 +1208,13 @@ def test_build_ledger_defaults_and_empty(tmp_path, monkeypatch):
     assert build_ledger([]).columns.tolist() == COLUMNS
 
 
-DISAGREEMENTS_EXPECTED = (
-    "A snapshot of `results/claims.csv` after `make reproduce` on the full study "
-    "(`config/config.yaml`; 3 claims: 1 document errors, 0 where only our simulation differs, "
-    "0 document roundings, 1 matches, 0 ambiguous, 1 missing source), written by "
-    "`.venv/bin/python -m evalsim.ledger readme`; every run regenerates the live ledger "
-    '`results/claims.md`. "Document error": the document\'s number does not follow from '
-    'its own stated inputs; "document rounding": it does, after a coarser rounding than '
-    'its digits claim; "simulation differs": the document is self-consistent and only our '
-    "MuJoCo pools, with their sampling error, give another number. How to read a verdict: "
-    "`docs/START_HERE.md`. Rows whose verdict is not "
-    '"matches":\n\n'
-    "| id | stated | reproduced | verdict | reason |\n|---|---|---|---|---|\n"
-    "| 9-02 | 0.70 | 0.5 | document error | off by 0.2, more than the printed digits allow |\n"
-    "| 9-03 | 0.5 |  | missing source | no table results/tables/T98_*.csv |"
-)
+#: The table the README section must show for ``_three_claims``: every row but "matches".
+DISAGREEMENTS_TABLE = [
+    "| id | stated | reproduced | verdict | reason |",
+    "|---|---|---|---|---|",
+    "| 9-02 | 0.70 | 0.5 | document error | off by 0.2, more than the printed digits allow |",
+    "| 9-03 | 0.5 |  | missing source | no table results/tables/T98_*.csv |",
+]
 
 
 def _three_claims(tmp_path):
@@ -1237,10 +1229,21 @@ def _three_claims(tmp_path):
     return _claims_file(tmp_path, claims)
 
 
-def test_readme_section_text_exactly(tmp_path):
+def test_readme_section_counts_explains_and_lists_every_disagreement(tmp_path):
     df = build_ledger(load_claims(_three_claims(tmp_path)), tmp_path)
     assert df["verdict"].tolist() == ["matches", "document error", "missing source"]
-    assert readme_disagreements(df) == DISAGREEMENTS_EXPECTED
+    intro, table = readme_disagreements(df).split("\n\n")
+    # the headline counts every verdict of the three claims, document errors first
+    assert (
+        "(`config/config.yaml`; 3 claims: 1 document errors, 0 where only our simulation "
+        "differs, 0 document roundings, 1 matches, 0 ambiguous, 1 missing source)"
+    ) in intro
+    # each verdict a reader meets is explained, and the reader is pointed on
+    for said in ('"Document error"', '"document rounding"', '"simulation differs"'):
+        assert said in intro
+    for pointer in ("`results/claims.md`", "`docs/START_HERE.md`", "-m evalsim.ledger readme"):
+        assert pointer in intro
+    assert table.splitlines() == DISAGREEMENTS_TABLE
 
 
 README_TEMPLATE = (
@@ -1277,7 +1280,9 @@ def test_commands_with_their_default_paths(tmp_path, monkeypatch, capsys):
     (tmp_path / "README.md").write_text(README_TEMPLATE, encoding="utf-8")
     assert main(["readme", "--check"]) == 1
     assert main(["readme"]) == 0
-    expected = replace_section(README_TEMPLATE, "disagreements", DISAGREEMENTS_EXPECTED)
+    section = readme_disagreements(want)  # its text is checked above; here, where it goes
+    assert section.endswith("\n".join(DISAGREEMENTS_TABLE))
+    expected = replace_section(README_TEMPLATE, "disagreements", section)
     expected = replace_section(expected, "gallery", "figures of .")
     assert (tmp_path / "README.md").read_text(encoding="utf-8") == expected
     assert seen[-1] == Path(".")
