@@ -11,7 +11,7 @@ import pytest
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
-from evalsim.stats.proportion.coverage import coverage_curve, exact_coverage
+from evalsim.stats.proportion.coverage import coverage_curve, coverage_of_bounds, exact_coverage
 from evalsim.stats.proportion.intervals import METHODS, REGISTRY
 
 P_A = 221 / 300
@@ -107,3 +107,28 @@ def test_wald_coverage_collapses_near_the_edges():
 def test_bad_arguments_raise_quoting_the_value(args, kwargs, match):
     with pytest.raises(ValueError, match=match):
         exact_coverage(*args, **kwargs)
+
+
+def test_coverage_of_any_bounds_is_the_plain_binomial_sum():
+    """A reader's own interval rule, given as its n + 1 bounds: the sum of SciPy's pmf over the
+    k whose interval holds p, written out here, at rates on and off the bounds."""
+    rng = np.random.default_rng(47)
+    for n in (1, 7, 40):
+        lower = np.sort(rng.uniform(0, 1, n + 1))
+        upper = np.minimum(lower + rng.uniform(0.05, 0.5, n + 1), 1.0)
+        grid = np.concatenate([rng.uniform(0, 1, 20), lower[:3], upper[-3:], [0.0, 1.0]])
+        want = [
+            sum(stats.binom.pmf(k, n, p) for k in range(n + 1) if lower[k] <= p <= upper[k])
+            for p in grid
+        ]
+        np.testing.assert_allclose(coverage_of_bounds(lower, upper, grid), want, atol=1e-14)
+    # the registry's own bounds give the method's coverage curve
+    k = np.arange(31)
+    lo, hi = zip(*(naive.wilson(int(j), 30, 1.96) for j in k), strict=True)
+    np.testing.assert_allclose(
+        coverage_of_bounds(lo, hi, [0.2, P_A]),
+        coverage_curve("wilson", 30, [0.2, P_A], z=1.96),
+        atol=1e-14,
+    )
+    with pytest.raises(ValueError, match="same length"):
+        coverage_of_bounds([0.0, 0.1], [0.5], [0.3])

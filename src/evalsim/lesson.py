@@ -158,7 +158,7 @@ def coverage(interval: Callable | str, n, p, z=Z95) -> float:
     interval : callable or str
         An interval function ``interval(k, n, z) -> (lower, upper)``, e.g. :func:`wilson` or
         :func:`wald` of this module (those two run in evalsim's numba kernel), a function of
-        your own (summed here in Python), or a method name of
+        your own (called for every k, then summed by the same kernel), or a method name of
         :data:`evalsim.stats.proportion.intervals.METHODS`.
     n : int
         Trials, >= 1.
@@ -186,12 +186,8 @@ def coverage(interval: Callable | str, n, p, z=Z95) -> float:
         )
     n = check_n(n, "n")
     p = check_probability(p, "p")
-    total = 0.0
-    for k in range(n + 1):
-        lo, hi = interval(k, n, z)
-        if lo <= p <= hi:
-            total += binom_pmf(k, n, p)
-    return total
+    lower, upper = zip(*(interval(k, n, z) for k in range(n + 1)), strict=True)
+    return float(_coverage.coverage_of_bounds(lower, upper, [p])[0])
 
 
 def trials_needed(p, half_width, z=Z95) -> int:

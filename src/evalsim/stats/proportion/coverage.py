@@ -23,7 +23,7 @@ from evalsim.stats._validate import check_n, check_probability
 from evalsim.stats.proportion import _kernels as _K
 from evalsim.stats.proportion.intervals import bounds, check_method, resolve_level
 
-__all__ = ["coverage_curve", "exact_coverage"]
+__all__ = ["coverage_curve", "coverage_of_bounds", "exact_coverage"]
 
 
 def _all_bounds(method: str, n: int, confidence, z):
@@ -58,9 +58,35 @@ def coverage_curve(method: str, n: int, p_grid, confidence: float = 0.95, z=None
     numpy.ndarray
         Coverage probabilities, same shape as ``p_grid``.
     """
-    n, lower, upper = _all_bounds(method, n, confidence, z)
+    _, lower, upper = _all_bounds(method, n, confidence, z)
+    return coverage_of_bounds(lower, upper, p_grid)
+
+
+def coverage_of_bounds(lower, upper, p_grid) -> np.ndarray:
+    """Exact coverage of an interval given by its bounds at every k = 0..n, for each p.
+
+    Parameters
+    ----------
+    lower, upper : array_like of float
+        The interval computed from k successes of n, for k = 0..n (length n + 1 each): any
+        interval rule, e.g. one of a reader's own.
+    p_grid : array_like of float
+        True success probabilities in [0, 1].
+
+    Returns
+    -------
+    numpy.ndarray
+        Coverage probabilities, same shape as ``p_grid``.
+    """
+    lower = np.ascontiguousarray(lower, dtype=np.float64)
+    upper = np.ascontiguousarray(upper, dtype=np.float64)
+    if lower.ndim != 1 or lower.shape != upper.shape or lower.size < 2:
+        raise ValueError(
+            f"lower and upper must be two 1-d arrays of the same length n + 1 >= 2, got shapes "
+            f"{lower.shape} and {upper.shape}"
+        )
     grid = np.asarray(check_probability(p_grid, "p_grid"), dtype=np.float64)
-    out = _K.coverage_from_bounds(lower, upper, n, np.ascontiguousarray(grid.ravel()))
+    out = _K.coverage_from_bounds(lower, upper, lower.size - 1, np.ascontiguousarray(grid.ravel()))
     return out.reshape(grid.shape)
 
 
