@@ -15,7 +15,12 @@ pytest.importorskip("httpx")
 
 from study_console_helpers import ARM_A, ARM_B, client, echo_runner, make_locked_study, study_yaml  # noqa: E402
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+# the tests share one study (module scope) and build on each other's outcomes: one worker runs
+# them in order
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+    pytest.mark.xdist_group("study_console"),
+]
 
 ORIGIN = "http://127.0.0.1:8765"
 

@@ -261,3 +261,49 @@ def test_report_in_headless_chromium_matches_the_json(effect_report, tmp_path):
         (a["arm"], a["k"], a["n"]) for a in doc["arms"]
     ]
     assert re.search(r'<span id="done">(\d+)</span>', dom).group(1) == str(doc["progress"]["done"])
+
+
+def test_every_study_test_of_the_registry_is_computed_as_its_reference(tmp_path):
+    """The study's tests are McNemar's, every unpaired test of the two-sample registry and the
+    sequential rule; a paired study declaring every unpaired one as secondary gets each p-value
+    as SciPy (Fisher) or the plain-Python grid supremum (the unconditional tests) computes it."""
+    import importlib
+
+    import naive_unconditional as naive
+
+    from evalsim.stats.names import TWO_SAMPLE_TESTS
+    from evalsim.study.schema import PRIMARY_TESTS, STUDY_SCHEMA
+
+    unpaired = list(TWO_SAMPLE_TESTS)
+    assert list(PRIMARY_TESTS) == ["mcnemar", *unpaired, "sequential"]
+    analysis = STUDY_SCHEMA["properties"]["analysis"]["properties"]
+    assert analysis["primary"]["enum"] == list(PRIMARY_TESTS)
+    assert analysis["secondary"]["items"]["enum"] == ["mcnemar", *unpaired]
+    d = tmp_path / "all"
+    init_study(d)
+    every = f"secondary: [{', '.join(unpaired)}]"
+    text = EXAMPLE_STUDY.replace("secondary: [fisher, boschloo]", every)
+    assert text != EXAMPLE_STUDY
+    (d / "study.yaml").write_text(text)
+    lock_study(d, seed=5, sheets=False)
+    s = open_study(d)
+    pattern = [(1, 1)] * 7 + [(0, 1)] * 6 + [(1, 0)] * 2 + [(0, 0)] * 5
+    by_cond: dict[str, dict] = {}
+    for t in s.schedule:
+        by_cond.setdefault(t.condition, {})[t.arm] = t
+    for (ca, cb), trials in zip(pattern, by_cond.values(), strict=True):
+        for arm, ok in (("baseline", ca), ("candidate", cb)):
+            s.record(trials[arm].trial, bool(ok))
+    _, doc = write_report(s)
+    ka, kb = sum(a for a, _ in pattern), sum(b for _, b in pattern)
+    got = {x["test"]: x["pvalue"] for x in doc["secondary"]}
+    assert list(got) == unpaired
+    for tid, entry in TWO_SAMPLE_TESTS.items():
+        if entry.certified:  # a supremum over the common rate: the grid's is a lower bound
+            want = naive.pvalue(tid, ka, 20, kb, 20, "two-sided", grid=400)
+            assert want - 1e-12 <= got[tid] == pytest.approx(want, rel=2e-3)
+        else:
+            module, name = entry.scipy.rsplit(".", 1)
+            scipy_test = getattr(importlib.import_module(module), name)
+            want = scipy_test([[ka, kb], [20 - ka, 20 - kb]]).pvalue
+            assert got[tid] == pytest.approx(want, rel=1e-12)

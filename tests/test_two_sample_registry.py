@@ -18,6 +18,7 @@ import pytest
 
 from evalsim.stats.names import POWER_TESTS, TWO_SAMPLE_TESTS
 from evalsim.stats.two_sample import unconditional
+from evalsim.study.schema import PRIMARY_TESTS
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "evalsim"
 
@@ -71,8 +72,9 @@ def test_n_for_power_keeps_the_saw_tooth_rule(test):
 
 
 def _id_comparisons(text: str, name: str) -> list[str]:
-    """``name:line`` of each comparison of something with a registered test's id."""
-    ids = set(TWO_SAMPLE_TESTS)
+    """``name:line`` of each comparison of something with a registered test's id: a test of
+    the two-sample registry or one a study can lock (McNemar's, the sequential rule)."""
+    ids = set(TWO_SAMPLE_TESTS) | set(PRIMARY_TESTS)
     found = []
     for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.Compare):
@@ -101,6 +103,7 @@ def test_no_string_dispatch_on_a_test_id():
         'if test == "boschloo":\n    pass\n',
         'x = args.test != "fisher"\n',
         'y = test in ("barnard", "z")\n',
+        'if study_test == "mcnemar":\n    pass\n',
     ],
 )
 def test_the_dispatch_check_bites(code):

@@ -271,14 +271,14 @@ def _per_task_table(c: TaskComparison, rep: Report) -> None:
                 f"{t['k_b']}/{t['n_b']}",
                 _pct(t["rate_b"]) + " " + _ci_pct(*t["wilson_b"], 0),
                 f"{100 * t['diff']:+.1f}",
-                f"McNemar {t['a_only']}:{t['b_only']}" if t["test"] == "mcnemar" else "Fisher",
+                f"McNemar {t['a_only']}:{t['b_only']}" if t["a_only"] is not None else "Fisher",
                 _p(t["pvalue"]),
                 *(_p(t[f"p_{m}"]) for m in CORRECTIONS),
             ]
             for t in c.tasks
         ],
     )
-    if any(t["test"] == "mcnemar" for t in c.tasks):
+    if any(t["a_only"] is not None for t in c.tasks):  # a paired task: its test is McNemar's
         rep.line(
             "McNemar a:b = pairs where only A / only B succeeded (trials paired by "
             f"{'/'.join(c.pairing_keys)} within each task)."

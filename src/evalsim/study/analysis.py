@@ -103,17 +103,24 @@ def sequential_decision(study, st: StudyState) -> dict:
     }
 
 
+def _has_data(paired: bool, counts: dict) -> bool:
+    """A test of pairs needs a pair; a test of two arms, a trial of each."""
+    return counts["pairs"] > 0 if paired else min(counts["n_a"], counts["n_b"]) > 0
+
+
 def _test_pvalue(test: str, alternative: str, counts: dict) -> tuple[float, dict]:
     """The p-value of one exact test on the counts, and its extra fields."""
-    if test == "mcnemar":
+    from evalsim.study.protocol import PRIMARY_TESTS
+
+    # SciPy's sides, with a as the first sample: b better means a's rate is less
+    side = {"two-sided": "two-sided", "b-better": "less", "a-better": "greater"}[alternative]
+    if PRIMARY_TESTS[test].paired:  # the exact McNemar test, on the discordant pairs
         from evalsim.stats.two_sample.paired import mcnemar_pvalue
 
-        side = {"two-sided": "two-sided", "b-better": "less", "a-better": "greater"}[alternative]
         return mcnemar_pvalue(counts["a_only"], counts["b_only"], side), {}
     from evalsim.stats.names import TWO_SAMPLE_TESTS
 
     ka, na, kb, nb = counts["k_a"], counts["n_a"], counts["k_b"], counts["n_b"]
-    side = {"two-sided": "two-sided", "b-better": "less", "a-better": "greater"}[alternative]
     p, cert = TWO_SAMPLE_TESTS[test].pvalue(ka, na, kb, nb, alternative=side)
     if cert is None:  # a conditional test: a finite sum, nothing to certify
         return float(p), {}
@@ -140,14 +147,16 @@ def _counts(study, st: StudyState) -> dict:
     }
 
 
-def _mde(study, test: str, counts: dict) -> dict:
-    """The exact MDE of ``test`` at the n reached (at the plan's level and 80% power)."""
+def _mde(study, counts: dict) -> dict:
+    """The exact MDE of the locked test at the n reached (at the plan's level and 80% power):
+    McNemar's for a paired study (the locked test is then McNemar's or the sequential rule on
+    pairs), Fisher's for an unpaired one."""
     from evalsim.stats.two_sample.design import mde_exact
     from evalsim.stats.two_sample.paired_design import mcnemar_mde_exact
     from evalsim.study.plan import plan_level
 
     level = plan_level(study.protocol)
-    if test == "mcnemar" or (test == "sequential" and study.protocol.paired):
+    if study.protocol.paired:
         n = counts["pairs"]
         planned = study.lock.get("plan", {}).get("paired", {}).get("discordance")
         observed = (counts["a_only"] + counts["b_only"]) / n if n else None
@@ -207,7 +216,7 @@ def primary_analysis(study, st: StudyState, unblinded: bool) -> dict:
     counts = _counts(study, st)
     out: dict = {
         "test": test,
-        "label": PRIMARY_TESTS[test]["label"],
+        "label": PRIMARY_TESTS[test].label,
         "alpha": p.alpha,
         "alternative": p.alternative,
         "arm_a": la,
@@ -220,15 +229,14 @@ def primary_analysis(study, st: StudyState, unblinded: bool) -> dict:
         f"{counts['pairs']} pairs" if p.paired else (f"{counts['n_a']} and {counts['n_b']} trials")
     )
     direction = None
-    if test == "sequential":
+    if PRIMARY_TESTS[test].sequential:
         dec = sequential_decision(study, st)
         out["sequential"] = dec
         out["rejects"] = dec["status"] == "stop" and dec["verdict"] in ("b-better", "a-better")
         direction = dec["verdict"] if out["rejects"] else None
         out["complete"] = dec["status"] == "stop"
     else:
-        ok = counts["pairs"] > 0 if test == "mcnemar" else min(counts["n_a"], counts["n_b"]) > 0
-        if ok:
+        if _has_data(p.paired, counts):  # the locked test is paired exactly when the design is
             pv, extra = _test_pvalue(test, p.alternative, counts)
             out["pvalue"] = pv
             out.update(extra)
@@ -236,7 +244,7 @@ def primary_analysis(study, st: StudyState, unblinded: bool) -> dict:
         else:
             out["rejects"] = False
         if out["rejects"]:
-            if test == "mcnemar":
+            if p.paired:
                 b_ahead = counts["b_only"] > counts["a_only"]
             else:
                 b_ahead = counts["k_b"] * counts["n_a"] > counts["k_a"] * counts["n_b"]
@@ -245,7 +253,7 @@ def primary_analysis(study, st: StudyState, unblinded: bool) -> dict:
         done = counts["n_a"] + counts["n_b"]
         out["complete"] = done >= scheduled
     out["direction"] = direction
-    out["mde"] = _mde(study, test, counts) if direction is None else None
+    out["mde"] = _mde(study, counts) if direction is None else None
     empty = counts["pairs"] == 0 if p.paired else min(counts["n_a"], counts["n_b"]) == 0
     if empty:
         what = "pairs" if p.paired else "trials of both arms"
@@ -258,14 +266,13 @@ def primary_analysis(study, st: StudyState, unblinded: bool) -> dict:
 def secondary_analyses(study, st: StudyState) -> list[dict]:
     """Each declared secondary test on the same trials, labelled as not primary."""
     from evalsim.stats.decision import rejects
+    from evalsim.study.protocol import PRIMARY_TESTS
 
     p = study.protocol
     counts = _counts(study, st)
     out = []
     for test in p.secondary_tests:
-        if test == "mcnemar" and counts["pairs"] == 0:
-            continue
-        if test != "mcnemar" and min(counts["n_a"], counts["n_b"]) == 0:
+        if not _has_data(PRIMARY_TESTS[test].paired, counts):
             continue
         pv, extra = _test_pvalue(test, p.alternative, counts)
         out.append(

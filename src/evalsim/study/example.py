@@ -64,7 +64,7 @@ design:
 
 # The analysis: one primary test, locked, and secondary analyses declared as secondary.
 analysis:
-  primary: mcnemar         # mcnemar (paired) | fisher | boschloo (unpaired) | sequential
+  primary: mcnemar         # an id of evalsim.study.schema.PRIMARY_TESTS, paired if the design is
   secondary: [fisher, boschloo]
 
 # What the plan assumes: the success rates you expect, and (paired) the share of pairs

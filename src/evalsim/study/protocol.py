@@ -309,24 +309,24 @@ def _check_values(p: Protocol, where: str) -> None:
     test = d["analysis"]["primary"]
     need = PRIMARY_TESTS[test]
     seq = d["design"]["sequential"]
-    if need["sequential"] and not seq:
+    if need.sequential and not seq:
         raise StudyError(
             f"{where}: key 'analysis.primary': 'sequential' needs 'design.sequential' "
             "(a file from `evalsim sequential design`)"
         )
-    if seq and not need["sequential"]:
+    if seq and not need.sequential:
         raise StudyError(
             f"{where}: key 'design.sequential': a sequential design needs "
             "'analysis.primary: sequential'"
         )
-    if need["paired"] is not None and need["paired"] != p.paired:
-        kind = "paired" if need["paired"] else "unpaired"
+    if need.paired is not None and need.paired != p.paired:
+        kind = "paired" if need.paired else "unpaired"
         raise StudyError(
             f"{where}: key 'analysis.primary': {test} is a {kind} test but design.paired is "
             f"{str(p.paired).lower()}"
         )
     for t in d["analysis"]["secondary"]:
-        if PRIMARY_TESTS[t]["paired"] and not p.paired:
+        if PRIMARY_TESTS[t].paired and not p.paired:
             raise StudyError(f"{where}: key 'analysis.secondary': {t} needs design.paired: true")
     n_cond = p.n
     n = d["design"]["n"]

@@ -175,7 +175,7 @@ def _headline(study, st, unblinded: bool, indep: list, total_done: int, total: i
     p = study.protocol
     c = pa["counts"]
     unit = f"{c['pairs']} pairs" if p.paired else f"{c['n_a']} + {c['n_b']} trials"
-    if pa["test"] == "sequential":
+    if pa["sequential"] is not None:  # the locked test is the sequential design's rule
         dec = pa["sequential"]
         rate = dec["certified_type1"]
         cert = f"certified false-win rate <= {rate:.4f}" if rate is not None else "uncertified"

@@ -2,16 +2,58 @@
 
 from __future__ import annotations
 
-__all__ = ["ALTERNATIVES", "PRIMARY_TESTS", "SCHEMA_VERSION", "STUDY_SCHEMA", "schema_message"]
+from dataclasses import dataclass
+
+from evalsim.stats.names import TWO_SAMPLE_TESTS
+
+__all__ = [
+    "ALTERNATIVES",
+    "PRIMARY_TESTS",
+    "SCHEMA_VERSION",
+    "STUDY_SCHEMA",
+    "StudyTest",
+    "schema_message",
+]
 
 SCHEMA_VERSION = 1
 
-#: The primary tests a study can lock, with the design each needs (paired, sequential).
-PRIMARY_TESTS = {
-    "mcnemar": {"paired": True, "sequential": False, "label": "exact McNemar test"},
-    "fisher": {"paired": False, "sequential": False, "label": "Fisher's exact test"},
-    "boschloo": {"paired": False, "sequential": False, "label": "Boschloo's exact test"},
-    "sequential": {"paired": None, "sequential": True, "label": "the sequential design's rule"},
+
+@dataclass(frozen=True)
+class StudyTest:
+    """A test a study can lock as primary (or declare as secondary), and the design it needs.
+
+    Attributes
+    ----------
+    id : str
+        Its name in ``study.yaml`` (``analysis.primary``, ``analysis.secondary``).
+    label : str
+        Its name in the report's headline (e.g. "Fisher's exact test").
+    paired : bool or None
+        True for a test of pairs (the design must be paired), False for a test of two
+        independent arms, None when the design decides (the sequential rule).
+    sequential : bool
+        The test is the locked sequential design's rule (``design.sequential`` must be set);
+        it has no p-value and cannot be a secondary test.
+    """
+
+    id: str
+    label: str
+    paired: bool | None
+    sequential: bool
+
+
+#: The tests a study can lock: the exact McNemar test of pairs, every unpaired test of the
+#: two-sample registry (:data:`evalsim.stats.names.TWO_SAMPLE_TESTS`), and the sequential rule.
+PRIMARY_TESTS: dict[str, StudyTest] = {
+    t.id: t
+    for t in (
+        StudyTest("mcnemar", "exact McNemar test", paired=True, sequential=False),
+        *(
+            StudyTest(t.id, f"{t.label} test", paired=False, sequential=False)
+            for t in TWO_SAMPLE_TESTS.values()
+        ),
+        StudyTest("sequential", "the sequential design's rule", paired=None, sequential=True),
+    )
 }
 
 #: The alternatives of the primary comparison: is arm b different from a, better, worse.
@@ -153,7 +195,7 @@ STUDY_SCHEMA: dict = {
                 "primary": {"enum": list(PRIMARY_TESTS)},
                 "secondary": {
                     "type": "array",
-                    "items": {"enum": [t for t in PRIMARY_TESTS if t != "sequential"]},
+                    "items": {"enum": [t.id for t in PRIMARY_TESTS.values() if not t.sequential]},
                     "default": [],
                 },
             },
