@@ -105,7 +105,7 @@ def per_task_table(
                 "b_lower": float(wb.lower[i]),
                 "b_upper": float(wb.upper[i]),
                 "diff": r.rate_b - r.rate_a,
-                "test": "exact McNemar" if r.paired else "Fisher exact",
+                "test": "exact McNemar" if r.a_only is not None else "Fisher exact",
                 "pvalue": r.pvalue,
                 **{f"p_{m}": r.adjusted[m] for m in CORRECTIONS},
                 "odds_ratio": math.nan,

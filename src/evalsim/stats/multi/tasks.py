@@ -259,11 +259,6 @@ class TaskComparison(TwoArmRates):
     b_only: int | None
     adjusted: dict
 
-    @property
-    def paired(self) -> bool:
-        """The task's trials were paired: its test is exact McNemar on the discordant pairs."""
-        return self.a_only is not None
-
 
 def per_task_tests(
     tasks, k_a, n_a, k_b, n_b, pairs=None, alpha: float = 0.05, alternative: str = "two-sided"
