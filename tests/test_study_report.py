@@ -5,30 +5,40 @@ strings, deviations and amendments in both reports, the export read back by
 
 from __future__ import annotations
 
+import importlib
 import json
 import re
 import shutil
 import subprocess
 
 import jsonschema
+import naive_unconditional as naive
 import pytest
 from cli_run import run, run_json
 from scipy.stats import binomtest
 from statsmodels.stats.proportion import proportion_confint
 
+from evalsim.stats.names import TWO_SAMPLE_TESTS
 from evalsim.study import init_study, lock_study, open_study
 from evalsim.study.example import EXAMPLE_STUDY
 from evalsim.study.report import REPORT_SCHEMA, REPORT_SCHEMA_VERSION, write_report
+from evalsim.study.schema import PRIMARY_TESTS, STUDY_SCHEMA
 
 HOSTILE_RUBRIC = "Cube in bin <img src=x onerror=alert(1)> & no touch"
 # the outcomes of (baseline, candidate) on the 20 conditions, in schedule order
 PATTERN = [(1, 1)] * 6 + [(0, 1)] * 8 + [(1, 0)] * 1 + [(0, 0)] * 5
 
 
-def _make(base, name, pattern, title="Cube <script>alert(1)</script> study", seed=21):
+def _make(
+    base, name, pattern, title="Cube <script>alert(1)</script> study", seed=21, secondary=None
+):
     d = base / name
     init_study(d)
     text = EXAMPLE_STUDY.replace("title: Cube to bin, baseline vs candidate", f'title: "{title}"')
+    if secondary is not None:  # the secondary tests declared instead of the example's
+        every = f"secondary: [{', '.join(secondary)}]"
+        text = text.replace("secondary: [fisher, boschloo]", every)
+        assert every in text
     text = text.replace(
         'The cube rests inside the bin within 60 s of "go", with no human touch after "go".',
         HOSTILE_RUBRIC,
@@ -267,34 +277,13 @@ def test_every_study_test_of_the_registry_is_computed_as_its_reference(tmp_path)
     """The study's tests are McNemar's, every unpaired test of the two-sample registry and the
     sequential rule; a paired study declaring every unpaired one as secondary gets each p-value
     as SciPy (Fisher) or the plain-Python grid supremum (the unconditional tests) computes it."""
-    import importlib
-
-    import naive_unconditional as naive
-
-    from evalsim.stats.names import TWO_SAMPLE_TESTS
-    from evalsim.study.schema import PRIMARY_TESTS, STUDY_SCHEMA
-
     unpaired = list(TWO_SAMPLE_TESTS)
     assert list(PRIMARY_TESTS) == ["mcnemar", *unpaired, "sequential"]
     analysis = STUDY_SCHEMA["properties"]["analysis"]["properties"]
     assert analysis["primary"]["enum"] == list(PRIMARY_TESTS)
     assert analysis["secondary"]["items"]["enum"] == ["mcnemar", *unpaired]
-    d = tmp_path / "all"
-    init_study(d)
-    every = f"secondary: [{', '.join(unpaired)}]"
-    text = EXAMPLE_STUDY.replace("secondary: [fisher, boschloo]", every)
-    assert text != EXAMPLE_STUDY
-    (d / "study.yaml").write_text(text)
-    lock_study(d, seed=5, sheets=False)
-    s = open_study(d)
     pattern = [(1, 1)] * 7 + [(0, 1)] * 6 + [(1, 0)] * 2 + [(0, 0)] * 5
-    by_cond: dict[str, dict] = {}
-    for t in s.schedule:
-        by_cond.setdefault(t.condition, {})[t.arm] = t
-    for (ca, cb), trials in zip(pattern, by_cond.values(), strict=True):
-        for arm, ok in (("baseline", ca), ("candidate", cb)):
-            s.record(trials[arm].trial, bool(ok))
-    _, doc = write_report(s)
+    _, doc = write_report(_make(tmp_path, "all", pattern, seed=5, secondary=unpaired))
     ka, kb = sum(a for a, _ in pattern), sum(b for _, b in pattern)
     got = {x["test"]: x["pvalue"] for x in doc["secondary"]}
     assert list(got) == unpaired

@@ -110,7 +110,7 @@ def _has_data(paired: bool, counts: dict) -> bool:
 
 def _test_pvalue(test: str, alternative: str, counts: dict) -> tuple[float, dict]:
     """The p-value of one exact test on the counts, and its extra fields."""
-    from evalsim.study.protocol import PRIMARY_TESTS
+    from evalsim.study.schema import PRIMARY_TESTS
 
     # SciPy's sides, with a as the first sample: b better means a's rate is less
     side = {"two-sided": "two-sided", "b-better": "less", "a-better": "greater"}[alternative]
@@ -208,7 +208,7 @@ def primary_analysis(study, st: StudyState, unblinded: bool) -> dict:
         arms done, or the sequential design stopped), ``sequential`` (its decision).
     """
     from evalsim.stats.decision import rejects
-    from evalsim.study.protocol import PRIMARY_TESTS
+    from evalsim.study.schema import PRIMARY_TESTS
 
     p = study.protocol
     test = p.primary_test
@@ -266,7 +266,7 @@ def primary_analysis(study, st: StudyState, unblinded: bool) -> dict:
 def secondary_analyses(study, st: StudyState) -> list[dict]:
     """Each declared secondary test on the same trials, labelled as not primary."""
     from evalsim.stats.decision import rejects
-    from evalsim.study.protocol import PRIMARY_TESTS
+    from evalsim.study.schema import PRIMARY_TESTS
 
     p = study.protocol
     counts = _counts(study, st)
